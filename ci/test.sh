@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing (ci/setup.sh), then builds and runs ctest
+# for each leg and ends with one line "N passed, N failed, N skipped" over all legs.
+#
+#   bash ci/test.sh                 # every leg
+#   bash ci/test.sh native          # one leg, for a quick local loop
+#   bash ci/test.sh native asan     # several
+#   CTEST_ARGS="-L conformance" bash ci/test.sh native   # a subset of tests
+#
+# Legs: native (g++), asan (clang ASan+UBSan), tsan (clang TSan).
+# Exit status: non-zero when any leg failed to build or had a failing test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+all_legs=(native asan tsan)
+legs=("$@")
+if [ "${#legs[@]}" -eq 0 ]; then legs=("${all_legs[@]}"); fi
+
+bash ci/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+jobs="${READYPORT_JOBS:-$(nproc)}"
+log_dir="build/logs"
+mkdir -p "$log_dir"
+passed_total=0
+failed_total=0
+skipped_total=0
+broken_legs=()
+
+# ctest_counts LOG: prints "passed failed skipped" read from a ctest log.
+ctest_counts() {
+  local log="$1" summary total failed skipped
+  summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+  if [ -z "$summary" ]; then echo "0 0 0"; return; fi
+  failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$summary")
+  total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$summary")
+  skipped=$(grep -cE '^ *[0-9]+ - .*\(Skipped\)' "$log" || true)
+  echo "$((total - failed - skipped)) $failed $skipped"
+}
+
+# run_preset LEG PRESET: configure, build and test one CMake preset.
+run_preset() {
+  local leg="$1" preset="$2" log="$log_dir/$1.ctest.log"
+  echo "==== leg $leg: configure and build (preset $preset)"
+  if ! cmake --preset "$preset" >"$log_dir/$leg.configure.log" 2>&1; then
+    cat "$log_dir/$leg.configure.log"; broken_legs+=("$leg(configure)"); return
+  fi
+  if ! cmake --build --preset "$preset" -j "$jobs" >"$log_dir/$leg.build.log" 2>&1; then
+    tail -n 80 "$log_dir/$leg.build.log"; broken_legs+=("$leg(build)"); return
+  fi
+  echo "==== leg $leg: ctest"
+  # shellcheck disable=SC2086 # CTEST_ARGS is a list of words on purpose
+  ctest --preset "$preset" -j "$jobs" ${CTEST_ARGS:-} >"$log" 2>&1
+  local rc=$?
+  grep -vE '^ *Start +[0-9]+:' "$log" | grep -E 'Test +#|tests passed|Skipped|\*\*\*|Failed|Total Test' || true
+  read -r p f s < <(ctest_counts "$log")
+  passed_total=$((passed_total + p)); failed_total=$((failed_total + f)); skipped_total=$((skipped_total + s))
+  if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ] || [ "$((p + f + s))" -eq 0 ]; then broken_legs+=("$leg"); fi
+  echo "---- leg $leg: $p passed, $f failed, $s skipped"
+}
+
+for leg in "${legs[@]}"; do
+  case "$leg" in
+    native) run_preset native default ;;
+    asan) run_preset asan asan ;;
+    tsan) run_preset tsan tsan ;;
+    *) echo "unknown leg '$leg' (legs: ${all_legs[*]})"; broken_legs+=("$leg") ;;
+  esac
+done
+
+if [ "${#broken_legs[@]}" -ne 0 ]; then
+  echo "broken legs: ${broken_legs[*]}"
+  [ "$failed_total" -eq 0 ] && failed_total=${#broken_legs[@]}
+fi
+echo "$passed_total passed, $failed_total failed, $skipped_total skipped"
+[ "${#broken_legs[@]}" -eq 0 ]

@@ -1,0 +1,35 @@
+# Test dependencies: GoogleTest/GoogleMock, Google Benchmark, RapidCheck.
+# Order: a GoogleTest source tree (cross builds), then find_package, then (only with
+# READYPORT_FETCH_DEPS, on machines with a network) FetchContent pinned to commits.
+# Provides: GTest::gtest, GTest::gtest_main, GTest::gmock; benchmark::benchmark when available;
+# rapidcheck / rapidcheck_gtest when available.
+
+if(READYPORT_GTEST_SOURCE_DIR)
+  set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+  set(gtest_force_shared_crt ON CACHE BOOL "" FORCE)
+  add_subdirectory(${READYPORT_GTEST_SOURCE_DIR} ${CMAKE_BINARY_DIR}/_deps/googletest EXCLUDE_FROM_ALL)
+  add_library(GTest::gtest ALIAS gtest)
+  add_library(GTest::gtest_main ALIAS gtest_main)
+  add_library(GTest::gmock ALIAS gmock)
+else()
+  find_package(GTest CONFIG QUIET)
+  if(NOT GTest_FOUND)
+    if(NOT READYPORT_FETCH_DEPS)
+      message(FATAL_ERROR "GoogleTest not found: install it (ci/setup.sh) or set READYPORT_FETCH_DEPS=ON")
+    endif()
+    include(FetchContent)
+    set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+    set(gtest_force_shared_crt ON CACHE BOOL "" FORCE)
+    FetchContent_Declare(googletest GIT_REPOSITORY https://github.com/google/googletest.git
+                         GIT_TAG b796f7d44681514f58a683a3a71ff17c94edb0c1)  # v1.13.0
+    FetchContent_MakeAvailable(googletest)
+    add_library(GTest::gtest ALIAS gtest)
+    add_library(GTest::gtest_main ALIAS gtest_main)
+    add_library(GTest::gmock ALIAS gmock)
+  endif()
+endif()
+
+if(NOT CMAKE_CROSSCOMPILING)
+  find_package(benchmark CONFIG QUIET)
+  find_package(rapidcheck CONFIG QUIET)
+endif()
