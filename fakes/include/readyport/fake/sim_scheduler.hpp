@@ -1,0 +1,174 @@
+// readyport/fake/sim_scheduler.hpp: deterministic multi-threaded simulation.
+//
+// SimScheduler is a Runtime (runtime.hpp) that runs several logical threads so that exactly one
+// runs at a time and control passes only at scheduling points: Runtime::point() (FakeOs calls it
+// at the start of every seam call), Runtime::park() (a blocking seam call, a contended FakeOs
+// mutex), Thread::join() and a thread's end. At each point a seeded strategy picks the next
+// thread among the runnable ones. Each logical thread is a real std::thread, but only the one
+// holding the baton runs; the others wait on a condition variable. So a run is a pure function of
+// the seed (and of the scenario): the same seed replays the same interleaving, byte for byte.
+//
+//   readyport::Trace trace;
+//   readyport::SimOptions options;
+//   options.seed = 42;                              // the master seed
+//   options.strategy = readyport::SimStrategy::kPct;
+//   options.trace = &trace;
+//   readyport::SimScheduler sim(options);
+//   readyport::FakeOs os(readyport::FakeOptions{}, sim);
+//   readyport::Status status = sim.run([&] {        // logical thread 1
+//     auto worker = os.thread_start("worker", [&] { /* seam calls */ });
+//     ...
+//     worker.value()->join();
+//   });
+//   // status.ok(), or a deadlock / step-limit report; trace.hash() names the run.
+//
+// Time. The virtual clock (now_ns) starts at 0 and moves only when every unfinished thread is
+// parked: it jumps to the earliest deadline, and every thread whose deadline it reached becomes
+// runnable and returns kDeadline from park(). (SimOptions::tick_ns adds a fixed amount per step
+// instead, for workloads that spin on the clock.) So a thread that waits 10 ms with nothing to
+// wake it returns at exactly its deadline.
+//
+// Strategies (SimStrategy):
+// - kRandom: at each point, uniform among the runnable threads.
+// - kPct: probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010). Each thread gets a
+//   random distinct priority when it starts (inserted at a uniform position among the existing
+//   ones); d-1 change points are drawn uniformly in [1, pct_steps_estimate]; the runnable thread
+//   with the highest priority runs; at the i-th change point the running thread drops below every
+//   other thread. A bug of depth d shows with probability at least 1/(n k^(d-1)).
+// - kRoundRobin: the next runnable thread after the current one, in id order (no randomness;
+//   switches at every point when another thread can run). For benchmarks and simple tests.
+// The schedule's randomness is SeedStreams(seed).stream(SeedStream::kSchedule) only, so the
+// workload's stream (kWorkload) is the same whatever the strategy.
+//
+// Ends of a run. run() returns:
+// - ok, when every logical thread returned from its body;
+// - kFailedPrecondition "deadlock: ...", when every unfinished thread is parked with no deadline
+//   (outcome() == SimOutcome::kDeadlock); the message names each thread and its last call;
+// - kResourceExhausted "step limit ...", after steps_max steps (outcome() == kStepLimit).
+// After a deadlock or the step limit the logical threads are *abandoned*: each stays blocked
+// forever inside the scheduler (in point(), park() or join(), where it holds no FakeOs lock) and
+// never runs user code again; their real threads are detached when the scheduler is destroyed,
+// and the state they wait on is kept alive by the threads themselves (so nothing is freed under
+// them and LeakSanitizer sees nothing unreachable). Objects those threads reference (the FakeOs,
+// the scenario's locals) may be destroyed: they are never touched again. Abandoned threads cost
+// their stacks until the process exits; keep deadlocking runs few in one process.
+//
+// Threads that the runtime did not start (thread_current() == 0, e.g. the test's main thread)
+// may use the same FakeOs before run() and after it returns: for them point() does nothing and
+// park() behaves like InlineRuntime (a deadline advances the clock; no deadline asserts). During
+// run() they must not make seam calls (asserted).
+//
+// Ownership: the caller owns the scheduler; it must outlive the FakeOs that uses it and the Trace
+// must outlive run(). Threads: construct, run() and destroy on one thread that the scheduler did
+// not start; Runtime methods are called by FakeOs from logical threads. run() may be called once.
+// Errors: run() returns them as a Status; broken contracts (a seam call from thread 0 during
+// run(), a Thread destroyed unjoined) assert.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "readyport/fake/runtime.hpp"
+#include "readyport/status.hpp"
+
+namespace readyport {
+
+class Trace;
+
+enum class SimStrategy : std::uint8_t {
+  kRandom,
+  kPct,
+  kRoundRobin,
+};
+// "random", "pct", "round_robin".
+const char* sim_strategy_name(SimStrategy strategy);
+// Parses a name of sim_strategy_name; false for anything else.
+bool sim_strategy_parse(std::string_view name, SimStrategy* strategy_out);
+
+struct SimOptions {
+  // The master seed. The schedule draws from SeedStreams(seed).stream(SeedStream::kSchedule).
+  std::uint64_t seed = 0;
+  SimStrategy strategy = SimStrategy::kRandom;
+  // PCT depth d >= 1: d - 1 priority change points.
+  std::uint32_t pct_depth = 3;
+  // PCT's k: change points are drawn uniformly in [1, pct_steps_estimate]. Use about the number
+  // of steps a run of the scenario takes (SimStats::steps of one run).
+  std::uint64_t pct_steps_estimate = 1000;
+  // Steps at most (every point, park, join and thread end is a step); then the run ends with
+  // kResourceExhausted.
+  std::uint64_t steps_max = 1'000'000;
+  // Logical threads at most, run()'s body included; thread_start fails past it.
+  std::uint32_t threads_max = 64;
+  // Virtual nanoseconds added at every step (0: time moves only when every thread is parked).
+  std::uint64_t tick_ns = 0;
+  // Where scheduler events go (may be null). Not owned; must outlive run().
+  Trace* trace = nullptr;
+};
+
+enum class SimOutcome : std::uint8_t {
+  kNotRun,     // run() was not called yet
+  kRunning,    // inside run()
+  kCompleted,  // every thread returned
+  kDeadlock,   // every unfinished thread parked with no deadline
+  kStepLimit,  // steps_max reached
+};
+const char* sim_outcome_name(SimOutcome outcome);
+
+struct SimStats {
+  std::uint64_t steps = 0;       // scheduling points taken by logical threads
+  std::uint64_t decisions = 0;   // steps at which more than one thread could run
+  std::uint64_t switches = 0;    // steps after which another thread ran
+  std::uint64_t parks = 0;       // park() and join() calls that blocked
+  std::uint64_t wakes = 0;       // wake() calls that made a parked thread runnable
+  std::uint64_t time_jumps = 0;  // times every thread was parked and the clock jumped
+  std::uint32_t threads_started = 0;  // logical threads, run()'s body included
+  std::uint64_t now_ns = 0;      // the virtual clock at the end
+};
+
+namespace internal {
+struct SimCore;
+}  // namespace internal
+
+class SimScheduler final : public Runtime {
+ public:
+  explicit SimScheduler(SimOptions options);
+  // Joins every finished thread; detaches abandoned ones (see "Ends of a run").
+  ~SimScheduler() override;
+  SimScheduler(const SimScheduler&) = delete;
+  SimScheduler& operator=(const SimScheduler&) = delete;
+
+  // Runs `main_body` as logical thread 1 ("main") and returns when every logical thread has
+  // finished, or at a deadlock or the step limit (see above). Blocks the calling thread, which
+  // must not be a logical thread. Call once.
+  Status run(std::function<void()> main_body);
+
+  SimOutcome outcome() const;
+  // Counters so far; final after run() returned.
+  SimStats stats() const;
+  // The parameters drawn from the seed, one line: "seed=.. strategy=.. depth=.. estimate=..
+  // change_points=[..]". Print it with every failure.
+  std::string parameters() const;
+  // One line per logical thread: "T<id> '<name>' <state> in <last call>". For reports.
+  std::string describe_threads() const;
+
+  // ---- Runtime ----------------------------------------------------------------------------------
+  std::uint64_t now_ns() const override;
+  void point(const char* call) override;
+  ParkEnd park(std::unique_lock<std::mutex>& lock, Waiter& waiter, std::uint64_t deadline_ns,
+               const char* call) override;
+  void wake(Waiter& waiter) override;
+  // From a logical thread only; from any other thread fails with kFailedPrecondition. Fails with
+  // kResourceExhausted past threads_max. The new thread is runnable; it runs when picked.
+  Result<std::unique_ptr<Thread>> thread_start(std::string_view name,
+                                               std::function<void()> body) override;
+  std::uint32_t thread_current() const override;
+
+ private:
+  std::shared_ptr<internal::SimCore> core_;  // shared with the logical threads
+};
+
+}  // namespace readyport
