@@ -8,9 +8,15 @@ if(READYPORT_GTEST_SOURCE_DIR)
   set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
   set(gtest_force_shared_crt ON CACHE BOOL "" FORCE)
   add_subdirectory(${READYPORT_GTEST_SOURCE_DIR} ${CMAKE_BINARY_DIR}/_deps/googletest EXCLUDE_FROM_ALL)
-  add_library(GTest::gtest ALIAS gtest)
-  add_library(GTest::gtest_main ALIAS gtest_main)
-  add_library(GTest::gmock ALIAS gmock)
+  if(NOT TARGET GTest::gtest)  # GoogleTest 1.11+ defines it itself
+    add_library(GTest::gtest ALIAS gtest)
+  endif()
+  if(NOT TARGET GTest::gtest_main)  # GoogleTest 1.11+ defines it itself
+    add_library(GTest::gtest_main ALIAS gtest_main)
+  endif()
+  if(NOT TARGET GTest::gmock)  # GoogleTest 1.11+ defines it itself
+    add_library(GTest::gmock ALIAS gmock)
+  endif()
 else()
   find_package(GTest CONFIG QUIET)
   if(NOT GTest_FOUND)
@@ -23,9 +29,15 @@ else()
     FetchContent_Declare(googletest GIT_REPOSITORY https://github.com/google/googletest.git
                          GIT_TAG b796f7d44681514f58a683a3a71ff17c94edb0c1)  # v1.13.0
     FetchContent_MakeAvailable(googletest)
-    add_library(GTest::gtest ALIAS gtest)
-    add_library(GTest::gtest_main ALIAS gtest_main)
-    add_library(GTest::gmock ALIAS gmock)
+    if(NOT TARGET GTest::gtest)  # GoogleTest 1.11+ defines it itself
+      add_library(GTest::gtest ALIAS gtest)
+    endif()
+    if(NOT TARGET GTest::gtest_main)  # GoogleTest 1.11+ defines it itself
+      add_library(GTest::gtest_main ALIAS gtest_main)
+    endif()
+    if(NOT TARGET GTest::gmock)  # GoogleTest 1.11+ defines it itself
+      add_library(GTest::gmock ALIAS gmock)
+    endif()
   endif()
 endif()
 
