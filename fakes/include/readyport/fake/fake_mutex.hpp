@@ -1,0 +1,41 @@
+// readyport/fake/fake_mutex.hpp: the Mutex FakeOs::mutex_create hands out, built on the Runtime.
+//
+// lock() is a scheduling point ("lock"); a contended lock parks the caller until unlock() hands
+// the mutex to it. Hand-off is FIFO: unlock() gives the mutex to the oldest waiter directly, so a
+// thread that calls lock() later cannot overtake it. try_lock() never blocks.
+// With the inline runtime a contended lock can never be released (one thread): it asserts as a
+// deadlock, which is the test's bug.
+//
+// Ownership: the caller of FakeOs::mutex_create owns it; it must be destroyed unlocked and
+// before its FakeOs (it borrows the FakeOs state mutex and runtime).
+// Threading: any thread the runtime knows; unlock() only by the holder. Not recursive.
+// Errors: none; misuse (unlock when not held, destroy while held) asserts.
+#pragma once
+
+#include <deque>
+#include <mutex>
+
+#include "readyport/fake/runtime.hpp"
+#include "readyport/os.hpp"
+
+namespace readyport::fake_internal {
+
+class FakeMutex final : public Mutex {
+ public:
+  FakeMutex(std::mutex& state_mutex, Runtime& runtime);
+  ~FakeMutex() override;
+  FakeMutex(const FakeMutex&) = delete;
+  FakeMutex& operator=(const FakeMutex&) = delete;
+
+  void lock() override;      // blocks (parks) while another thread holds it
+  bool try_lock() override;  // never blocks
+  void unlock() override;    // hands the mutex to the oldest waiter, if any
+
+ private:
+  std::mutex& state_mutex_;  // the FakeOs state mutex: guards held_ and waiters_
+  Runtime& runtime_;
+  bool held_ = false;
+  std::deque<Waiter*> waiters_;  // FIFO; each lives on its parked thread's stack
+};
+
+}  // namespace readyport::fake_internal
