@@ -299,8 +299,8 @@ Result<std::unique_ptr<WindowsOs>> WindowsOs::create(const WindowsOsOptions& opt
                               lookup_error != 0 ? lookup_error : kErrorProcNotFound);
   }
   LARGE_INTEGER frequency{};
-  // Documented never to fail on Windows XP and later.
-  READYPORT_ASSERT(::QueryPerformanceFrequency(&frequency) != 0 && frequency.QuadPart > 0);
+  const BOOL have_frequency = ::QueryPerformanceFrequency(&frequency);
+  READYPORT_ASSERT(have_frequency != 0 && frequency.QuadPart > 0);  // never fails since XP
   return std::unique_ptr<WindowsOs>(
       new WindowsOs(psn, static_cast<std::uint64_t>(frequency.QuadPart)));
 }
@@ -455,13 +455,13 @@ int WindowsOs::shutdown(Socket s, int how) { return ::shutdown(static_cast<SOCKE
 int WindowsOs::closesocket(Socket s) { return ::closesocket(static_cast<SOCKET>(s)); }
 
 int WindowsOs::set_nonblocking(Socket s, bool nonblocking) {
-  u_long mode = nonblocking ? 1 : 0;
+  u_long mode = nonblocking ? 1u : 0u;
   return ::ioctlsocket(static_cast<SOCKET>(s), static_cast<long>(FIONBIO), &mode);
 }
 
 int WindowsOs::set_linger(Socket s, bool enabled, std::uint16_t timeout_s) {
   linger option{};
-  option.l_onoff = enabled ? 1 : 0;
+  option.l_onoff = static_cast<u_short>(enabled ? 1 : 0);
   option.l_linger = timeout_s;
   return ::setsockopt(static_cast<SOCKET>(s), SOL_SOCKET, SO_LINGER,
                       reinterpret_cast<const char*>(&option), sizeof(option));
@@ -494,7 +494,9 @@ Result<std::unique_ptr<Thread>> WindowsOs::thread_start(std::string_view name,
                                                         std::function<void()> body) {
   READYPORT_ASSERT(body != nullptr);
   // Thread names are ASCII identifiers in practice; widen byte by byte.
-  std::wstring wide_name(name.begin(), name.end());
+  std::wstring wide_name;
+  wide_name.reserve(name.size());
+  for (const char c : name) wide_name.push_back(static_cast<wchar_t>(static_cast<unsigned char>(c)));
   try {
     std::thread thread([wide_name = std::move(wide_name), body = std::move(body)]() {
       name_current_thread(wide_name);

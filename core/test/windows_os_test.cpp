@@ -334,14 +334,14 @@ TEST_F(WindowsOsSocket, NonBlockingConnectAcceptSendRecvAndGracefulShutdown) {
   ASSERT_EQ(sent, static_cast<int>(sizeof(message))) << os_->last_error();
   char buffer[16]{};
   const int received =
-      retry_while_would_block(*os_, [&] { return os_->recv(server, buffer, sizeof(buffer), 0); });
+      retry_while_would_block(*os_, [&] { return os_->recv(server, buffer, static_cast<int>(sizeof(buffer)), 0); });
   ASSERT_EQ(received, static_cast<int>(sizeof(message))) << os_->last_error();
   EXPECT_STREQ(buffer, "ready");
 
   // Graceful shutdown: the peer reads the end of the stream.
   ASSERT_EQ(os_->shutdown(client, kSdSend), 0) << os_->last_error();
   const int end =
-      retry_while_would_block(*os_, [&] { return os_->recv(server, buffer, sizeof(buffer), 0); });
+      retry_while_would_block(*os_, [&] { return os_->recv(server, buffer, static_cast<int>(sizeof(buffer)), 0); });
   EXPECT_EQ(end, 0) << os_->last_error();
 }
 
@@ -408,14 +408,14 @@ TEST_F(WindowsOsSocket, UdpSendtoRecvfromOnLoopback) {
   ASSERT_EQ(os_->getsockname(sender, &sender_address), 0);
 
   const char datagram[] = "dgram";
-  ASSERT_EQ(os_->sendto(sender, datagram, sizeof(datagram), 0, receiver_address),
+  ASSERT_EQ(os_->sendto(sender, datagram, static_cast<int>(sizeof(datagram)), 0, receiver_address),
             static_cast<int>(sizeof(datagram)))
       << os_->last_error();
   ASSERT_EQ(os_->set_nonblocking(receiver, true), 0);
   char buffer[16]{};
   Ipv4Address from;
   const int received = retry_while_would_block(
-      *os_, [&] { return os_->recvfrom(receiver, buffer, sizeof(buffer), 0, &from); });
+      *os_, [&] { return os_->recvfrom(receiver, buffer, static_cast<int>(sizeof(buffer)), 0, &from); });
   ASSERT_EQ(received, static_cast<int>(sizeof(datagram))) << os_->last_error();
   EXPECT_STREQ(buffer, "dgram");
   EXPECT_EQ(from, sender_address);
