@@ -1,0 +1,339 @@
+// readyport/engine.hpp: a multi-threaded readiness engine on ProcessSocketNotifications.
+//
+// An Engine owns one I/O completion port and a fixed table of connections. You add non-blocking
+// sockets with a Handler; worker threads that you start call run_worker(); the engine calls your
+// handler with the events that fired and re-arms the registration from the interest the handler
+// returns. Its promise is about lifetimes: a connection's state is never freed while the port may
+// still hand out its key, its socket is closed only after the REMOVE packet was seen, and
+// on_closed is the last call a handler gets (spec/psn.md B5, D4, E1-E4).
+//
+//   class Echo final : public readyport::Handler {
+//     readyport::Interest on_events(readyport::ConnId, readyport::Socket s,
+//                                   std::uint32_t events) override {
+//       if (events & (readyport::kSockNotifyEventHangup | readyport::kSockNotifyEventErr))
+//         return readyport::kInterestClose;
+//       /* recv from s until WSAEWOULDBLOCK, send it back */
+//       return readyport::kInterestIn;          // re-arm: the whole registration (spec C2)
+//     }
+//     void on_closed(readyport::ConnId) override { /* the socket is closed; free your state */ }
+//   };
+//
+//   readyport::Engine engine(os, readyport::EngineOptions{});  // allocates everything
+//   if (readyport::Status s = engine.start(); !s.ok()) return s;  // creates the port
+//   std::vector<std::unique_ptr<readyport::Thread>> workers;   // or std::thread
+//   for (int i = 0; i < 4; ++i)
+//     workers.push_back(os.thread_start("worker", [&] { (void)engine.run_worker(); }).value());
+//   readyport::Result<readyport::ConnId> id =
+//       engine.add(sock, readyport::kInterestIn, readyport::Mode::kOneshotLevel, echo);
+//   ...
+//   (void)engine.stop();                 // closes everything, releases the workers
+//   for (auto& w : workers) w->join();
+//
+// A single-threaded embedder (and a test on the inline FakeOs) starts no worker and calls
+// poll(timeout_ms) in its own loop instead: each call handles one batch on the calling thread.
+//
+// Threads. The engine starts none. Every OS call, lock and sleep goes through the Os it was given
+// (one Os::mutex_create() lock guards all shared state), so a SimScheduler can interleave it.
+// Handlers run on the threads that call run_worker(), poll() or stop(), never two at once for one
+// connection, in every mode.
+//
+// Allocation. The constructor allocates every table (connections, per-driver batches, the socket
+// index); nothing is allocated afterwards, in particular never on the wait path.
+//
+// Errors. Calls that can fail return a Status or Result with a sentence naming the problem; a
+// failed call changes nothing. OS failures are returned or retried, never asserted; broken
+// contracts (a handler returning bits it may not, destroying a running engine from a handler)
+// assert (assertions are on in every build).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "readyport/os.hpp"
+#include "readyport/status.hpp"
+
+namespace readyport {
+
+namespace internal {
+class SlotTable;
+struct Driver;
+struct RegSink;
+struct RegRef;
+}  // namespace internal
+
+// ---- Interest, modes, identities -------------------------------------------------------------
+
+// What a connection wants to hear about: the registration's event filter
+// (SOCK_NOTIFY_REGISTER_EVENT_*). ERR and REMOVE are reported whatever the filter (spec D1).
+using Interest = std::uint16_t;
+inline constexpr Interest kInterestNone = kSockNotifyRegisterEventNone;
+inline constexpr Interest kInterestIn = kSockNotifyRegisterEventIn;
+inline constexpr Interest kInterestOut = kSockNotifyRegisterEventOut;
+inline constexpr Interest kInterestHangup = kSockNotifyRegisterEventHangup;
+inline constexpr Interest kInterestAll = kSockNotifyRegisterEventsAll;
+// Returned by Handler::on_events only: close the connection (as close(id) would).
+inline constexpr Interest kInterestClose = 0x8000;
+
+// The trigger of a registration (spec C1-C6). The default is the one Microsoft recommends for
+// several threads. In the one-shot modes the packet disarms the whole registration and the engine
+// re-arms it from the handler's return value after every call; in the persistent modes it stays
+// armed and the engine issues an ENABLE only when the returned interest differs.
+enum class Mode : std::uint8_t {
+  kOneshotLevel = 0,  // ONESHOT | LEVEL (default)
+  kPersistentLevel,   // PERSISTENT | LEVEL: comes back while the condition holds
+  kPersistentEdge,    // PERSISTENT | EDGE: read/write until WSAEWOULDBLOCK to see the next edge
+  kOneshotEdge,       // ONESHOT | EDGE (discouraged by Microsoft, spec C6; supported)
+};
+
+// Names one connection: its slot in the table and the slot's generation. The completion key of
+// the registration packs both (spec: keys are values, never pointers), so a packet for a closed
+// connection is recognised as stale by its generation. Generation 0 never names a connection.
+struct ConnId {
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+  friend bool operator==(ConnId a, ConnId b) {
+    return a.slot == b.slot && a.generation == b.generation;
+  }
+};
+
+// ---- What the embedder implements -----------------------------------------------------------
+
+// A connection's callbacks. The caller owns the handler; it must outlive the connection until
+// on_closed() has returned (one handler may serve many connections). Neither method allocates
+// on the engine's behalf; both run on a driver thread (run_worker, poll or stop) with no engine
+// lock held, and never concurrently for one connection.
+class Handler {
+ public:
+  // `events` is the packet's mask without REMOVE (SOCK_NOTIFY_EVENT_IN/OUT/HANGUP/ERR; test bits
+  // with &, several may be set, and one may be stale: recv/send can answer WSAEWOULDBLOCK, spec
+  // D5). Returns the new interest (bits of kInterestAll) for the whole registration, or
+  // kInterestClose. Re-entrancy: may call any Engine method except stop() (close() of this or
+  // any connection, add(), post()). May be entered before add() returned on the adding thread.
+  virtual Interest on_events(ConnId id, Socket socket, std::uint32_t events) = 0;
+  // The last call for `id`: exactly once per successful add(), after the socket was closed. The
+  // handler may be destroyed from here. Re-entrancy as on_events.
+  virtual void on_closed(ConnId id) = 0;
+
+ protected:
+  ~Handler() = default;
+};
+
+// A unit of work for post(). The caller owns it; it must outlive its run() (a task may be
+// posted again from its own run()). run() is called once per successful post(), on a driver
+// thread, with no engine lock held; re-entrancy as Handler::on_events.
+class Task {
+ public:
+  virtual void run() = 0;
+
+ protected:
+  ~Task() = default;
+};
+
+// Lifetime events for oracles and traces. Every method has an empty default. The acquired,
+// freed, remove-seen, quarantined and dropped/stale methods are called with the engine's lock
+// held: they must not call the Engine (or block); the others are called without it. With no
+// observer the cost is one branch per event.
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  virtual void on_slot_acquired(ConnId /*id*/, Socket /*socket*/) {}
+  // The slot returned to the free list (after on_closed, or after add() failed).
+  virtual void on_slot_freed(ConnId /*id*/) {}
+  virtual void on_handler_enter(ConnId /*id*/, std::uint32_t /*events*/) {}
+  virtual void on_handler_leave(ConnId /*id*/, Interest /*result*/) {}
+  virtual void on_remove_seen(ConnId /*id*/) {}
+  // REMOVE failed (spec E4): the socket will be closed and the slot held until drained.
+  virtual void on_quarantined(ConnId /*id*/) {}
+  virtual void on_socket_closed(ConnId /*id*/, Socket /*socket*/) {}
+  // A packet whose key names no live generation (dropped, never dereferenced).
+  virtual void on_packet_stale(std::uintptr_t /*key*/, std::uint32_t /*events*/) {}
+  // A packet for a connection that is being closed (dropped).
+  virtual void on_packet_dropped(ConnId /*id*/, std::uint32_t /*events*/) {}
+};
+
+// ---- Options and counters ---------------------------------------------------------------------
+
+struct EngineOptions {
+  // Connections open at once at most (slots in the table, allocated by the constructor).
+  std::uint32_t connections_max = 1024;
+  // Entries dequeued per port call; also sizes each driver's registration batch (2x).
+  std::uint32_t batch_count = 64;
+  // Threads inside run_worker() or poll() at once at most (stop() has a driver of its own).
+  std::uint32_t workers_max = 16;
+  // Tasks posted and not yet run, at most.
+  std::uint32_t tasks_max = 1024;
+  // A port call that fails as a whole (spec A3) is retried this many times in all, sleeping
+  // retry_backoff_ms, doubling, at most retry_backoff_max_ms (Os::sleep_ms: virtual in tests)
+  // between tries. Then its registrations count as failed one by one (spec A8).
+  std::uint32_t call_retry_max = 8;
+  std::uint32_t retry_backoff_ms = 1;
+  std::uint32_t retry_backoff_max_ms = 64;
+  // How long run_worker() waits in one port call. Finite so that a drain marker's grace period
+  // (spec E4 quarantine) ends even if no packet wakes a waiting worker.
+  std::uint32_t wait_timeout_ms = 1000;
+  // How long stop() waits in one port call while it drives the port itself.
+  std::uint32_t stop_poll_ms = 10;
+  // Receives lifetime events; not owned; must outlive the engine. May be null.
+  EngineObserver* observer = nullptr;
+};
+
+// Counters since start(). A snapshot, taken under the engine's lock.
+struct EngineStats {
+  std::uint64_t port_calls = 0;         // ProcessSocketNotifications calls (all threads)
+  std::uint64_t posts = 0;              // PostQueuedCompletionStatus calls
+  std::uint64_t packets = 0;            // entries dequeued
+  std::uint64_t notifications = 0;      // handler calls (on_events)
+  std::uint64_t stale_dropped = 0;      // packets whose generation did not match
+  std::uint64_t closing_dropped = 0;    // non-REMOVE packets for a closing connection
+  std::uint64_t pending_merged = 0;     // packets merged into a running dispatch
+  std::uint64_t call_failures = 0;      // whole-call failures (spec A3), each try
+  std::uint64_t registration_failures = 0;  // per-registration failures (spec A8)
+  std::uint64_t timeouts = 0;           // WAIT_TIMEOUT returns (spec A2)
+  std::uint64_t quarantined = 0;        // REMOVE failures handled by drain markers (spec E4)
+  std::uint64_t tasks_run = 0;
+  std::uint64_t connections_added = 0;
+  std::uint64_t connections_closed = 0; // on_closed calls
+  std::uint32_t connections_live = 0;   // slots not free now
+};
+
+// ---- The engine -------------------------------------------------------------------------------
+
+class Engine final {
+ public:
+  // Allocates the slot table and every per-driver buffer; starts no thread and makes no OS call
+  // except Os::mutex_create(). `os` must outlive the engine. Invalid options are reported by
+  // start(). Threading: construct on any thread.
+  Engine(Os& os, EngineOptions options);
+  // Stops the engine if it is running (as stop(); the workers must still be able to return).
+  // Must not run while another thread is inside a method of this engine, nor from a handler.
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates the options and creates the completion port. Call once, before anything else.
+  // Errors: kInvalidArgument (a zero capacity, batch or worker count), kFailedPrecondition
+  // (called twice), kOsError (the port could not be created).
+  Status start();
+
+  // Registers `socket` with `interest` in `mode`; on success the engine owns the socket and
+  // closes it (closesocket) before on_closed. Issues one registration call on the calling thread
+  // (the ENABLE's result decides the answer). `handler` must outlive the connection until
+  // on_closed returned; it may be entered on a driver thread before add() returns.
+  // Threading: any thread, also from a handler or task. Errors, the socket stays the caller's:
+  // kInvalidArgument (kInvalidSocket, interest bits outside IN/OUT/HANGUP, a bad mode, not a
+  // socket: WSAENOTSOCK), kAlreadyExists (the socket is already added; or the port refused it
+  // with WSAEINVAL, which is what a socket registered with another port gets, spec B8),
+  // kResourceExhausted (connections_max open), kFailedPrecondition (not started, or stopping),
+  // kOsError (the call kept failing, spec A3, or another registration error).
+  Result<ConnId> add(Socket socket, Interest interest, Mode mode, Handler& handler);
+
+  // Closes the connection: its registration is removed, and after the REMOVE packet the socket
+  // is closed and on_closed called (on some driver thread). After close() returns the handler is
+  // not entered again, except by a call already running on another thread. Idempotent while the
+  // connection is closing (returns ok). Threading: any thread, also from its own or another
+  // connection's handler (then the REMOVE rides the driver's next port call). Errors:
+  // kNotFound (never added, or on_closed already ran), kFailedPrecondition (not started or
+  // stopped). A REMOVE that the port refuses is handled, not returned (spec E4).
+  Status close(ConnId id);
+
+  // Runs `task` once on a driver thread: a posted packet (spec F2) that carries the task's
+  // address, so nothing is allocated. Tasks posted before stop() run before it returns.
+  // Threading: any thread, also from a handler or task. Errors: kResourceExhausted (tasks_max
+  // outstanding), kFailedPrecondition (not started, or stopping), kOsError (the post failed).
+  Status post(Task& task);
+
+  // The worker loop: dequeues batches and runs handlers and tasks until stop() releases it (the
+  // exit packet, passed on to the next worker). Call from each worker thread; blocks. Returns ok
+  // after stop(); kFailedPrecondition if the engine is not running or already stopped;
+  // kResourceExhausted past workers_max threads. Re-entrancy: not from a handler.
+  Status run_worker();
+
+  // Handles one batch on the calling thread: one port call that applies the registrations left
+  // by the previous batch and waits up to `timeout_ms` for packets, then their handlers, tasks
+  // and disposals. For embedders without worker threads, and for single-threaded tests (on the
+  // inline FakeOs a timed wait only advances virtual time). May run beside run_worker() threads.
+  // Returns the number of entries dequeued (0: timed out). Errors: kFailedPrecondition (not
+  // running, or the exit packet was seen: the engine stopped), kResourceExhausted (workers_max
+  // drivers), kOsError (the port call kept failing; its registrations were handled as failed).
+  // Re-entrancy: not from a handler.
+  Result<std::uint32_t> poll(std::uint32_t timeout_ms);
+
+  // Closes every connection, drives the port on the calling thread until every REMOVE packet was
+  // seen (and every quarantined slot drained) and every posted task ran, releases every worker
+  // with one exit packet that each worker passes on (Microsoft's multithreaded sample), waits
+  // until every run_worker()/poll() returned, then closes the port. Handlers and on_closed may
+  // run on the calling thread meanwhile. Afterwards every method but stats() fails with
+  // kFailedPrecondition. Threading: any one thread that is not a driver; not from a handler or
+  // task (returns kFailedPrecondition). Errors: kFailedPrecondition (not started, already
+  // stopped or stopping, or called from a driver thread).
+  Status stop();
+
+  EngineStats stats() const;
+
+ private:
+  enum class RunState : std::uint8_t { kCreated, kRunning, kStopping, kExiting, kStopped };
+  enum class BatchEnd : std::uint8_t { kDone, kExit, kCallFailed };
+  struct BatchOutcome {
+    BatchEnd end = BatchEnd::kDone;
+    std::uint32_t received = 0;
+    std::uint32_t error = 0;
+  };
+
+  // Drivers (dequeuing threads) and one batch.
+  internal::Driver* claim_driver(bool for_stop);
+  void release_driver(internal::Driver& d);
+  BatchOutcome drive_once(internal::Driver& d, std::uint32_t timeout_ms);
+  std::uint32_t call_port(internal::Driver& d, std::uint32_t timeout_ms, std::uint32_t* received);
+  void take_deferred(internal::Driver& d);
+  void classify_entries(internal::Driver& d, std::uint32_t received);
+  void classify_socket_packet(internal::Driver& d, std::uintptr_t key, std::uint32_t mask);
+  void classify_marker(internal::Driver& d, std::uintptr_t key);
+  void run_dispatches(internal::Driver& d);
+  std::uint32_t finish_dispatches(internal::Driver& d);
+  void run_tasks(internal::Driver& d);
+  void dispose(internal::Driver& d);
+  void end_batch(internal::Driver& d);
+  void check_grace(internal::Driver& d);
+  void post_wakes(std::uint32_t count);
+  void repost_exit();
+
+  // Registrations: decisions under the lock, calls outside it.
+  void settle(std::uint32_t slot, internal::RegSink& sink);
+  void begin_enable(std::uint32_t slot, internal::RegSink& sink);
+  void begin_remove(std::uint32_t slot, internal::RegSink& sink);
+  void apply_results(const SockNotifyRegistration* regs, const internal::RegRef* refs,
+                     std::uint32_t count, internal::RegSink& follow_ups);
+  std::uint32_t call_registrations(SockNotifyRegistration* regs, std::uint32_t count);
+  void issue_direct(SockNotifyRegistration reg, internal::RegRef ref);
+  void service_quarantine();
+  void close_for_stop();
+  void backoff(std::uint32_t attempt);
+
+  // The slot leaves the table.
+  void move_to_closing(std::uint32_t slot, internal::Driver& d);
+  void release_slot(std::uint32_t slot);
+  Status check_running(const char* call) const;
+
+  Os& os_;
+  const EngineOptions options_;
+  std::unique_ptr<Mutex> mutex_;
+  Port port_ = kInvalidPort;
+  RunState run_state_ = RunState::kCreated;
+  std::unique_ptr<internal::SlotTable> slots_;
+  std::vector<internal::Driver> drivers_;  // workers_max + 1 (the last is stop()'s)
+  std::uint32_t drivers_claimed_ = 0;
+  std::uint32_t tasks_outstanding_ = 0;
+  std::uint64_t epoch_ = 1;           // grace periods of quarantined slots (spec E4)
+  std::uint32_t deferred_head_;       // slots whose next registration waits for a driver
+  std::uint32_t quarantine_head_;     // quarantined slots whose marker is not posted yet
+  std::uint32_t grace_head_;          // quarantined slots whose marker was dequeued
+  std::vector<SockNotifyRegistration> stop_regs_;
+  std::vector<internal::RegRef> stop_refs_;
+  EngineStats stats_;
+};
+
+// A readable name for a mode ("oneshot_level", ...). Never null.
+const char* mode_name(Mode mode);
+
+}  // namespace readyport

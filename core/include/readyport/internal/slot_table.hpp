@@ -1,0 +1,132 @@
+// readyport/internal/slot_table.hpp: the engine's fixed table of connections. Internal.
+//
+// A slot holds one connection's state and its small state machine (SlotState). Slots live in a
+// table of fixed capacity allocated by the constructor; nothing is allocated afterwards. A slot is
+// named by (index, generation); the completion key packs both, so a packet whose generation does
+// not match is stale and is never dereferenced. The generation changes when a slot is freed.
+//
+// Key layout (uintptr_t): (generation << slot_bits) | index, with slot_bits >= 3 and generation
+// never 0, so keys below 8 are free for the engine's sentinel packets (exit, task, drain, wake).
+// The generation keeps (pointer width - slot_bits) bits and skips 0 when it wraps.
+//
+// The socket index maps each registered socket value to its slot (open addressing, linear
+// probing, backward-shift deletion; capacity a power of two >= 2 x slots), so add() can refuse
+// a socket that is already registered (re-registering would overwrite it, spec B2/B3).
+//
+// Ownership: owned by the Engine. Threading: not synchronised; the engine holds its lock around
+// every use.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "readyport/engine.hpp"
+#include "readyport/os.hpp"
+
+namespace readyport::internal {
+
+// The slot state machine. Transitions (each asserted in engine.cpp):
+//   kFree        -> kLive         add() took the slot and issues its ENABLE
+//   kLive        -> kFree         add()'s ENABLE failed (no packet can exist for the key)
+//   kLive        -> kDispatching  a packet arrived; one driver runs the handler
+//   kDispatching -> kDispatching  more packets arrived meanwhile: the same driver runs it again
+//   kDispatching -> kLive         the handler returned; a re-arm is decided (settle)
+//   kLive        -> kRemoving     REMOVE decided (close requested, no registration in flight)
+//   kRemoving    -> kClosing      the REMOVE packet was dequeued (spec E1, E3)
+//   kRemoving    -> kQuarantined  the REMOVE failed (spec B6, E4)
+//   kQuarantined -> kClosing      the drain marker was dequeued and every driver passed a
+//                                 quiescent point since (no packet for the key can remain)
+//   kClosing     -> kFree         socket closed, on_closed returned (disposal, after the batch)
+enum class SlotState : std::uint8_t {
+  kFree = 0,
+  kLive,
+  kDispatching,
+  kRemoving,
+  kQuarantined,
+  kClosing,
+};
+
+const char* slot_state_name(SlotState state);
+
+inline constexpr std::uint32_t kSlotNone = ~std::uint32_t{0};
+inline constexpr std::uint16_t kDriverNone = 0xFFFF;
+
+struct Slot {
+  std::uint32_t generation = 1;  // never 0; changes when the slot is freed
+  SlotState state = SlotState::kFree;
+  Mode mode = Mode::kOneshotLevel;
+  bool op_in_flight = false;     // an ENABLE was decided and its result is not processed yet
+  bool rearm_needed = false;     // an ENABLE is wanted once op_in_flight clears
+  bool close_requested = false;  // close(), kInterestClose, stop() or a failed registration
+  bool deferred = false;         // on the engine's deferred list (a driver will settle it)
+  bool socket_closed = false;    // closed early by the quarantine path
+  bool marker_posted = false;    // the quarantine's drain marker is in the port
+  std::uint16_t dispatcher = kDriverNone;  // the driver running the handler (kDispatching)
+  Interest interest = kInterestNone;          // wanted: from add() or the last handler return
+  Interest interest_applied = kInterestNone;  // the filter of the last ENABLE issued
+  std::uint32_t pending_events = 0;  // arrived while dispatching; the dispatcher runs again
+  Socket socket = kInvalidSocket;
+  Handler* handler = nullptr;
+  std::uint64_t grace_epoch = 0;  // the quarantine's grace period (engine epoch)
+  std::uint32_t link = kSlotNone; // free, deferred, quarantine, grace or dispose list
+};
+
+// Sentinel completion keys (posted packets, spec F2). Keys of slots are >= 8.
+inline constexpr std::uintptr_t kExitKey = 1;   // chained exit packet (stop)
+inline constexpr std::uintptr_t kTaskKey = 2;   // overlapped = Task*
+inline constexpr std::uintptr_t kDrainKey = 3;  // overlapped = the quarantined slot's key
+inline constexpr std::uintptr_t kWakeKey = 4;   // ends a waiting driver's call (grace periods)
+inline constexpr std::uintptr_t kSentinelKeyEnd = 8;
+
+class SlotTable {
+ public:
+  // Allocates `capacity` slots (all free) and the socket index. capacity >= 1.
+  explicit SlotTable(std::uint32_t capacity);
+
+  std::uint32_t capacity() const { return static_cast<std::uint32_t>(slots_.size()); }
+  Slot& at(std::uint32_t index) {
+    READYPORT_ASSERT(index < slots_.size());
+    return slots_[index];
+  }
+  const Slot& at(std::uint32_t index) const {
+    READYPORT_ASSERT(index < slots_.size());
+    return slots_[index];
+  }
+  std::uint32_t live_count() const { return live_count_; }
+
+  // Keys.
+  std::uintptr_t key_of(std::uint32_t index) const;
+  // Decodes a socket packet's key. False for a key that names no slot index (a sentinel or an
+  // index past capacity); the generation is returned without comparing it.
+  bool decode(std::uintptr_t key, std::uint32_t* index_out, std::uint32_t* generation_out) const;
+  ConnId id_of(std::uint32_t index) const { return ConnId{index, slots_[index].generation}; }
+  // The slot `id` names if its generation is current and it is not free; else kSlotNone.
+  std::uint32_t find(ConnId id) const;
+
+  // The free list. acquire() returns kSlotNone when every slot is taken; the slot is still
+  // kFree and the caller moves it on. release() expects a slot that was acquired; it changes the
+  // generation, poisons the slot and returns it to the free list.
+  std::uint32_t acquire();
+  void release(std::uint32_t index);
+
+  // The socket index.
+  std::uint32_t socket_find(Socket socket) const;
+  void socket_insert(Socket socket, std::uint32_t index);
+  void socket_erase(Socket socket);
+
+ private:
+  std::size_t socket_home(Socket socket) const;
+
+  std::vector<Slot> slots_;
+  std::uint32_t free_head_ = kSlotNone;
+  std::uint32_t live_count_ = 0;
+  unsigned slot_bits_ = 3;
+  std::uintptr_t generation_mask_ = 0;
+  struct IndexEntry {
+    Socket socket = kInvalidSocket;
+    std::uint32_t slot = kSlotNone;
+  };
+  std::vector<IndexEntry> index_;  // power-of-two size
+};
+
+}  // namespace readyport::internal

@@ -1,0 +1,153 @@
+// The engine's slot table: fixed slots, generations, completion keys, the socket index.
+#include "readyport/internal/slot_table.hpp"
+
+#include <limits>
+
+namespace readyport::internal {
+
+namespace {
+
+constexpr unsigned kPointerBits = std::numeric_limits<std::uintptr_t>::digits;
+
+// Poison written into a freed slot's socket field: visible in a debugger, never a real handle.
+constexpr Socket kSocketPoison = static_cast<Socket>(0xDEADDEADu);
+
+unsigned bits_for(std::uint32_t capacity) {
+  unsigned bits = 3;  // keys below 8 are sentinels (see slot_table.hpp)
+  while (bits < 32 && (std::uint64_t{1} << bits) < capacity) ++bits;
+  return bits;
+}
+
+}  // namespace
+
+const char* slot_state_name(SlotState state) {
+  switch (state) {
+    case SlotState::kFree: return "free";
+    case SlotState::kLive: return "live";
+    case SlotState::kDispatching: return "dispatching";
+    case SlotState::kRemoving: return "removing";
+    case SlotState::kQuarantined: return "quarantined";
+    case SlotState::kClosing: return "closing";
+  }
+  return "unknown";
+}
+
+SlotTable::SlotTable(std::uint32_t capacity) : slots_(capacity) {
+  READYPORT_ASSERT(capacity >= 1);
+  slot_bits_ = bits_for(capacity);
+  READYPORT_ASSERT(slot_bits_ < kPointerBits);
+  const unsigned generation_bits = kPointerBits - slot_bits_;
+  generation_mask_ = generation_bits >= 32 ? std::uintptr_t{0xFFFFFFFFu}
+                                           : (std::uintptr_t{1} << generation_bits) - 1;
+  // Free list in index order, so a run's slot choices depend only on its history.
+  for (std::uint32_t i = capacity; i-- > 0;) {
+    slots_[i].link = free_head_;
+    free_head_ = i;
+  }
+  std::size_t index_size = 16;
+  while (index_size < std::size_t{capacity} * 2) index_size *= 2;
+  index_.resize(index_size);
+}
+
+std::uintptr_t SlotTable::key_of(std::uint32_t index) const {
+  const Slot& slot = at(index);
+  READYPORT_ASSERT(slot.generation != 0 && slot.generation <= generation_mask_);
+  return (static_cast<std::uintptr_t>(slot.generation) << slot_bits_) | index;
+}
+
+bool SlotTable::decode(std::uintptr_t key, std::uint32_t* index_out,
+                       std::uint32_t* generation_out) const {
+  const std::uintptr_t generation = key >> slot_bits_;
+  const std::uintptr_t index = key & ((std::uintptr_t{1} << slot_bits_) - 1);
+  // Generation 0 is never a slot's: the key is a sentinel (or garbage).
+  if (generation == 0 || generation > generation_mask_) return false;
+  if (index >= slots_.size()) return false;
+  *index_out = static_cast<std::uint32_t>(index);
+  *generation_out = static_cast<std::uint32_t>(generation);
+  return true;
+}
+
+std::uint32_t SlotTable::find(ConnId id) const {
+  if (id.slot >= slots_.size()) return kSlotNone;
+  const Slot& slot = slots_[id.slot];
+  if (slot.generation != id.generation || slot.state == SlotState::kFree) return kSlotNone;
+  return id.slot;
+}
+
+std::uint32_t SlotTable::acquire() {
+  if (free_head_ == kSlotNone) return kSlotNone;
+  const std::uint32_t index = free_head_;
+  Slot& slot = slots_[index];
+  READYPORT_ASSERT(slot.state == SlotState::kFree);
+  free_head_ = slot.link;
+  slot.link = kSlotNone;
+  ++live_count_;
+  return index;
+}
+
+void SlotTable::release(std::uint32_t index) {
+  Slot& slot = at(index);
+  READYPORT_ASSERT(slot.state != SlotState::kFree);
+  READYPORT_ASSERT(!slot.op_in_flight && !slot.deferred && slot.link == kSlotNone);
+  READYPORT_ASSERT(live_count_ > 0);
+  const std::uint32_t generation = slot.generation;
+  slot = Slot{};  // poison: every field back to a value no live slot has
+  slot.socket = kSocketPoison;
+  slot.generation = static_cast<std::uint32_t>((generation + 1) & generation_mask_);
+  if (slot.generation == 0) slot.generation = 1;  // 0 marks sentinel keys
+  slot.link = free_head_;
+  free_head_ = index;
+  --live_count_;
+}
+
+std::size_t SlotTable::socket_home(Socket socket) const {
+  // SplitMix64's finaliser: SOCKET values step by 4, so spread them over the table.
+  std::uint64_t z = static_cast<std::uint64_t>(socket) + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return static_cast<std::size_t>(z) & (index_.size() - 1);
+}
+
+std::uint32_t SlotTable::socket_find(Socket socket) const {
+  const std::size_t mask = index_.size() - 1;
+  for (std::size_t i = socket_home(socket), probes = 0; probes < index_.size();
+       i = (i + 1) & mask, ++probes) {
+    if (index_[i].socket == socket) return index_[i].slot;
+    if (index_[i].socket == kInvalidSocket) return kSlotNone;
+  }
+  return kSlotNone;
+}
+
+void SlotTable::socket_insert(Socket socket, std::uint32_t index) {
+  READYPORT_ASSERT(socket != kInvalidSocket);
+  READYPORT_ASSERT(socket_find(socket) == kSlotNone);
+  const std::size_t mask = index_.size() - 1;
+  std::size_t i = socket_home(socket);
+  // The table holds at most capacity entries in 2 x capacity places: an empty place exists.
+  while (index_[i].socket != kInvalidSocket) i = (i + 1) & mask;
+  index_[i] = IndexEntry{socket, index};
+}
+
+void SlotTable::socket_erase(Socket socket) {
+  const std::size_t mask = index_.size() - 1;
+  std::size_t i = socket_home(socket);
+  while (index_[i].socket != socket) {
+    READYPORT_ASSERT(index_[i].socket != kInvalidSocket);  // erasing a socket not in the index
+    i = (i + 1) & mask;
+  }
+  // Backward-shift deletion: move later entries of the run into the hole when their home
+  // position allows it, so lookups never need tombstones.
+  std::size_t hole = i;
+  for (std::size_t j = (hole + 1) & mask; index_[j].socket != kInvalidSocket; j = (j + 1) & mask) {
+    const std::size_t home = socket_home(index_[j].socket);
+    const bool movable = ((j - home) & mask) >= ((j - hole) & mask);
+    if (movable) {
+      index_[hole] = index_[j];
+      hole = j;
+    }
+  }
+  index_[hole] = IndexEntry{};
+}
+
+}  // namespace readyport::internal
