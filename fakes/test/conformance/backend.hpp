@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -34,6 +35,10 @@ struct Backend {
 inline std::string conformance_backend_name(const ::testing::TestParamInfo<Backend>& info) {
   return info.param.name;
 }
+
+// GoogleTest prints a failing test's parameter with this ("where GetParam() = Fake") instead of
+// the bytes of the struct.
+inline void PrintTo(const Backend& backend, std::ostream* out) { *out << backend.name; }
 
 class PsnConformance : public ::testing::TestWithParam<Backend> {
  protected:
