@@ -335,6 +335,10 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
   }
   SimThread* next = pick(core, self);
   if (core.runnable.size() > 1) core.stats.decisions += 1;
+  for (int shift = 0; shift < 32; shift += 8) {
+    const auto byte = static_cast<std::uint8_t>(next->id >> shift);
+    core.stats.schedule_hash = (core.stats.schedule_hash ^ byte) * kFnv1a64Prime;
+  }
   if (tracing(core) && (core.runnable.size() > 1 || next != &self)) trace_pick(core, self, *next, at);
   if (next == &self) return;
   core.stats.switches += 1;

@@ -29,10 +29,10 @@
 //   change between runs of the same seed appear anywhere.
 //
 // Events written by RecordingOs (see recording_os.hpp for the complete list), for example:
-//   psn port=1 regs=[s=256/key=7/filter=0x1/op=ENABLE/trig=0x5] timeout=10 count=8
-//       -> ERROR_SUCCESS results=[0] n=1 entries=[key=7/mask=0x1]
-//   gqcs port=1 count=4 timeout=4294967295 -> 1 n=1 entries=[key=99/mask=0x0]
-//   post port=1 key=99 bytes=0 -> 1
+//   psn port=2 regs=[s=256/key=7/filter=0x1/op=ENABLE/trig=0x5/res=0] timeout=10 count=8
+//       -> ERROR_SUCCESS n=1 entries=[key=7/mask=0x1]
+//   gqcs port=2 count=4 timeout=4294967295 alertable=0 -> 1 n=1 entries=[key=99/mask=0x0]
+//   post port=2 bytes=0x0 key=99 -> 1
 //   socket af=2 type=1 proto=6 -> 256
 //   m2.lock -> ok
 // (shown wrapped here; a trace line never contains a newline).
