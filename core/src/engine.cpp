@@ -83,7 +83,8 @@ struct Driver {
   std::uint32_t dispatch_count = 0;
   std::vector<Task*> tasks;
   std::uint32_t task_count = 0;
-  std::uint32_t dispose_head = kSlotNone;
+  std::uint32_t dispose_head = kSlotNone;  // FIFO: closed in the order the REMOVEs were seen
+  std::uint32_t dispose_tail = kSlotNone;
   std::uint32_t wakes_to_post = 0;
   bool exit_seen = false;
 };
@@ -652,8 +653,12 @@ void Engine::move_to_closing(std::uint32_t index, Driver& d) {
   slot.state = SlotState::kClosing;
   // Out of the socket index before closesocket: the value may be reused at once (spec E5).
   if (!slot.socket_closed) slots_->socket_erase(slot.socket);
-  slot.link = d.dispose_head;
-  d.dispose_head = index;
+  if (d.dispose_head == kSlotNone) {
+    d.dispose_head = index;
+  } else {
+    slots_->at(d.dispose_tail).link = index;
+  }
+  d.dispose_tail = index;
 }
 
 void Engine::release_slot(std::uint32_t index) {
@@ -676,6 +681,7 @@ void Engine::dispose(Driver& d) {
       Slot& slot = slots_->at(index);
       READYPORT_ASSERT(slot.state == SlotState::kClosing);
       d.dispose_head = slot.link;
+      if (d.dispose_head == kSlotNone) d.dispose_tail = kSlotNone;
       slot.link = kSlotNone;
       socket = slot.socket;
       handler = slot.handler;

@@ -20,6 +20,10 @@ unsigned bits_for(std::uint32_t capacity) {
 
 }  // namespace
 
+std::uintptr_t completion_key_for(ConnId id, std::uint32_t capacity) {
+  return (static_cast<std::uintptr_t>(id.generation) << bits_for(capacity)) | id.slot;
+}
+
 const char* slot_state_name(SlotState state) {
   switch (state) {
     case SlotState::kFree: return "free";

@@ -78,6 +78,10 @@ inline constexpr std::uintptr_t kDrainKey = 3;  // overlapped = the quarantined 
 inline constexpr std::uintptr_t kWakeKey = 4;   // ends a waiting driver's call (grace periods)
 inline constexpr std::uintptr_t kSentinelKeyEnd = 8;
 
+// The completion key of `id` in a table of `capacity` slots (tests and traces compute keys
+// with it; the engine uses SlotTable::key_of).
+std::uintptr_t completion_key_for(ConnId id, std::uint32_t capacity);
+
 class SlotTable {
  public:
   // Allocates `capacity` slots (all free) and the socket index. capacity >= 1.
