@@ -76,6 +76,8 @@ FakeOs::~FakeOs() {
   // A thread parked in a FakeOs that is being destroyed would wake into freed memory.
   for (const auto& entry : ports_) READYPORT_ASSERT(entry.second->waiter_count() == 0);
   READYPORT_ASSERT(sockets_.blocked_count() == 0);
+  // Whatever the test did, the model it leaves behind is consistent.
+  check_invariants_locked();
 }
 
 // ---- ports ---------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ class FakePsn : public ::testing::Test {
     (void)a;
   }
 
+  void TearDown() override { os_.check_invariants(); }
+
   Socket udp(Ipv4Address* address_out) {
     Socket s = os_.socket(kAfInet, kSockDgram, kIpprotoUdp);
     EXPECT_EQ(os_.set_nonblocking(s, true), 0);

@@ -184,6 +184,10 @@ class FakeOs final : public Os {
   std::uint32_t queued_packet_count(Port port) const;
   // True while `s` is an open socket registered with a port (in any attached state).
   bool socket_registered(Socket s) const;
+  // Checks every invariant of the model (sockets, registrations, packets, waiters) and asserts
+  // on the first broken one. O(size of the model); tests call it after a scenario, the
+  // destructor calls it once.
+  void check_invariants() const;
   const FakeOptions& options() const { return options_; }
   Runtime& runtime() { return runtime_; }
 
@@ -203,6 +207,11 @@ class FakeOs final : public Os {
                              const SockNotifyRegistration* registrations, std::uint32_t timeout_ms,
                              std::uint32_t completion_count, const OverlappedEntry* entries,
                              const std::uint32_t* received_out) const;
+
+  // Invariants (fake_os_invariants.cpp), under the state mutex.
+  void check_invariants_locked() const;
+  void check_port(const FakePort& port) const;
+  void check_socket(const FakeSocket& socket) const;
 
   // Sockets.
   // The socket's conditions may have changed: evaluates its registration, wakes blocked calls.

@@ -49,6 +49,8 @@ class FakePort {
   bool empty() const { return packets_.empty(); }
   std::size_t packet_count() const { return packets_.size(); }
   std::size_t posted_count() const { return posted_count_; }
+  // The FIFO itself, oldest first: for invariant checks only.
+  const PacketList& packets() const { return packets_; }
   // The oldest packet (precondition: !empty()).
   PacketList::iterator front();
   // Removes the oldest packet after the caller has copied it (precondition: !empty()).
@@ -71,6 +73,10 @@ class FakePort {
   std::size_t registration_count() const { return registrations_.size(); }
   // Every registration, in id order (deterministic). For close_port.
   std::vector<FakeRegistration*> registrations_in_order();
+  // The same, read-only: for invariant checks.
+  const std::map<std::uint64_t, std::unique_ptr<FakeRegistration>>& registrations() const {
+    return registrations_;
+  }
 
  private:
   Port handle_;

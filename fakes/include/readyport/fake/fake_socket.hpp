@@ -133,6 +133,10 @@ class SocketTable {
   std::size_t blocked_count() const;
   // Every open socket in value order (deterministic).
   std::vector<FakeSocket*> sockets_in_order();
+  // The same, read-only: for invariant checks.
+  const std::map<Socket, std::unique_ptr<FakeSocket>>& sockets() const { return sockets_; }
+  // Checks the table's own invariants (values, bound ports); asserts.
+  void check_invariants() const;
 
  private:
   static std::uint32_t port_key(SocketKind kind, std::uint16_t port);
