@@ -1,0 +1,149 @@
+// Trace (format, hash, bounded memory) and RecordingOs (one exact line per call) on FakeOs.
+#include "readyport/fake/trace.hpp"
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "readyport/fake/fake_os.hpp"
+#include "readyport/fake/inline_runtime.hpp"
+#include "readyport/fake/recording_os.hpp"
+
+namespace readyport {
+namespace {
+
+TEST(Trace, Fnv1a64KnownValues) {
+  // Reference values of FNV-1a 64 (the FNV authors' test vectors).
+  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ULL);
+  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
+  EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ULL);
+  EXPECT_EQ(fnv1a64("bar", fnv1a64("foo")), fnv1a64("foobar"));
+  EXPECT_EQ(hash_hex(0xaf63dc4c8601ec8cULL), "af63dc4c8601ec8c");
+  EXPECT_EQ(hash_hex(1), "0000000000000001");
+}
+
+TEST(Trace, LinesHaveSequenceTimeThreadAndEvent) {
+  Trace trace;
+  trace.record(0, 0, "first");
+  trace.record(1500, 3, "second x=1 -> 2");
+  EXPECT_EQ(trace.text(), "0 0 T0 first\n1 1500 T3 second x=1 -> 2\n");
+  EXPECT_EQ(trace.line_count(), 2u);
+  EXPECT_EQ(trace.hash(), fnv1a64(trace.text()));
+  EXPECT_EQ(trace.hash_hex(), hash_hex(fnv1a64(trace.text())));
+  trace.clear();
+  EXPECT_EQ(trace.line_count(), 0u);
+  EXPECT_EQ(trace.hash(), kFnv1a64OffsetBasis);
+  EXPECT_EQ(trace.text(), "");
+}
+
+TEST(Trace, BoundedTraceKeepsTheHashAndTheLastLines) {
+  TraceOptions bounded;
+  bounded.keep_full = false;
+  bounded.tail_lines_max = 3;
+  Trace small(bounded);
+  Trace full;
+  for (int i = 0; i < 100; ++i) {
+    small.record(static_cast<std::uint64_t>(i), 1, "event " + std::to_string(i));
+    full.record(static_cast<std::uint64_t>(i), 1, "event " + std::to_string(i));
+  }
+  EXPECT_FALSE(small.keeps_full());
+  EXPECT_EQ(small.hash(), full.hash());
+  EXPECT_EQ(small.line_count(), 100u);
+  EXPECT_EQ(small.tail(),
+            (std::vector<std::string>{"97 97 T1 event 97\n", "98 98 T1 event 98\n",
+                                      "99 99 T1 event 99\n"}));
+}
+
+TEST(Trace, RecordIsSafeFromSeveralThreads) {
+  Trace trace;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&trace, t] {
+      for (int i = 0; i < 200; ++i) trace.record(0, static_cast<std::uint32_t>(t), "e");
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(trace.line_count(), 800u);
+  EXPECT_EQ(trace.hash(), fnv1a64(trace.text()));
+}
+
+TEST(Trace, CountingContextNumbersThreadsInFirstUseOrder) {
+  CountingTraceContext context;
+  EXPECT_EQ(context.trace_thread(), 1u);
+  EXPECT_EQ(context.trace_thread(), 1u);
+  std::uint32_t other = 0;
+  std::thread([&] { other = context.trace_thread(); }).join();
+  EXPECT_EQ(other, 2u);
+  EXPECT_EQ(context.trace_time_ns(), 0u);
+}
+
+// Every line RecordingOs writes for a short single-threaded session, exactly.
+TEST(RecordingOs, WritesOneExactLinePerCall) {
+  InlineRuntime runtime;
+  FakeOs fake(FakeOptions{}, runtime);
+  Trace trace;
+  RuntimeTraceContext context(runtime);
+  RecordingOs os(fake, trace, context);
+
+  const Port port = os.create_io_completion_port(0);
+  const Socket s = os.socket(kAfInet, kSockDgram, kIpprotoUdp);
+  Ipv4Address address{kLoopbackHost, 0};
+  ASSERT_EQ(os.bind(s, address), 0);
+  ASSERT_EQ(os.getsockname(s, &address), 0);
+  ASSERT_EQ(os.set_nonblocking(s, true), 0);
+  SockNotifyRegistration registration{s, 7, kSockNotifyRegisterEventOut, kSockNotifyOpEnable,
+                                      kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel, 0};
+  OverlappedEntry entries[4];
+  std::uint32_t received = 0;
+  ASSERT_EQ(os.process_socket_notifications(port, 1, &registration, 10, 4, entries, &received),
+            kErrorSuccess);
+  ASSERT_TRUE(os.post_queued_completion_status(port, 5, 99, 0));
+  ASSERT_TRUE(os.get_queued_completion_status_ex(port, entries, 4, &received, 0, false));
+  EXPECT_FALSE(os.get_queued_completion_status_ex(port, entries, 4, &received, 20, false));
+  EXPECT_EQ(os.last_error(), kWaitTimeout);
+  char byte = 0;
+  EXPECT_EQ(os.recvfrom(s, &byte, 1, 0, nullptr), kSocketError);
+  EXPECT_EQ(os.last_error(), kWsaEwouldblock);
+  {
+    std::unique_ptr<Mutex> mutex = os.mutex_create();
+    mutex->lock();
+    EXPECT_FALSE(mutex->try_lock());
+    mutex->unlock();
+  }
+  EXPECT_FALSE(os.thread_start("nope", [] {}).ok());
+  os.sleep_ms(5);
+  EXPECT_EQ(os.now_ns(), 25'000'000u);
+  EXPECT_EQ(os.closesocket(s), 0);
+  EXPECT_TRUE(os.close_port(port));
+
+  const std::string bound = std::to_string(address.port);
+  const std::string expected =
+      "0 0 T0 create_port concurrency=0 -> 2\n"
+      "1 0 T0 socket af=2 type=2 proto=17 -> 256\n"
+      "2 0 T0 bind s=256 addr=127.0.0.1:0 -> 0\n"
+      "3 0 T0 getsockname s=256 -> 0 addr=127.0.0.1:" + bound + "\n"
+      "4 0 T0 set_nonblocking s=256 on=1 -> 0\n"
+      "5 0 T0 psn port=2 regs=[s=256/key=7/filter=0x2/op=ENABLE/trig=0x5/res=0] timeout=10 "
+      "count=4 -> ERROR_SUCCESS n=1 entries=[key=7/mask=0x2]\n"
+      "6 0 T0 post port=2 bytes=0x5 key=99 -> 1\n"
+      "7 0 T0 gqcs port=2 count=4 timeout=0 alertable=0 -> 1 n=1 entries=[key=99/mask=0x5]\n"
+      "8 20000000 T0 gqcs port=2 count=4 timeout=20 alertable=0 -> 0\n"
+      "9 20000000 T0 last_error -> WAIT_TIMEOUT\n"
+      "10 20000000 T0 recvfrom s=256 len=1 flags=0 -> -1\n"
+      "11 20000000 T0 last_error -> WSAEWOULDBLOCK\n"
+      "12 20000000 T0 mutex_create -> m1\n"
+      "13 20000000 T0 m1.lock\n"
+      "14 20000000 T0 m1.try_lock -> 0\n"
+      "15 20000000 T0 m1.unlock\n"
+      "16 20000000 T0 thread_start name=nope -> FAIL failed_precondition\n"
+      "17 25000000 T0 sleep_ms ms=5\n"
+      "18 25000000 T0 now_ns -> 25000000\n"
+      "19 25000000 T0 closesocket s=256 -> 0\n"
+      "20 25000000 T0 close_port port=2 -> 1\n";
+  EXPECT_EQ(trace.text(), expected);
+}
+
+}  // namespace
+}  // namespace readyport
