@@ -15,6 +15,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kFailedPrecondition: return "failed_precondition";
     case StatusCode::kUnavailable: return "unavailable";
     case StatusCode::kOsError: return "os_error";
+    case StatusCode::kInternal: return "internal";
   }
   READYPORT_UNREACHABLE();
 }

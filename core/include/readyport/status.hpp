@@ -30,6 +30,7 @@ enum class StatusCode : std::uint8_t {
   kFailedPrecondition, // the object is not in a state that allows this (called after stop())
   kUnavailable,        // the OS lacks the facility (no ProcessSocketNotifications); retrying won't help
   kOsError,            // the OS call failed; os_error() holds its code
+  kInternal,           // a checker found a broken promise (test oracles; never the engine's API)
 };
 
 // Returns a stable, human-readable name such as "invalid_argument". Never null.

@@ -1,0 +1,143 @@
+#include "stress_options.hpp"
+
+#include <charconv>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace readyport {
+namespace {
+
+Status bad(std::string_view argument, std::string_view why) {
+  return Status(StatusCode::kInvalidArgument,
+                "argument '" + std::string(argument) + "': " + std::string(why) +
+                    " (readyport-stress --help)");
+}
+
+// Parses a whole decimal number in [minimum, maximum].
+bool parse_number(std::string_view text, std::uint64_t minimum, std::uint64_t maximum,
+                  std::uint64_t* value_out) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || ptr != end || text.empty()) return false;
+  if (value < minimum || value > maximum) return false;
+  *value_out = value;
+  return true;
+}
+
+// "I/N" with 1 <= I <= N <= 4096.
+bool parse_shard(std::string_view text, std::uint32_t* index_out, std::uint32_t* count_out) {
+  const std::size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return false;
+  std::uint64_t index = 0;
+  std::uint64_t count = 0;
+  if (!parse_number(text.substr(0, slash), 1, 4096, &index)) return false;
+  if (!parse_number(text.substr(slash + 1), 1, 4096, &count)) return false;
+  if (index > count) return false;
+  *index_out = static_cast<std::uint32_t>(index - 1);
+  *count_out = static_cast<std::uint32_t>(count);
+  return true;
+}
+
+}  // namespace
+
+const char* stress_usage() {
+  return "readyport-stress: the echo workload on the engine over FakeOs, one run per seed.\n"
+         "\n"
+         "  --seeds N          seeds to run (default 300)\n"
+         "  --first-seed S     the first seed (default 1); seeds are S, S+1, ...\n"
+         "  --seed S           run exactly seed S (same as --first-seed S --seeds 1)\n"
+         "  --shard I/N        run only the I-th of N interleaved shards of the seeds\n"
+         "  --strategy X       random | pct | mixed (default: even seeds random, odd pct)\n"
+         "  --depth D          PCT depth (default 3)\n"
+         "  --runtime X        sim (SimScheduler, replayable; default) | free (real threads)\n"
+         "  --steps-max N      scheduler steps per seed at most (default 2000000)\n"
+         "  --trace            print each seed's full trace (use with --seed)\n"
+         "  --verbose          print each seed's drawn parameters and result\n"
+         "\n"
+         "Every failure prints the one command that replays its seed. Exit status 1 on any\n"
+         "failure, 2 on bad arguments.\n";
+}
+
+const char* stress_strategy_name(StressStrategy strategy) {
+  switch (strategy) {
+    case StressStrategy::kRandom: return "random";
+    case StressStrategy::kPct: return "pct";
+    case StressStrategy::kMixed: return "mixed";
+  }
+  READYPORT_UNREACHABLE();
+}
+
+const char* stress_runtime_name(StressRuntime runtime) {
+  switch (runtime) {
+    case StressRuntime::kSim: return "sim";
+    case StressRuntime::kFree: return "free";
+  }
+  READYPORT_UNREACHABLE();
+}
+
+Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
+  StressOptions options;
+  bool seed_given = false;
+  bool seeds_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    const std::string_view value = has_value ? std::string_view(argv[i + 1]) : std::string_view();
+    std::uint64_t number = 0;
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+    } else if (arg == "--trace") {
+      options.trace = true;
+    } else if (arg == "--verbose") {
+      options.verbose = true;
+    } else if (!has_value) {
+      return bad(arg, "unknown, or missing its value");
+    } else if (arg == "--seeds") {
+      if (!parse_number(value, 1, 100'000'000, &number)) return bad(value, "--seeds takes 1..1e8");
+      options.seeds = number;
+      seeds_given = true;
+      ++i;
+    } else if (arg == "--first-seed" || arg == "--seed") {
+      if (!parse_number(value, 0, ~std::uint64_t{0}, &number)) return bad(value, "a seed is a decimal 64-bit number");
+      options.first_seed = number;
+      if (arg == "--seed") seed_given = true;
+      ++i;
+    } else if (arg == "--shard") {
+      if (!parse_shard(value, &options.shard_index, &options.shard_count)) {
+        return bad(value, "--shard takes I/N with 1 <= I <= N <= 4096");
+      }
+      ++i;
+    } else if (arg == "--strategy") {
+      if (value == "random") options.strategy = StressStrategy::kRandom;
+      else if (value == "pct") options.strategy = StressStrategy::kPct;
+      else if (value == "mixed") options.strategy = StressStrategy::kMixed;
+      else return bad(value, "--strategy takes random, pct or mixed");
+      ++i;
+    } else if (arg == "--depth") {
+      if (!parse_number(value, 1, 64, &number)) return bad(value, "--depth takes 1..64");
+      options.pct_depth = static_cast<std::uint32_t>(number);
+      ++i;
+    } else if (arg == "--runtime") {
+      if (value == "sim") options.runtime = StressRuntime::kSim;
+      else if (value == "free") options.runtime = StressRuntime::kFree;
+      else return bad(value, "--runtime takes sim or free");
+      ++i;
+    } else if (arg == "--steps-max") {
+      if (!parse_number(value, 1000, 1'000'000'000, &number)) return bad(value, "--steps-max takes 1000..1e9");
+      options.steps_max = number;
+      ++i;
+    } else {
+      return bad(arg, "unknown");
+    }
+  }
+  if (seed_given) {
+    if (seeds_given && options.seeds != 1) return bad("--seed", "--seed runs one seed; drop --seeds");
+    options.seeds = 1;
+  }
+  if (options.seeds - 1 > ~std::uint64_t{0} - options.first_seed) return bad("--first-seed", "seed range wraps around");
+  return options;
+}
+
+}  // namespace readyport

@@ -1,0 +1,52 @@
+// stress/stress_options.hpp: the command line of readyport-stress.
+//
+//   readyport-stress [--seeds N] [--first-seed S] [--seed S] [--shard I/N]
+//                    [--strategy random|pct|mixed] [--depth D] [--runtime sim|free]
+//                    [--steps-max N] [--trace] [--verbose] [--help]
+//
+// Ownership: plain values. Threading: none. Errors: parse returns a Status naming the bad
+// argument; nothing is run then.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "readyport/status.hpp"
+
+namespace readyport {
+
+// How a seed's schedule is chosen.
+enum class StressStrategy : std::uint8_t {
+  kRandom,  // SimStrategy::kRandom for every seed
+  kPct,     // SimStrategy::kPct for every seed
+  kMixed,   // even seeds random, odd seeds PCT (the default)
+};
+
+// Where the engine's threads run.
+enum class StressRuntime : std::uint8_t {
+  kSim,   // SimScheduler: one thread at a time, replays from the seed (the default)
+  kFree,  // FreeRuntime: real threads (for ThreadSanitizer); not replayable
+};
+
+struct StressOptions {
+  std::uint64_t first_seed = 1;
+  std::uint64_t seeds = 300;       // seeds run (before sharding)
+  std::uint32_t shard_index = 0;   // 0-based; seeds whose offset % shard_count == shard_index
+  std::uint32_t shard_count = 1;
+  StressStrategy strategy = StressStrategy::kMixed;
+  std::uint32_t pct_depth = 3;
+  StressRuntime runtime = StressRuntime::kSim;
+  std::uint64_t steps_max = 2'000'000;  // per seed
+  bool trace = false;     // print each seed's full trace (use with --seed)
+  bool verbose = false;   // print each seed's parameters and result
+  bool help = false;
+};
+
+// Parses argv[1..argc). Errors: kInvalidArgument naming the argument.
+Result<StressOptions> stress_options_parse(int argc, const char* const* argv);
+// The --help text.
+const char* stress_usage();
+const char* stress_strategy_name(StressStrategy strategy);
+const char* stress_runtime_name(StressRuntime runtime);
+
+}  // namespace readyport
