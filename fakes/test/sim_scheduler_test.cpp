@@ -222,6 +222,32 @@ TEST(SimScheduler, StepLimitEndsASpinningRun) {
   EXPECT_EQ(sim.stats().steps, 501u);
 }
 
+TEST(SimScheduler, TickMovesTheClockForThreadsThatNeverPark) {
+  // A thread spins on the clock while another waits 50 us: with tick_ns the spinner's steps move
+  // time, so the waiter's deadline comes although the spinner never parks.
+  SimOptions options = options_for(6, SimStrategy::kRandom);
+  options.tick_ns = 1000;
+  options.steps_max = 10'000;
+  SimScheduler sim(options);
+  ParkHarness harness(sim);
+  ParkHarness::Event never;
+  bool waiter_done = false;
+  std::uint64_t waiter_end_ns = 0;
+  ASSERT_TRUE(sim.run([&] {
+                   auto waiter = start(sim, "waiter", [&] {
+                     EXPECT_EQ(harness.wait(never, 50'000), ParkEnd::kDeadline);
+                     waiter_end_ns = sim.now_ns();
+                     waiter_done = true;
+                   });
+                   while (!waiter_done) harness.point("spin");
+                   waiter->join();
+                 })
+                  .ok());
+  EXPECT_GE(waiter_end_ns, 50'000u);
+  EXPECT_LT(waiter_end_ns, 60'000u);
+  EXPECT_EQ(sim.stats().time_jumps, 0u);
+}
+
 TEST(SimScheduler, ThreadStartOutsideRunAndPastTheLimitFails) {
   SimOptions options = options_for(2, SimStrategy::kRandom);
   options.threads_max = 2;

@@ -34,20 +34,28 @@
 //   gqcs port=2 count=4 timeout=4294967295 alertable=0 -> 1 n=1 entries=[key=99/mask=0x0]
 //   post port=2 bytes=0x0 key=99 -> 1
 //   socket af=2 type=1 proto=6 -> 256
-//   m2.lock -> ok
+//   m2.lock
 // (shown wrapped here; a trace line never contains a newline).
 //
 // Events written by SimScheduler all begin with `sched.`:
-//   sched.params seed=7 strategy=pct depth=3 estimate=400 change_points=[57,311]
-//   sched.start T3 name=worker-2            a thread was started (by the line's thread)
-//   sched.pick T3 of=[T1,T3] at=psn         the strategy chose T3 among the runnable threads at
-//                                           the line's thread's scheduling point `at`
-//   sched.park call=gqcs deadline=none      the line's thread parked (deadline in virtual ns)
+//   sched.params seed=7 strategy=pct depth=3 estimate=400 change_points=[57,311] steps_max=..
+//                                           the first line of a SimScheduler run (thread 0)
+//   sched.start T3 name=worker-2            the line's thread started T3 (names are the
+//                                           caller's; keep them free of spaces)
+//   sched.pick T3 of=[T1,T3] at=now_ns      the strategy chose T3 among the runnable threads at
+//                                           the line's thread's scheduling point `at` (written
+//                                           only when there was a choice or a switch)
+//   sched.park call=sleep_ms deadline=5000000    the line's thread parked in a seam call
+//                                           (`call` as FakeOs names it; deadline virtual ns or
+//                                           `none`)
+//   sched.park call=Thread::join target=T3  the line's thread waits for T3 to finish
 //   sched.wake T3                           the line's thread woke parked T3
-//   sched.time to=5000000 ready=[T2,T4]     every thread was parked: virtual time jumped
+//   sched.time to=5000000 ready=[T2,T4]     every thread was parked: virtual time jumped to the
+//                                           earliest deadline; T2 and T4 timed out
 //   sched.demote T2 change=1                a PCT priority change point
 //   sched.finish                            the line's thread returned from its body
-//   sched.deadlock [T1:Thread::join,T2:mutex.lock]   the run ended in a deadlock
+//   sched.deadlock [T1:Thread::join,T2:lock]   the run ended in a deadlock: each unfinished
+//                                           thread with its last call
 //   sched.limit steps=100000                the run ended at the step limit
 //
 // ---- Memory ---------------------------------------------------------------------------------------
