@@ -81,8 +81,8 @@ void BM_Batch64RearmAndDequeue(benchmark::State& state) {
   std::vector<OverlappedEntry> entries(kBatch);
   std::uint32_t received = 0;
   for (auto _ : state) {
-    const std::uint32_t rc = os.process_socket_notifications(
-        port, kBatch, regs.data(), 0, kBatch, entries.data(), &received);
+    const std::uint32_t rc = os.process_socket_notifications(port, kBatch, regs.data(), 0, kBatch,
+                                                             entries.data(), &received);
     if (rc != kErrorSuccess || received != kBatch) {
       state.SkipWithError("expected 64 packets from 64 re-armed readable sockets");
       break;

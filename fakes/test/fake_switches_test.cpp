@@ -3,10 +3,10 @@
 // here the other reading is selected through FakeOptions and checked too). Plus the fake's limits.
 //
 // Test names: <Row>_<Setting>_<Behaviour>, the row named after its FakeOptions field.
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "conformance/scenario_util.hpp"
 #include "readyport/fake/fake_options.hpp"
@@ -72,7 +72,7 @@ TEST(FakeSwitches, TriggerLenient_On_MissingLevelAndEdgeStillFails) {
       << "rule C1: a doubled LEVEL/EDGE fails in both modes";
 }
 
-// ---- ENABLE with a new key on a live registration (spec B3): key_change_strict --------------------
+// ---- ENABLE with a new key on a live registration (spec B3): key_change_strict ------------------
 
 TEST(FakeSwitches, KeyChangeStrict_Default_OldKeyKept) {
   FakeOs os;
@@ -110,7 +110,7 @@ TEST(FakeSwitches, KeyChangeStrict_On_NewKeyIsWsaeinvalAndNothingChanges) {
   EXPECT_EQ(got[0].completion_key, kKeyA);
 }
 
-// ---- second port (spec B8): second_port_error ----------------------------------------------------
+// ---- second port (spec B8): second_port_error ---------------------------------------------------
 
 // Registers `pair.server` with `first` (IN, key A), then tries `second`; returns that result and
 // checks that the first registration is unchanged.
@@ -146,7 +146,8 @@ TEST(FakeSwitches, SecondPortError_Configured_IsThatCode) {
   EXPECT_EQ(second_port_attempt(os), kWsaEalready) << "rule B8 (configured code)";
 }
 
-// ---- REMOVE / DISABLE of an unregistered socket (spec B6, B9): unregistered_error, not_socket_error
+// ---- REMOVE / DISABLE of an unregistered socket (spec B6, B9): unregistered_error,
+// not_socket_error
 
 TEST(FakeSwitches, UnregisteredError_Default_RemoveAndDisableAreWsaeinval) {
   FakeOs os;
@@ -197,7 +198,7 @@ TEST(FakeSwitches, NotSocketError_Configured_IsThatCode) {
   EXPECT_EQ(disable(os, port, kInvalidSocket), kWsaEinval);
 }
 
-// ---- packet queued when DISABLE or closesocket happens (spec B4, E2): queued_dropped_on_disable ----
+// ---- packet queued when DISABLE or closesocket happens (spec B4, E2): queued_dropped_on_disable -
 
 // Queues an IN packet for `pair.server` (key A) on `port` without dequeueing it.
 void queue_in_packet(Os& os, Port port, const TcpPair& pair) {
@@ -263,7 +264,7 @@ TEST(FakeSwitches, QueuedDroppedOnDisable_On_DroppedAtClosesocket) {
   EXPECT_EQ(os.stats().registrations_live, 0u);
 }
 
-// ---- REMOVE while a packet is queued (spec D4): remove_separate_packet ------------------------------
+// ---- REMOVE while a packet is queued (spec D4): remove_separate_packet --------------------------
 
 TEST(FakeSwitches, RemoveSeparatePacket_Default_RemoveOredIntoPendingPacket) {
   FakeOs os;
@@ -301,7 +302,7 @@ TEST(FakeSwitches, RemoveSeparatePacket_On_QueuesRemoveAfterPendingPacket) {
   EXPECT_FALSE(os.socket_registered(pair.server));
 }
 
-// ---- closesocket after REMOVE, before its packet: remove_dropped_on_close ------------------------------
+// ---- closesocket after REMOVE, before its packet: remove_dropped_on_close -----------------------
 
 TEST(FakeSwitches, RemoveDroppedOnClose_Default_RemoveStillDelivered) {
   FakeOs os;
@@ -337,7 +338,7 @@ TEST(FakeSwitches, RemoveDroppedOnClose_On_RemoveDropped) {
   EXPECT_EQ(os.stats().registrations_live, 0u);
 }
 
-// ---- ONESHOT disarm (spec C2): oneshot_disarm ------------------------------------------------------
+// ---- ONESHOT disarm (spec C2): oneshot_disarm ---------------------------------------------------
 
 // ONESHOT|LEVEL IN|HANGUP: data queues IN, then the peer's FIN arrives while the packet is queued.
 OverlappedEntry oneshot_then_hangup(FakeOs& os, std::uint32_t* later_count_out) {
@@ -377,7 +378,7 @@ TEST(FakeSwitches, OneshotDisarm_AtQueue_LaterEventsNotReported) {
   EXPECT_EQ(later, 0u) << "rule C2: nothing else";
 }
 
-// ---- lpOverlapped in socket packets: overlapped_poison -----------------------------------------------
+// ---- lpOverlapped in socket packets: overlapped_poison ------------------------------------------
 
 TEST(FakeSwitches, OverlappedPoison_Default_SocketPacketsPoisoned) {
   FakeOs os;
@@ -411,7 +412,7 @@ TEST(FakeSwitches, OverlappedPoison_Off_SocketPacketsZero) {
   EXPECT_EQ(got[1].overlapped, 0x1230u) << "rule F2: a posted packet keeps its own value";
 }
 
-// ---- receivedEntryCount on WAIT_TIMEOUT: 0 (no switch) ---------------------------------------------
+// ---- receivedEntryCount on WAIT_TIMEOUT: 0 (no switch) ------------------------------------------
 
 TEST(FakeSwitches, ReceivedOnTimeout_NoSwitch_IsZero) {
   FakeOs os;
@@ -429,7 +430,7 @@ TEST(FakeSwitches, ReceivedOnTimeout_NoSwitch_IsZero) {
   EXPECT_EQ(received, 0u) << "rule A2: also with timeout 0";
 }
 
-// ---- timed wait ending early (spec A5): early_wake_ms_max -------------------------------------------
+// ---- timed wait ending early (spec A5): early_wake_ms_max ---------------------------------------
 
 // How long (virtual ns) each of `waits` empty timed waits of `timeout_ms` took, alternating PSN
 // and GetQueuedCompletionStatusEx.
@@ -478,7 +479,7 @@ TEST(FakeSwitches, EarlyWakeMsMax_Set_WaitsEndUpToNEarlyReproducibly) {
   EXPECT_EQ(wait_durations(again, 40, 20), durations) << "the same seed, the same early wakes";
 }
 
-// ---- SOCKET value reuse (spec E5): socket_reuse ----------------------------------------------------
+// ---- SOCKET value reuse (spec E5): socket_reuse -------------------------------------------------
 
 TEST(FakeSwitches, SocketReuse_Default_LowestFreeValueReusedAtOnce) {
   FakeOs os;
@@ -511,7 +512,7 @@ TEST(FakeSwitches, SocketReuse_Off_ValuesNeverReused) {
   }
 }
 
-// ---- limits: everything is bounded ------------------------------------------------------------------
+// ---- limits: everything is bounded --------------------------------------------------------------
 
 TEST(FakeSwitches, BatchMax_ExceededIsWsaeinvalAndChangesNothing) {
   FakeOptions options;
@@ -531,8 +532,7 @@ TEST(FakeSwitches, BatchMax_ExceededIsWsaeinvalAndChangesNothing) {
   OverlappedEntry entries[3];
   std::uint32_t received = 0;
   ASSERT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey1, 0));
-  EXPECT_EQ(os.process_socket_notifications(port, 0, nullptr, 0, 3, entries, &received),
-            kWsaEinval)
+  EXPECT_EQ(os.process_socket_notifications(port, 0, nullptr, 0, 3, entries, &received), kWsaEinval)
       << "completionCount above batch_max";
   EXPECT_EQ(os.queued_packet_count(port), 1u) << "rule A3: nothing dequeued";
 }

@@ -71,7 +71,8 @@ TEST_P(PsnConformance, A2_TimeoutStillAppliesRegistrations) {
   const TcpPair pair = sc.tcp_pair();
   ASSERT_TRUE(sc.ok());
   // The server end has nothing to read: the ENABLE is applied, then the wait times out.
-  std::vector<SockNotifyRegistration> regs{enable_reg(pair.server, kKeyA, kFilterIn, kOneshotLevel)};
+  std::vector<SockNotifyRegistration> regs{
+      enable_reg(pair.server, kKeyA, kFilterIn, kOneshotLevel)};
   const Dequeued first = process(os, port, regs, kQuietMs);
   ASSERT_EQ(first.rc, kWaitTimeout) << "rule A2: nothing to report yet";
   EXPECT_EQ(regs[0].registration_result, 0u)
@@ -125,7 +126,8 @@ TEST_P(PsnConformance, A3_FailedCallAppliesNoRegistration) {
                             << entries_text(got);
   EXPECT_EQ(got[0].completion_key, kKeyA);
   EXPECT_FALSE(got[0].bytes_transferred & kSockNotifyEventRemove)
-      << "rule A3: the failed call's REMOVE was not applied: " << mask_name(got[0].bytes_transferred);
+      << "rule A3: the failed call's REMOVE was not applied: "
+      << mask_name(got[0].bytes_transferred);
 }
 
 TEST_P(PsnConformance, A3_FailedCallDequeuesNothing) {
@@ -156,7 +158,8 @@ TEST_P(PsnConformance, A3_RetryAfterFailedCallApplies) {
   const Port port = sc.port();
   const TcpPair pair = sc.tcp_pair();
   ASSERT_TRUE(sc.ok());
-  std::vector<SockNotifyRegistration> regs{enable_reg(pair.server, kKeyA, kFilterIn, kOneshotLevel)};
+  std::vector<SockNotifyRegistration> regs{
+      enable_reg(pair.server, kKeyA, kFilterIn, kOneshotLevel)};
   const std::uint32_t failed =
       os.process_socket_notifications(kInvalidPort, 1, regs.data(), 0, 0, nullptr, nullptr);
   ASSERT_NE(failed, kErrorSuccess);
@@ -196,7 +199,8 @@ TEST_P(PsnConformance, A4_RegistrationCountZeroNeedsNullInfos) {
   const Port port = sc.port();
   ASSERT_TRUE(sc.ok());
   SockNotifyRegistration unused = remove_reg(kInvalidSocket);
-  const std::uint32_t rc = os.process_socket_notifications(port, 0, &unused, 0, 0, nullptr, nullptr);
+  const std::uint32_t rc =
+      os.process_socket_notifications(port, 0, &unused, 0, 0, nullptr, nullptr);
   EXPECT_EQ(rc, kWsaEinval) << "rule A4 (guess): registrationCount 0 with registrationInfos "
                                "not NULL is WSAEINVAL, got "
                             << error_text(rc);
@@ -342,8 +346,8 @@ TEST_P(PsnConformance, A6_GqcsReturnsSocketPackets) {
   ASSERT_EQ(enable(os, port, pair.server, kKeyA, kFilterIn, kOneshotLevel), 0u);
   std::vector<OverlappedEntry> entries(4);
   std::uint32_t removed = 0;
-  ASSERT_TRUE(os.get_queued_completion_status_ex(port, entries.data(), 4, &removed, kExpectMs,
-                                                 false))
+  ASSERT_TRUE(
+      os.get_queued_completion_status_ex(port, entries.data(), 4, &removed, kExpectMs, false))
       << "rule A6: GetQueuedCompletionStatusEx dequeues socket packets too; error "
       << error_text(os.last_error());
   ASSERT_EQ(removed, 1u);
@@ -362,7 +366,8 @@ TEST_P(PsnConformance, A7_EnablePacketComesBackInTheSameCall) {
   ASSERT_TRUE(sc.ok());
   send_bytes(os, pair.client, 10);
   settle(os);
-  std::vector<SockNotifyRegistration> regs{enable_reg(pair.server, kKeyA, kFilterIn, kOneshotLevel)};
+  std::vector<SockNotifyRegistration> regs{
+      enable_reg(pair.server, kKeyA, kFilterIn, kOneshotLevel)};
   const Dequeued result = process(os, port, regs, 0);
   EXPECT_EQ(regs[0].registration_result, 0u);
   ASSERT_EQ(result.rc, kErrorSuccess)
@@ -538,7 +543,8 @@ TEST_P(PsnConformance, A10_LastEnableInArraySetsTheFilter) {
   const std::vector<OverlappedEntry> got = dequeue(os, port, kExpectMs);
   ASSERT_EQ(got.size(), 1u) << entries_text(got);
   EXPECT_TRUE(has(got[0].bytes_transferred, kSockNotifyEventOut))
-      << "rule A10 (guess): the later ENABLE (OUT) is in force: " << mask_name(got[0].bytes_transferred);
+      << "rule A10 (guess): the later ENABLE (OUT) is in force: "
+      << mask_name(got[0].bytes_transferred);
   EXPECT_FALSE(got[0].bytes_transferred & kSockNotifyEventIn)
       << "rule A10 (guess): the earlier ENABLE's IN filter was overridden, not merged: "
       << mask_name(got[0].bytes_transferred);

@@ -18,8 +18,8 @@ TEST_P(PsnConformance, B1_OpNoneLeavesRegistrationUnchanged) {
   ASSERT_TRUE(sc.ok());
   ASSERT_EQ(enable(os, port, pair.server, kKeyA, kFilterIn, kOneshotLevel), 0u);
   // An OP_NONE element with other key, filter and flags: no change (its result is not judged).
-  SockNotifyRegistration none{pair.server, kKeyB, kFilterOut, kSockNotifyOpNone,
-                              kPersistentEdge, 0};
+  SockNotifyRegistration none{pair.server,       kKeyB,           kFilterOut,
+                              kSockNotifyOpNone, kPersistentEdge, 0};
   std::vector<SockNotifyRegistration> regs{none};
   ASSERT_EQ(apply(os, port, regs), kErrorSuccess);
   EXPECT_TRUE(dequeue(os, port, kQuietMs).empty())
@@ -38,8 +38,8 @@ TEST_P(PsnConformance, B1_OpNoneDoesNotRegister) {
   const Port port = sc.port();
   const TcpPair pair = sc.tcp_pair();
   ASSERT_TRUE(sc.ok());
-  SockNotifyRegistration none{pair.server, kKeyA, kFilterAll, kSockNotifyOpNone, kPersistentLevel,
-                              0};
+  SockNotifyRegistration none{pair.server,      kKeyA, kFilterAll, kSockNotifyOpNone,
+                              kPersistentLevel, 0};
   std::vector<SockNotifyRegistration> regs{none};
   ASSERT_EQ(apply(os, port, regs), kErrorSuccess);
   send_bytes(os, pair.client, 10);
@@ -263,7 +263,8 @@ TEST_P(PsnConformance, B5_RemoveQueuesExactlyOneRemovePacket) {
   ASSERT_EQ(remove_sock(os, port, pair.server), 0u) << "rule B5: REMOVE of an enabled registration";
   const std::vector<OverlappedEntry> got = dequeue_all(os, port);
   ASSERT_EQ(got.size(), 1u) << "rule B5: exactly one REMOVE packet: " << entries_text(got);
-  EXPECT_EQ(got[0].completion_key, kKeyA) << "rule B5: the REMOVE packet has the registration's key";
+  EXPECT_EQ(got[0].completion_key, kKeyA)
+      << "rule B5: the REMOVE packet has the registration's key";
   EXPECT_TRUE(has(got[0].bytes_transferred, kSockNotifyEventRemove))
       << "rule B5: mask has 0x80: " << mask_name(got[0].bytes_transferred);
 }
@@ -347,9 +348,9 @@ TEST_P(PsnConformance, B6_RemoveOfNeverRegisteredSocketFails) {
   ASSERT_TRUE(sc.ok());
   const std::uint32_t result = remove_sock(os, port, pair.server);
   EXPECT_NE(result, 0u) << "rule B6: REMOVE of a socket that was never registered fails";
-  expect_default_reading(is_fake(), result == kWsaEinval,
-                         "rule B6 (fake default): the code is WSAEINVAL, got " +
-                             error_text(result));
+  expect_default_reading(
+      is_fake(), result == kWsaEinval,
+      "rule B6 (fake default): the code is WSAEINVAL, got " + error_text(result));
   const std::vector<OverlappedEntry> got = dequeue(os, port, kQuietMs);
   EXPECT_TRUE(got.empty()) << "rule B6: a failed REMOVE queues nothing: " << entries_text(got);
 }
@@ -447,9 +448,9 @@ TEST_P(PsnConformance, B8_SecondPortFailsAndLeavesFirstUnchanged) {
   ASSERT_EQ(enable(os, first, pair.server, kKeyA, kFilterIn, kOneshotLevel), 0u);
   const std::uint32_t result = enable(os, second, pair.server, kKeyB, kFilterOut, kPersistentLevel);
   EXPECT_NE(result, 0u) << "rule B8: a socket registered with one port cannot join a second";
-  expect_default_reading(is_fake(), result == kWsaEinval,
-                         "rule B8 (fake default): the code is WSAEINVAL, got " +
-                             error_text(result));
+  expect_default_reading(
+      is_fake(), result == kWsaEinval,
+      "rule B8 (fake default): the code is WSAEINVAL, got " + error_text(result));
   EXPECT_TRUE(dequeue(os, second, kQuietMs).empty())
       << "rule B8: the second port got nothing (its OUT|PERSISTENT was not applied)";
   send_bytes(os, pair.client, 10);
@@ -489,9 +490,9 @@ TEST_P(PsnConformance, B9_ValueThatIsNotASocketFails) {
   ASSERT_TRUE(sc.ok());
   const std::uint32_t result = enable(os, port, kInvalidSocket, kKeyA, kFilterIn, kOneshotLevel);
   EXPECT_NE(result, 0u) << "rule B9: INVALID_SOCKET is not a socket";
-  expect_default_reading(is_fake(), result == kWsaEnotsock,
-                         "rule B9 (fake default): the code is WSAENOTSOCK, got " +
-                             error_text(result));
+  expect_default_reading(
+      is_fake(), result == kWsaEnotsock,
+      "rule B9 (fake default): the code is WSAENOTSOCK, got " + error_text(result));
 }
 
 TEST_P(PsnConformance, B9_ClosedSocketValueFails) {
@@ -505,9 +506,9 @@ TEST_P(PsnConformance, B9_ClosedSocketValueFails) {
   // Nothing was opened since, so the value is not a socket (even where values are reused, E5).
   const std::uint32_t result = enable(os, port, sock, kKeyA, kFilterIn, kOneshotLevel);
   EXPECT_NE(result, 0u) << "rule B9: a closed socket's value is not a socket";
-  expect_default_reading(is_fake(), result == kWsaEnotsock,
-                         "rule B9 (fake default): the code is WSAENOTSOCK, got " +
-                             error_text(result));
+  expect_default_reading(
+      is_fake(), result == kWsaEnotsock,
+      "rule B9 (fake default): the code is WSAENOTSOCK, got " + error_text(result));
   EXPECT_TRUE(dequeue(os, port, kQuietMs).empty());
 }
 

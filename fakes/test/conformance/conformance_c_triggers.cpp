@@ -18,8 +18,8 @@ TEST_P(PsnConformance, C1_EveryValidTriggerCombinationIsAccepted) {
   // The server end has nothing to read, so none of these ENABLEs queues anything.
   for (std::uint8_t flags : {kOneshotLevel, kOneshotEdge, kPersistentLevel, kPersistentEdge}) {
     EXPECT_EQ(enable(os, port, pair.server, kKeyA, kFilterIn, flags), 0u)
-        << "rule C1: one of LEVEL/EDGE and one of ONESHOT/PERSISTENT is valid: flags 0x"
-        << std::hex << unsigned{flags};
+        << "rule C1: one of LEVEL/EDGE and one of ONESHOT/PERSISTENT is valid: flags 0x" << std::hex
+        << unsigned{flags};
   }
 }
 
@@ -350,7 +350,8 @@ TEST_P(PsnConformance, C6_OneshotLevelRearmCycle) {
   ASSERT_EQ(dequeue(os, port, kExpectMs).size(), 1u);
   char buffer[10];
   ASSERT_EQ(os.recv(pair.server, buffer, 10, 0), 10);  // handle half of it
-  std::vector<SockNotifyRegistration> rearm{enable_reg(pair.server, kKeyA, kFilterIn, kOneshotLevel)};
+  std::vector<SockNotifyRegistration> rearm{
+      enable_reg(pair.server, kKeyA, kFilterIn, kOneshotLevel)};
   const Dequeued again = process(os, port, rearm, kExpectMs);
   EXPECT_EQ(rearm[0].registration_result, 0u);
   ASSERT_EQ(again.entries.size(), 1u) << "rule C6: re-armed ONESHOT|LEVEL fires for the rest";
@@ -358,8 +359,8 @@ TEST_P(PsnConformance, C6_OneshotLevelRearmCycle) {
   std::vector<SockNotifyRegistration> rearm_empty{
       enable_reg(pair.server, kKeyA, kFilterIn, kOneshotLevel)};
   const Dequeued quiet = process(os, port, rearm_empty, kQuietMs);
-  EXPECT_EQ(quiet.rc, kWaitTimeout) << "rule C6: nothing left, nothing reported: "
-                                    << entries_text(quiet.entries);
+  EXPECT_EQ(quiet.rc, kWaitTimeout)
+      << "rule C6: nothing left, nothing reported: " << entries_text(quiet.entries);
 }
 
 TEST_P(PsnConformance, C6_OneshotEdgeIsAcceptedButFiresOnlyOnTransitions) {

@@ -235,12 +235,12 @@ TEST_P(PsnConformance, D4_RemoveCanArriveOredWithOtherEvents) {
   EXPECT_TRUE(has(got.back().bytes_transferred, kSockNotifyEventRemove))
       << "rule D4/E3: REMOVE comes last: " << entries_text(got);
   EXPECT_TRUE(saw_in) << "rule D4/B4: the queued IN is delivered: " << entries_text(got);
-  expect_default_reading(is_fake(),
-                         got.size() == 1 && has(got[0].bytes_transferred,
-                                                kSockNotifyEventIn | kSockNotifyEventRemove),
-                         "rule D4 (fake default): REMOVE is OR-ed into the queued packet "
-                         "(one entry IN|REMOVE), got " +
-                             entries_text(got));
+  expect_default_reading(
+      is_fake(),
+      got.size() == 1 && has(got[0].bytes_transferred, kSockNotifyEventIn | kSockNotifyEventRemove),
+      "rule D4 (fake default): REMOVE is OR-ed into the queued packet "
+      "(one entry IN|REMOVE), got " +
+          entries_text(got));
 }
 
 TEST_P(PsnConformance, D5_StaleInLeadsToWouldBlock) {
@@ -305,8 +305,8 @@ TEST_P(PsnConformance, D6_ListenerInMeansAConnectionCanBeAccepted) {
       << "rule D6: a pending connection is IN on the listener: "
       << mask_name(got[0].bytes_transferred);
   const Socket accepted = os.accept(listener.sock, nullptr);
-  EXPECT_NE(accepted, kInvalidSocket) << "rule D6: after IN, accept succeeds; error "
-                                      << error_text(os.last_error());
+  EXPECT_NE(accepted, kInvalidSocket)
+      << "rule D6: after IN, accept succeeds; error " << error_text(os.last_error());
   if (accepted != kInvalidSocket) {
     EXPECT_EQ(os.closesocket(accepted), 0);
   }

@@ -20,8 +20,7 @@ TEST_P(PsnConformance, E1_NothingCarriesTheKeyAfterItsRemovePacket) {
   ASSERT_EQ(remove_sock(os, port, pair.server), 0u);
   const std::vector<OverlappedEntry> before = dequeue_all(os, port);
   ASSERT_FALSE(before.empty());
-  ASSERT_TRUE(has(before.back().bytes_transferred, kSockNotifyEventRemove))
-      << entries_text(before);
+  ASSERT_TRUE(has(before.back().bytes_transferred, kSockNotifyEventRemove)) << entries_text(before);
   // The REMOVE packet was dequeued: the registration's data may be freed. Whatever happens to the
   // socket now (traffic, shutdown, close, a new socket perhaps with the same value), the key
   // never comes back.

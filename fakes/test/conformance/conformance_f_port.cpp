@@ -175,8 +175,8 @@ TEST_P(PsnConformance, F3_GqcsReturnsTrueWithEntries) {
   ASSERT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey2, 0));
   std::vector<OverlappedEntry> entries(4);
   std::uint32_t removed = 0;
-  EXPECT_TRUE(os.get_queued_completion_status_ex(port, entries.data(), 4, &removed, kExpectMs,
-                                                 false))
+  EXPECT_TRUE(
+      os.get_queued_completion_status_ex(port, entries.data(), 4, &removed, kExpectMs, false))
       << "rule F3: TRUE when packets are queued";
   EXPECT_EQ(removed, 2u) << "rule F3: with the number of entries";
 }
@@ -189,8 +189,8 @@ TEST_P(PsnConformance, F3_GqcsTimeoutIsFalseWithWaitTimeout) {
   ASSERT_TRUE(sc.ok());
   std::vector<OverlappedEntry> entries(4);
   std::uint32_t removed = 0;
-  EXPECT_FALSE(os.get_queued_completion_status_ex(port, entries.data(), 4, &removed, kQuietMs,
-                                                  false))
+  EXPECT_FALSE(
+      os.get_queued_completion_status_ex(port, entries.data(), 4, &removed, kQuietMs, false))
       << "rule F3: FALSE on timeout";
   EXPECT_EQ(os.last_error(), kWaitTimeout)
       << "rule F3: with WAIT_TIMEOUT, got " << error_text(os.last_error());
@@ -208,8 +208,8 @@ TEST_P(PsnConformance, F3_GqcsWaitAbandonedWhenPortCloses) {
       os.thread_start("f3-waiter", [&os, port, &dequeued, &error] {
         OverlappedEntry entry{};
         std::uint32_t removed = 0;
-        dequeued = os.get_queued_completion_status_ex(port, &entry, 1, &removed, kConnectFailMs,
-                                                      false);
+        dequeued =
+            os.get_queued_completion_status_ex(port, &entry, 1, &removed, kConnectFailMs, false);
         error = os.last_error();
       });
   if (!started.ok()) {

@@ -12,7 +12,7 @@
 //     ASSERT_TRUE(sc.ok());
 //     send_bytes(os(), pair.client, 10);
 //     settle(os());
-//     EXPECT_EQ(enable(os(), port, pair.server, kKeyA, kSockNotifyRegisterEventIn, kOneshotLevel), 0u);
+//     EXPECT_EQ(enable(os(), port, pair.server, kKeyA, kFilterIn, kOneshotLevel), 0u);
 //     auto got = dequeue(os(), port, kExpectMs);
 //     ...
 //   }
@@ -31,13 +31,13 @@
 // Threading: a Scenario and these helpers are used by the test's own thread only.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "readyport/os.hpp"
 
@@ -51,7 +51,7 @@ inline constexpr std::uint32_t kExpectMs = 500;
 inline constexpr std::uint32_t kQuietMs = 20;
 // Pause after provoking a socket condition, before observing it.
 inline constexpr std::uint32_t kSettleMs = 10;
-// A refused loopback connect takes Windows about 2 s (it retries the SYN); the fake answers at once.
+// A refused loopback connect takes Windows about 2 s (SYN retries); the fake refuses at once.
 inline constexpr std::uint32_t kConnectFailMs = 5000;
 // accept() retries (with a 1 ms sleep between) while a connection is still on its way.
 inline constexpr int kAcceptAttemptsMax = 1000;
@@ -78,7 +78,7 @@ inline constexpr std::uint16_t kFilterOut = kSockNotifyRegisterEventOut;
 inline constexpr std::uint16_t kFilterHangup = kSockNotifyRegisterEventHangup;
 inline constexpr std::uint16_t kFilterAll = kSockNotifyRegisterEventsAll;
 
-// ---- Masks in messages ---------------------------------------------------------------------------
+// ---- Masks in messages --------------------------------------------------------------------------
 
 // "IN|OUT|REMOVE", "0" for an empty mask, unknown bits as hex: for assertion messages.
 inline std::string mask_name(std::uint32_t mask) {
@@ -107,8 +107,8 @@ inline std::string entries_text(const std::vector<OverlappedEntry>& entries) {
   std::string out;
   for (const OverlappedEntry& entry : entries) {
     char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "{key=0x%llx mask=",
-                  static_cast<unsigned long long>(entry.completion_key));
+    std::snprintf(buffer, sizeof buffer,
+                  "{key=0x%llx mask=", static_cast<unsigned long long>(entry.completion_key));
     if (!out.empty()) out += ", ";
     out += buffer;
     out += mask_name(entry.bytes_transferred);
@@ -122,7 +122,7 @@ inline std::string error_text(std::uint32_t code) {
   return std::to_string(code) + " (" + os_error_name(code) + ")";
 }
 
-// ---- Registrations ---------------------------------------------------------------------------------
+// ---- Registrations ------------------------------------------------------------------------------
 
 inline SockNotifyRegistration enable_reg(Socket sock, std::uintptr_t key, std::uint16_t filter,
                                          std::uint8_t trigger_flags) {
@@ -167,12 +167,12 @@ inline std::uint32_t remove_sock(Os& os, Port port, Socket sock) {
   return apply_one(os, port, remove_reg(sock));
 }
 
-// ---- Dequeueing -------------------------------------------------------------------------------------
+// ---- Dequeueing ---------------------------------------------------------------------------------
 
 // What one ProcessSocketNotifications call that dequeues returned.
 struct Dequeued {
-  std::uint32_t rc = 0;                 // the call's return value
-  std::vector<OverlappedEntry> entries; // the *received_out entries
+  std::uint32_t rc = 0;                  // the call's return value
+  std::vector<OverlappedEntry> entries;  // the *received_out entries
 };
 
 // One ProcessSocketNotifications call applying `registrations` (may be empty) and dequeueing up
@@ -183,10 +183,9 @@ inline Dequeued process(Os& os, Port port, std::vector<SockNotifyRegistration>& 
   Dequeued out;
   out.entries.resize(count_max);
   std::uint32_t received = 0xFFFF'FFFF;
-  out.rc = os.process_socket_notifications(
-      port, static_cast<std::uint32_t>(registrations.size()),
-      registrations.empty() ? nullptr : registrations.data(), timeout_ms, count_max,
-      out.entries.data(), &received);
+  out.rc = os.process_socket_notifications(port, static_cast<std::uint32_t>(registrations.size()),
+                                           registrations.empty() ? nullptr : registrations.data(),
+                                           timeout_ms, count_max, out.entries.data(), &received);
   if (out.rc == kErrorSuccess) {
     EXPECT_GE(received, 1u) << "rule A1: ERROR_SUCCESS with completionCount > 0 dequeues >= 1";
     EXPECT_LE(received, count_max) << "rule A1/F1: at most completionCount entries";
@@ -209,7 +208,8 @@ inline std::vector<OverlappedEntry> dequeue(Os& os, Port port, std::uint32_t tim
 }
 
 // Dequeues until a call times out (kQuietMs), `calls_max` calls at most: everything queued now.
-// Use only where nothing re-queues forever (no PERSISTENT|LEVEL registration whose condition holds).
+// Use only where nothing re-queues forever (no PERSISTENT|LEVEL registration whose condition
+// holds).
 inline std::vector<OverlappedEntry> dequeue_all(Os& os, Port port, int calls_max = 8) {
   std::vector<OverlappedEntry> all;
   for (int call = 0; call < calls_max; ++call) {
@@ -232,7 +232,7 @@ inline std::vector<OverlappedEntry> with_key(const std::vector<OverlappedEntry>&
 
 inline bool has(std::uint32_t mask, std::uint32_t bits) { return (mask & bits) == bits; }
 
-// ---- Socket traffic --------------------------------------------------------------------------------
+// ---- Socket traffic -----------------------------------------------------------------------------
 
 // Sends `length` bytes of filler; expects all of them to be accepted at once (small payloads).
 inline void send_bytes(Os& os, Socket sock, int length) {
@@ -321,7 +321,8 @@ class Scenario {
     return sock;
   }
 
-  // A UDP socket bound to 127.0.0.1 on an ephemeral port, non-blocking; its address in *address_out.
+  // A UDP socket bound to 127.0.0.1 on an ephemeral port, non-blocking; its address in
+  // *address_out.
   Socket udp_socket(Ipv4Address* address_out) {
     const Socket sock = os_.socket(kAfInet, kSockDgram, kIpprotoUdp);
     if (sock == kInvalidSocket) {
@@ -455,7 +456,8 @@ inline void expect_default_reading(bool is_fake, bool holds, const std::string& 
     return;
   }
   std::printf("[ OBSERVED ] %s: %s\n", reading.c_str(), holds ? "holds" : "does not hold");
-  ::testing::Test::RecordProperty("open_reading", reading + (holds ? ": holds" : ": does not hold"));
+  ::testing::Test::RecordProperty("open_reading",
+                                  reading + (holds ? ": holds" : ": does not hold"));
 }
 
 }  // namespace readyport::conformance
