@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The mingw+Wine leg: cross-builds core, fakes, WindowsOs and their GoogleTest tests for 64-bit
+# Windows (CMake preset "mingw") and runs them with ctest under Wine, headless.
+#
+#   bash ci/wine_leg.sh            # from anywhere; ci/test.sh calls it as the leg "wine"
+#   CTEST_ARGS="-L windows" bash ci/wine_leg.sh
+#
+# What it does, in order:
+# 1. checks that exactly one source file includes the Winsock header (core/src/windows_os.cpp);
+# 2. configures and builds build/mingw (logs in build/logs/wine.*.log);
+# 3. starts one persistent wineserver for the prefix build/wine-prefix with every descriptor
+#    detached (never a pipe of ours: a Wine process that inherits one keeps it open and whoever
+#    reads it hangs), boots the prefix, and kills the server in an EXIT trap;
+# 4. runs ctest (tests are discovered at test time through Wine, DISCOVERY_MODE PRE_TEST) and
+#    prints its output: tests that need the real ProcessSocketNotifications, which Wine 8 lacks,
+#    are reported by ctest as skipped, not passed;
+# 5. where the determinism tool readyport-sim-trace exists in both this build and the native one
+#    (build/default), compares its trace hash for a few seeds: the fake must behave the same when
+#    compiled for Windows.
+# Prints "---- leg wine: N passed, N failed, N skipped" last. Exit status: non-zero when a step
+# failed, a test failed, or a trace hash differs.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+jobs="${READYPORT_JOBS:-2}"
+log_dir="build/logs"
+build_dir="build/mingw"
+mkdir -p "$log_dir"
+failures=()
+
+# ---- 0. tools --------------------------------------------------------------------------------
+if ! command -v x86_64-w64-mingw32-g++-posix >/dev/null 2>&1 || ! command -v wine >/dev/null 2>&1 ||
+   ! command -v wineserver >/dev/null 2>&1; then
+  bash ci/setup.sh || { echo "wine leg: setup failed"; echo "---- leg wine: 0 passed, 1 failed, 0 skipped"; exit 1; }
+fi
+
+# ---- 1. one file includes the Winsock header ------------------------------------------------
+mapfile -t winsock_files < <(grep -rlE --include='*.cpp' --include='*.hpp' --include='*.h' \
+                             --include='*.cc' --exclude-dir=build --exclude-dir=.git \
+                             '^[[:space:]]*#[[:space:]]*include[[:space:]]*<winsock2\.h>' .)
+if [ "${#winsock_files[@]}" -ne 1 ]; then
+  echo "wine leg: expected exactly one source file to include the Winsock header, found ${#winsock_files[@]}: ${winsock_files[*]}"
+  failures+=("winsock-include")
+fi
+
+# ---- 2. configure and build -----------------------------------------------------------------
+echo "==== leg wine: configure and build (preset mingw)"
+if ! cmake --preset mingw >"$log_dir/wine.configure.log" 2>&1; then
+  cat "$log_dir/wine.configure.log"
+  echo "---- leg wine: 0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+if ! cmake --build --preset mingw -j "$jobs" >"$log_dir/wine.build.log" 2>&1; then
+  tail -n 80 "$log_dir/wine.build.log"
+  echo "---- leg wine: 0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
+# ---- 3. a persistent, detached wineserver ----------------------------------------------------
+export WINEDEBUG=-all
+export WINEPREFIX="$PWD/build/wine-prefix"
+export WINEDLLOVERRIDES="mscoree,mshtml="
+export WINEARCH=win64
+
+# run_detached CMD...: runs CMD with stdin, stdout and stderr on /dev/null and every other
+# descriptor of this shell closed, so that no Wine process (nor the server it may start) holds a
+# descriptor that someone reads or waits on.
+run_detached() {
+  (
+    for fd_path in /proc/"$BASHPID"/fd/*; do
+      fd="${fd_path##*/}"
+      if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec "$@" </dev/null >/dev/null 2>&1
+  )
+}
+
+stop_wineserver() { run_detached wineserver -k || true; }
+trap stop_wineserver EXIT
+
+stop_wineserver  # a server left by an interrupted run would hold old descriptors
+echo "==== leg wine: starting wineserver (prefix $WINEPREFIX)"
+boot_start=$(date +%s)
+run_detached wineserver -p  # forks into the background; -p: persistent
+if [ -f "$WINEPREFIX/system.reg" ]; then
+  run_detached wine wineboot
+else
+  run_detached wine wineboot -i  # creates the prefix: 15-25 s once
+fi
+wine --version </dev/null >"$log_dir/wine.version.txt" 2>&1 || true  # the loader only, no server
+echo "     wine ready in $(($(date +%s) - boot_start)) s ($(cat "$log_dir/wine.version.txt"))"
+
+# ---- 4. ctest under Wine ---------------------------------------------------------------------
+echo "==== leg wine: ctest"
+ctest_log="$log_dir/wine.ctest.log"
+# Output goes to a file, not a pipe; the preset sets the same WINE* variables.
+# shellcheck disable=SC2086 # CTEST_ARGS is a list of words on purpose
+ctest --preset mingw -j "$jobs" ${CTEST_ARGS:-} </dev/null >"$ctest_log" 2>&1
+ctest_rc=$?
+cat "$ctest_log"
+
+summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$ctest_log" | tail -n 1)
+if [ -n "$summary" ]; then
+  failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$summary")
+  total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$summary")
+else
+  failed=0
+  total=0
+fi
+skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .*\(Skipped\)$' "$ctest_log" || true)
+passed=$((total - failed - skipped))
+if [ "$ctest_rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq 0 ]; then failures+=("ctest"); fi
+
+# ---- 5. the fake's trace hash: Windows build against the native build ------------------------
+native_tool=$(find build/default -type f -name 'readyport-sim-trace' -perm -u+x 2>/dev/null | head -n 1)
+windows_tool=$(find "$build_dir" -type f -name 'readyport-sim-trace.exe' 2>/dev/null | head -n 1)
+if [ -z "$windows_tool" ]; then
+  echo "==== leg wine: trace hash comparison skipped: readyport-sim-trace.exe is not built"
+elif [ -z "$native_tool" ]; then
+  echo "==== leg wine: trace hash comparison skipped: build/default has no readyport-sim-trace (run the native leg first)"
+else
+  echo "==== leg wine: trace hashes, native against mingw under Wine"
+  for seed in 1 2 3 42 1000; do
+    native_out="$log_dir/wine.trace.native.$seed.txt"
+    windows_out="$log_dir/wine.trace.mingw.$seed.txt"
+    "$native_tool" --seed "$seed" </dev/null >"$native_out" 2>&1
+    native_rc=$?
+    wine "$windows_tool" --seed "$seed" </dev/null >"$windows_out" 2>&1
+    windows_rc=$?
+    sed -i 's/\r$//' "$windows_out"
+    if [ "$native_rc" -ne 0 ] || [ "$windows_rc" -ne 0 ] || ! cmp -s "$native_out" "$windows_out"; then
+      echo "     seed $seed: DIFFERENT (exit $native_rc / $windows_rc)"
+      diff "$native_out" "$windows_out" | head -n 10
+      failures+=("trace-hash-seed-$seed")
+    else
+      echo "     seed $seed: same ($(tail -n 1 "$native_out"))"
+    fi
+  done
+fi
+
+if [ "${#failures[@]}" -ne 0 ]; then
+  echo "wine leg failed: ${failures[*]}"
+  if [ "$failed" -eq 0 ]; then failed=${#failures[@]}; fi
+fi
+echo "---- leg wine: $passed passed, $failed failed, $skipped skipped"
+[ "${#failures[@]}" -eq 0 ]
