@@ -80,8 +80,7 @@ void FreeRuntime::point(const char* call) {
 
 void FreeRuntime::advance_to(std::uint64_t time_ns) {
   std::uint64_t now = now_ns_.load(std::memory_order_acquire);
-  while (now < time_ns &&
-         !now_ns_.compare_exchange_weak(now, time_ns, std::memory_order_acq_rel)) {
+  while (now < time_ns && !now_ns_.compare_exchange_weak(now, time_ns, std::memory_order_acq_rel)) {
     // `now` was reloaded by the failed exchange; retry while still behind.
   }
 }

@@ -135,11 +135,16 @@ class Line {
   }
   static std::string op_name(std::uint8_t operation) {
     switch (operation) {
-      case kSockNotifyOpNone: return "NONE";
-      case kSockNotifyOpEnable: return "ENABLE";
-      case kSockNotifyOpDisable: return "DISABLE";
-      case kSockNotifyOpRemove: return "REMOVE";
-      default: return std::to_string(operation);
+      case kSockNotifyOpNone:
+        return "NONE";
+      case kSockNotifyOpEnable:
+        return "ENABLE";
+      case kSockNotifyOpDisable:
+        return "DISABLE";
+      case kSockNotifyOpRemove:
+        return "REMOVE";
+      default:
+        return std::to_string(operation);
     }
   }
 
@@ -196,8 +201,10 @@ class RecordingThread final : public Thread {
 
 Port RecordingOs::create_io_completion_port(std::uint32_t concurrency) {
   const Port port = inner_.create_io_completion_port(concurrency);
-  record(Line("create_port").num("concurrency", concurrency).arrow_num(
-      static_cast<std::int64_t>(port.value)).str());
+  record(Line("create_port")
+             .num("concurrency", concurrency)
+             .arrow_num(static_cast<std::int64_t>(port.value))
+             .str());
   return port;
 }
 
@@ -207,16 +214,14 @@ bool RecordingOs::close_port(Port port) {
   return closed;
 }
 
-std::uint32_t RecordingOs::process_socket_notifications(Port port,
-                                                        std::uint32_t registration_count,
+std::uint32_t RecordingOs::process_socket_notifications(Port port, std::uint32_t registration_count,
                                                         SockNotifyRegistration* registrations,
                                                         std::uint32_t timeout_ms,
                                                         std::uint32_t completion_count,
                                                         OverlappedEntry* entries,
                                                         std::uint32_t* received_out) {
-  const std::uint32_t result =
-      inner_.process_socket_notifications(port, registration_count, registrations, timeout_ms,
-                                          completion_count, entries, received_out);
+  const std::uint32_t result = inner_.process_socket_notifications(
+      port, registration_count, registrations, timeout_ms, completion_count, entries, received_out);
   Line line("psn");
   line.num("port", port.value);
   if (registration_count > 0 || registrations != nullptr) {
@@ -234,8 +239,7 @@ std::uint32_t RecordingOs::process_socket_notifications(Port port,
 }
 
 bool RecordingOs::get_queued_completion_status_ex(Port port, OverlappedEntry* entries,
-                                                  std::uint32_t count,
-                                                  std::uint32_t* removed_out,
+                                                  std::uint32_t count, std::uint32_t* removed_out,
                                                   std::uint32_t timeout_ms, bool alertable) {
   const bool ok = inner_.get_queued_completion_status_ex(port, entries, count, removed_out,
                                                          timeout_ms, alertable);
@@ -332,8 +336,7 @@ int RecordingOs::recv(Socket s, void* data, int length, int flags) {
   return result;
 }
 
-int RecordingOs::sendto(Socket s, const void* data, int length, int flags,
-                        const Ipv4Address& to) {
+int RecordingOs::sendto(Socket s, const void* data, int length, int flags, const Ipv4Address& to) {
   const int result = inner_.sendto(s, data, length, flags, to);
   record(Line("sendto")
              .num("s", s)
@@ -368,7 +371,8 @@ int RecordingOs::closesocket(Socket s) {
 
 int RecordingOs::set_nonblocking(Socket s, bool nonblocking) {
   const int result = inner_.set_nonblocking(s, nonblocking);
-  record(Line("set_nonblocking").num("s", s).num("on", nonblocking ? 1 : 0).arrow_num(result).str());
+  record(
+      Line("set_nonblocking").num("s", s).num("on", nonblocking ? 1 : 0).arrow_num(result).str());
   return result;
 }
 

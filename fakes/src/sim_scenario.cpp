@@ -21,7 +21,7 @@ constexpr int kDatagramBytes = 16;
 constexpr std::uint32_t kDrainMax = 64;  // recvfrom calls per socket packet at most
 
 struct Shared {
-  std::unique_ptr<Mutex> mutex;           // guards everything below
+  std::unique_ptr<Mutex> mutex;  // guards everything below
   ScenarioCounts counts;
   std::vector<std::uint32_t> posted_seen;  // per posted packet: how many times dequeued
   Status broken;                           // the first broken invariant
@@ -62,8 +62,8 @@ std::uint32_t drain(Os& os, Shared& shared, Socket s) {
       continue;
     }
     const std::uint32_t error = os.last_error();
-    if (error != kWsaEwouldblock) note_broken(shared, "recvfrom failed with " +
-                                                             std::string(os_error_name(error)));
+    if (error != kWsaEwouldblock)
+      note_broken(shared, "recvfrom failed with " + std::string(os_error_name(error)));
     return received;
   }
   note_broken(shared, "a socket never drained");
@@ -78,10 +78,10 @@ void dequeuer(Os& os, const Endpoints& endpoints, const ScenarioShape& shape, Sh
   bool stopped = false;
   for (std::uint32_t loop = 0; loop < shape.loops_max && !stopped; ++loop) {
     std::uint32_t received = 0;
-    const std::uint32_t result = os.process_socket_notifications(
-        endpoints.port, static_cast<std::uint32_t>(rearm.size()),
-        rearm.empty() ? nullptr : rearm.data(), shape.timeout_ms, shape.batch, entries.data(),
-        &received);
+    const std::uint32_t result =
+        os.process_socket_notifications(endpoints.port, static_cast<std::uint32_t>(rearm.size()),
+                                        rearm.empty() ? nullptr : rearm.data(), shape.timeout_ms,
+                                        shape.batch, entries.data(), &received);
     for (const SockNotifyRegistration& registration : rearm) {
       if (registration.registration_result != 0) note_broken(shared, "a re-arm failed");
     }
@@ -151,14 +151,13 @@ void producer(Os& os, const Endpoints& endpoints, const ScenarioShape& shape, Rn
       }
       posted += 1;
     } else if (kind == 1) {
-      const int result = os.sendto(endpoints.sender, payload, kDatagramBytes, 0,
-                                   endpoints.addresses[index]);
+      const int result =
+          os.sendto(endpoints.sender, payload, kDatagramBytes, 0, endpoints.addresses[index]);
       if (result == kDatagramBytes) sent += 1;
     } else {
       SockNotifyRegistration registration = enable_in(endpoints.sockets[index], index);
       const std::uint32_t result =
-          os.process_socket_notifications(endpoints.port, 1, &registration, 0, 0, nullptr,
-                                          nullptr);
+          os.process_socket_notifications(endpoints.port, 1, &registration, 0, 0, nullptr, nullptr);
       if (result != kErrorSuccess || registration.registration_result != 0) {
         note_broken(shared, "a registration failed");
       }
@@ -250,9 +249,8 @@ Status standard_scenario_body(Os& os, Rng& workload, const ScenarioShape& shape,
   std::vector<std::unique_ptr<Thread>> threads;
   Status started_all;
   for (std::uint32_t i = 0; i < shape.dequeuers && started_all.ok(); ++i) {
-    Result<std::unique_ptr<Thread>> started =
-        os.thread_start("dequeuer-" + std::to_string(i + 1),
-                        [&] { dequeuer(os, endpoints, shape, shared); });
+    Result<std::unique_ptr<Thread>> started = os.thread_start(
+        "dequeuer-" + std::to_string(i + 1), [&] { dequeuer(os, endpoints, shape, shared); });
     if (!started.ok()) {
       started_all = started.status();
     } else {
@@ -260,8 +258,8 @@ Status standard_scenario_body(Os& os, Rng& workload, const ScenarioShape& shape,
     }
   }
   if (started_all.ok()) {
-    Result<std::unique_ptr<Thread>> started = os.thread_start(
-        "producer", [&] { producer(os, endpoints, shape, workload, shared); });
+    Result<std::unique_ptr<Thread>> started =
+        os.thread_start("producer", [&] { producer(os, endpoints, shape, workload, shared); });
     if (started.ok()) {
       threads.push_back(std::move(started).value());
     } else {

@@ -37,8 +37,8 @@ enum class SimThreadState : std::uint8_t {
 };
 
 struct SimThread {
-  std::uint32_t id = 0;          // immutable: 1, 2, ... in start order
-  std::string name;              // immutable
+  std::uint32_t id = 0;  // immutable: 1, 2, ... in start order
+  std::string name;      // immutable
   SimThreadState state = SimThreadState::kRunnable;
   const char* last_call = "start";            // the last scheduling point's call name
   Waiter* waiter = nullptr;                   // while parked in park()
@@ -54,20 +54,20 @@ struct SimCore {
       : options(options_in), rng(SeedStreams(options_in.seed).stream(SeedStream::kSchedule)) {}
 
   const SimOptions options;
-  Rng rng;                                           // the schedule stream; guarded by mutex
+  Rng rng;  // the schedule stream; guarded by mutex
   mutable std::mutex mutex;
-  std::vector<std::unique_ptr<SimThread>> threads;   // index id - 1; at most threads_max
-  std::vector<std::uint32_t> priorities;             // kPct: thread ids, highest priority first
-  std::vector<std::uint64_t> change_points;          // kPct: step numbers, sorted
-  std::size_t change_next = 0;                       // kPct: the next change point's index
-  std::uint32_t running = 0;                         // the baton holder; 0: none
-  std::atomic<std::uint64_t> now_ns{0};              // written under mutex, read anywhere
+  std::vector<std::unique_ptr<SimThread>> threads;  // index id - 1; at most threads_max
+  std::vector<std::uint32_t> priorities;            // kPct: thread ids, highest priority first
+  std::vector<std::uint64_t> change_points;         // kPct: step numbers, sorted
+  std::size_t change_next = 0;                      // kPct: the next change point's index
+  std::uint32_t running = 0;                        // the baton holder; 0: none
+  std::atomic<std::uint64_t> now_ns{0};             // written under mutex, read anywhere
   SimOutcome outcome = SimOutcome::kNotRun;
-  Status status;                                     // run()'s result once outcome is final
-  std::condition_variable done;                      // signalled when outcome leaves kRunning
+  Status status;                 // run()'s result once outcome is final
+  std::condition_variable done;  // signalled when outcome leaves kRunning
   SimStats stats;
-  std::vector<SimThread*> runnable;                  // scratch for step(), id order
-  std::string line;                                  // scratch for trace lines
+  std::vector<SimThread*> runnable;  // scratch for step(), id order
+  std::string line;                  // scratch for trace lines
 };
 
 }  // namespace internal
@@ -82,15 +82,16 @@ using internal::SimThreadState;
 thread_local const SimCore* tls_core = nullptr;
 thread_local SimThread* tls_thread = nullptr;
 
-SimThread* current_thread(const SimCore& core) {
-  return tls_core == &core ? tls_thread : nullptr;
-}
+SimThread* current_thread(const SimCore& core) { return tls_core == &core ? tls_thread : nullptr; }
 
 const char* state_name(SimThreadState state) {
   switch (state) {
-    case SimThreadState::kRunnable: return "runnable";
-    case SimThreadState::kParked: return "parked";
-    case SimThreadState::kFinished: return "finished";
+    case SimThreadState::kRunnable:
+      return "runnable";
+    case SimThreadState::kParked:
+      return "parked";
+    case SimThreadState::kFinished:
+      return "finished";
   }
   READYPORT_UNREACHABLE();
 }
@@ -171,11 +172,11 @@ void end_run(SimCore& core, const SimThread& self, SimOutcome outcome) {
       }
       core.line += ']';
       trace_line(core, self.id);
-      core.status = Status(StatusCode::kFailedPrecondition,
-                           "deadlock: every unfinished thread is parked with no deadline at t=" +
-                               std::to_string(core.stats.now_ns) + " ns: " +
-                               describe_threads_locked(core) + " [" + parameters_locked(core) +
-                               "]");
+      core.status =
+          Status(StatusCode::kFailedPrecondition,
+                 "deadlock: every unfinished thread is parked with no deadline at t=" +
+                     std::to_string(core.stats.now_ns) + " ns: " + describe_threads_locked(core) +
+                     " [" + parameters_locked(core) + "]");
       break;
     }
     case SimOutcome::kStepLimit:
@@ -220,7 +221,8 @@ std::uint32_t release_expired(SimCore& core, std::string* ready_out) {
 bool jump_time(SimCore& core, const SimThread& self) {
   std::uint64_t earliest = kDeadlineNone;
   for (const auto& thread : core.threads) {
-    if (thread->state == SimThreadState::kParked) earliest = std::min(earliest, thread->deadline_ns);
+    if (thread->state == SimThreadState::kParked)
+      earliest = std::min(earliest, thread->deadline_ns);
   }
   if (earliest == kDeadlineNone) return false;
   READYPORT_ASSERT(earliest > core.now_ns.load(std::memory_order_relaxed));
@@ -321,10 +323,9 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
   collect_runnable(core);
   if (core.runnable.empty()) {
     if (!jump_time(core, self)) {
-      const bool all_finished =
-          std::all_of(core.threads.begin(), core.threads.end(), [](const auto& thread) {
-            return thread->state == SimThreadState::kFinished;
-          });
+      const bool all_finished = std::all_of(
+          core.threads.begin(), core.threads.end(),
+          [](const auto& thread) { return thread->state == SimThreadState::kFinished; });
       // Every thread finished: the run is complete (self is the last one). Otherwise every
       // unfinished thread waits for something only another parked thread could do.
       end_run(core, self, all_finished ? SimOutcome::kCompleted : SimOutcome::kDeadlock);
@@ -339,7 +340,8 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
     const auto byte = static_cast<std::uint8_t>(next->id >> shift);
     core.stats.schedule_hash = (core.stats.schedule_hash ^ byte) * kFnv1a64Prime;
   }
-  if (tracing(core) && (core.runnable.size() > 1 || next != &self)) trace_pick(core, self, *next, at);
+  if (tracing(core) && (core.runnable.size() > 1 || next != &self))
+    trace_pick(core, self, *next, at);
   if (next == &self) return;
   core.stats.switches += 1;
   core.running = next->id;
@@ -395,9 +397,8 @@ Result<SimThread*> create_thread(const std::shared_ptr<SimCore>& core_owner, std
   try {
     raw->thread = std::thread(thread_main, core_owner, raw);
   } catch (const std::system_error& error) {
-    return Status(StatusCode::kResourceExhausted,
-                  "SimScheduler: cannot start a real thread for '" + std::string(name) +
-                      "': " + error.what());
+    return Status(StatusCode::kResourceExhausted, "SimScheduler: cannot start a real thread for '" +
+                                                      std::string(name) + "': " + error.what());
   }
   core.threads.push_back(std::move(thread));
   if (core.options.strategy == SimStrategy::kPct) {
@@ -471,9 +472,12 @@ void SimThreadHandle::join() {
 
 const char* sim_strategy_name(SimStrategy strategy) {
   switch (strategy) {
-    case SimStrategy::kRandom: return "random";
-    case SimStrategy::kPct: return "pct";
-    case SimStrategy::kRoundRobin: return "round_robin";
+    case SimStrategy::kRandom:
+      return "random";
+    case SimStrategy::kPct:
+      return "pct";
+    case SimStrategy::kRoundRobin:
+      return "round_robin";
   }
   READYPORT_UNREACHABLE();
 }
@@ -492,11 +496,16 @@ bool sim_strategy_parse(std::string_view name, SimStrategy* strategy_out) {
 
 const char* sim_outcome_name(SimOutcome outcome) {
   switch (outcome) {
-    case SimOutcome::kNotRun: return "not_run";
-    case SimOutcome::kRunning: return "running";
-    case SimOutcome::kCompleted: return "completed";
-    case SimOutcome::kDeadlock: return "deadlock";
-    case SimOutcome::kStepLimit: return "step_limit";
+    case SimOutcome::kNotRun:
+      return "not_run";
+    case SimOutcome::kRunning:
+      return "running";
+    case SimOutcome::kCompleted:
+      return "completed";
+    case SimOutcome::kDeadlock:
+      return "deadlock";
+    case SimOutcome::kStepLimit:
+      return "step_limit";
   }
   READYPORT_UNREACHABLE();
 }

@@ -43,10 +43,9 @@ void Trace::record(std::uint64_t time_ns, std::uint32_t thread, std::string_view
   READYPORT_ASSERT(event.find('\n') == std::string_view::npos);
   std::lock_guard<std::mutex> guard(mutex_);
   char prefix[64];
-  const int prefix_size =
-      std::snprintf(prefix, sizeof(prefix), "%llu %llu T%u ",
-                    static_cast<unsigned long long>(line_count_),
-                    static_cast<unsigned long long>(time_ns), static_cast<unsigned>(thread));
+  const int prefix_size = std::snprintf(
+      prefix, sizeof(prefix), "%llu %llu T%u ", static_cast<unsigned long long>(line_count_),
+      static_cast<unsigned long long>(time_ns), static_cast<unsigned>(thread));
   READYPORT_ASSERT(prefix_size > 0 && static_cast<std::size_t>(prefix_size) < sizeof(prefix));
   line_.assign(prefix, static_cast<std::size_t>(prefix_size));
   line_.append(event);

@@ -5,12 +5,12 @@
 // The script is fixed: its choices come from an Rng with a constant seed, so "the same script"
 // means the same calls in the same order; what this test proves is that the fake's answers (handle
 // values, ports, masks, batches, virtual times, errors) depend on nothing but those calls.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/inline_runtime.hpp"
@@ -20,8 +20,8 @@
 namespace readyport {
 namespace {
 
-constexpr std::uint32_t kStreamPairs = 16;   // 32 stream sockets
-constexpr std::uint32_t kDatagrams = 31;     // + 31 UDP sockets + 1 listener = 64 sockets
+constexpr std::uint32_t kStreamPairs = 16;  // 32 stream sockets
+constexpr std::uint32_t kDatagrams = 31;    // + 31 UDP sockets + 1 listener = 64 sockets
 constexpr std::uint32_t kSteps = 3000;
 constexpr std::uint32_t kScriptSeed = 2024;
 constexpr std::uintptr_t kPostedKeyFirst = 100000;
@@ -29,10 +29,10 @@ constexpr std::uintptr_t kPostedKeyFirst = 100000;
 struct Slot {
   Socket socket = kInvalidSocket;
   bool stream = false;
-  std::uint32_t port_index = 0;   // which of the two ports it registers with
+  std::uint32_t port_index = 0;  // which of the two ports it registers with
   std::uint16_t filter = 0;
   std::uint8_t trigger = 0;
-  Ipv4Address address;            // UDP: where datagrams go
+  Ipv4Address address;  // UDP: where datagrams go
 };
 
 class Script {
@@ -208,10 +208,17 @@ class Script {
     SockNotifyRegistration registration = enable_slot(index);
     std::uint32_t port_index = slot.port_index;
     switch (rng_.below(4)) {
-      case 0: registration.operation = kSockNotifyOpDisable; break;
-      case 1: registration.operation = kSockNotifyOpRemove; break;
-      case 2: break;  // re-enable (or register again after a REMOVE)
-      case 3: port_index = 1 - port_index; break;  // the other port: fails while registered (B8)
+      case 0:
+        registration.operation = kSockNotifyOpDisable;
+        break;
+      case 1:
+        registration.operation = kSockNotifyOpRemove;
+        break;
+      case 2:
+        break;  // re-enable (or register again after a REMOVE)
+      case 3:
+        port_index = 1 - port_index;
+        break;  // the other port: fails while registered (B8)
     }
     os_.process_socket_notifications(ports_[port_index], 1, &registration, 0, 0, nullptr, nullptr);
   }
@@ -293,9 +300,8 @@ TEST(FakeDeterminism, LongScriptOverSixtyFourSocketsAndTwoPortsGivesIdenticalTra
     const std::size_t at = static_cast<std::size_t>(
         std::mismatch(first.begin(), first.end(), second.begin(), second.end()).first -
         first.begin());
-    const std::size_t line_start = first.rfind('\n', at) == std::string::npos
-                                       ? 0
-                                       : first.rfind('\n', at) + 1;
+    const std::size_t line_start =
+        first.rfind('\n', at) == std::string::npos ? 0 : first.rfind('\n', at) + 1;
     FAIL() << "traces differ at byte " << at << ", line:\n"
            << first.substr(line_start, first.find('\n', at) - line_start) << "\nvs\n"
            << second.substr(line_start, second.find('\n', at) - line_start);

@@ -1,11 +1,11 @@
 // One seed, one interleaving: the standard multi-threaded scenario (three dequeuers, a producer,
 // FakeOs under SimScheduler, every call recorded) replays to the same trace for every seed, and
 // different seeds give different interleavings. Issue 3, label determinism.
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <set>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "readyport/fake/sim_scenario.hpp"
 

@@ -1,11 +1,11 @@
 // SimScheduler driving FakeOs: virtual deadlines of port waits, deadlocks on the fake's mutexes
 // and ports, and the scheduler's decisions in the same trace as the calls.
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/recording_os.hpp"
@@ -48,16 +48,16 @@ TEST(SimFake, PortWaitsEndAtTheirExactVirtualDeadlineOrWhenAPacketArrives) {
                      auto a = start(os, "waiter-a", [&] {
                        OverlappedEntry entry;
                        std::uint32_t removed = 0;
-                       woken_ok = os.get_queued_completion_status_ex(port, &entry, 1, &removed,
-                                                                     30, false);
+                       woken_ok =
+                           os.get_queued_completion_status_ex(port, &entry, 1, &removed, 30, false);
                        woken_at = os.now_ns();
                      });
                      // Waits 50 ms with a second packet never coming after the first.
                      auto b = start(os, "waiter-b", [&] {
                        OverlappedEntry entry;
                        std::uint32_t removed = 0;
-                       timed_out_ok = os.get_queued_completion_status_ex(port, &entry, 1,
-                                                                         &removed, 50, false);
+                       timed_out_ok =
+                           os.get_queued_completion_status_ex(port, &entry, 1, &removed, 50, false);
                        timed_out_at = os.now_ns();
                      });
                      os.sleep_ms(10);
@@ -82,7 +82,8 @@ TEST(SimFake, PortWaitsEndAtTheirExactVirtualDeadlineOrWhenAPacketArrives) {
 
 // Runs two threads taking two FakeOs mutexes in opposite order under `seed`. Returns the run's
 // status; `trace_text_out` gets its trace.
-Status run_opposite_locks(std::uint64_t seed, SimOutcome* outcome_out, std::string* trace_text_out) {
+Status run_opposite_locks(std::uint64_t seed, SimOutcome* outcome_out,
+                          std::string* trace_text_out) {
   SimOptions options;
   options.seed = seed;
   Trace trace;
@@ -174,8 +175,7 @@ TEST(SimFake, DeadlockOnAnInfinitePortWaitNamesTheCall) {
                 "T2 'waits-forever' parked in process_socket_notifications (no deadline)"),
             std::string::npos)
       << status.message();
-  EXPECT_NE(status.message().find("seed=3 strategy=random"), std::string::npos)
-      << status.message();
+  EXPECT_NE(status.message().find("seed=3 strategy=random"), std::string::npos) << status.message();
   keep_forever(std::move(os));  // a thread stays parked in its port
 }
 

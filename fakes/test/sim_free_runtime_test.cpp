@@ -1,15 +1,14 @@
 // FreeRuntime: real threads, real waits, a virtual clock. The FakeOs tests here run several real
 // threads through posts, dequeues and locks at once, for ThreadSanitizer to watch.
-#include "readyport/fake/free_runtime.hpp"
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "readyport/fake/fake_os.hpp"
+#include "readyport/fake/free_runtime.hpp"
 #include "readyport/fake/recording_os.hpp"
 #include "readyport/fake/sim_scenario.hpp"
 #include "sim_harness.hpp"

@@ -34,9 +34,9 @@ void post_and_dequeue(Os& os, Port port, int calls) {
 void run_threads(Os& os, Port port, int threads) {
   std::vector<std::unique_ptr<Thread>> started;
   for (int t = 1; t < threads; ++t) {
-    started.push_back(
-        os.thread_start("worker", [&os, port, threads] { post_and_dequeue(os, port, kCalls / threads); })
-            .value());
+    started.push_back(os.thread_start("worker", [&os, port, threads] {
+                          post_and_dequeue(os, port, kCalls / threads);
+                        }).value());
   }
   post_and_dequeue(os, port, kCalls / threads);
   for (auto& thread : started) thread->join();
@@ -99,8 +99,9 @@ void BM_FreeFourThreads(benchmark::State& state) {
     const Port port = os.create_io_completion_port(0);
     std::vector<std::unique_ptr<Thread>> started;
     for (int t = 0; t < 4; ++t) {
-      started.push_back(
-          os.thread_start("worker", [&os, port] { post_and_dequeue(os, port, kCalls / 4); }).value());
+      started.push_back(os.thread_start("worker", [&os, port] {
+                            post_and_dequeue(os, port, kCalls / 4);
+                          }).value());
     }
     for (auto& thread : started) thread->join();
     os.close_port(port);

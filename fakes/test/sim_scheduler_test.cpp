@@ -2,13 +2,13 @@
 // at a time, ids, joins, virtual deadlines, deadlock and step-limit reports, strategies, replay.
 #include "readyport/fake/sim_scheduler.hpp"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "readyport/fake/trace.hpp"
 #include "sim_harness.hpp"
@@ -336,7 +336,8 @@ TEST(SimScheduler, PctParametersComeFromTheSeed) {
   EXPECT_NE(a.parameters(), c.parameters());
 }
 
-// ---- PCT against random on a planted ordering bug of depth 2 -------------------------------------
+// ---- PCT against random on a planted ordering bug of depth 2
+// -------------------------------------
 //
 // Thread A reads a flag, then acts on what it read two steps later; thread B does a long job
 // (kJobSteps points) and then checks. The bug shows only when all of B's job runs between A's

@@ -19,15 +19,16 @@
 namespace {
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: readyport-sim-trace --seed N [--count C] [--strategy random|pct|round_robin]\n"
-               "                           [--depth D] [--estimate K] [--print]\n"
-               "  --seed N      master seed (schedule and workload streams)\n"
-               "  --count C     run seeds N .. N+C-1 (default 1)\n"
-               "  --strategy S  scheduling strategy (default random)\n"
-               "  --depth D     PCT depth: D-1 priority change points (default 3)\n"
-               "  --estimate K  PCT step estimate: change points in [1, K] (default 120)\n"
-               "  --print       print each run's full trace after its summary line\n");
+  std::fprintf(
+      stderr,
+      "usage: readyport-sim-trace --seed N [--count C] [--strategy random|pct|round_robin]\n"
+      "                           [--depth D] [--estimate K] [--print]\n"
+      "  --seed N      master seed (schedule and workload streams)\n"
+      "  --count C     run seeds N .. N+C-1 (default 1)\n"
+      "  --strategy S  scheduling strategy (default random)\n"
+      "  --depth D     PCT depth: D-1 priority change points (default 3)\n"
+      "  --estimate K  PCT step estimate: change points in [1, K] (default 120)\n"
+      "  --print       print each run's full trace after its summary line\n");
 }
 
 bool parse_u64(const char* text, std::uint64_t* value_out) {
@@ -84,15 +85,15 @@ int main(int argc, char** argv) {
   for (std::uint64_t k = 0; k < count; ++k) {
     options.seed = first_seed + k;
     const readyport::ScenarioRunResult result = readyport::run_standard_scenario(options);
-    std::printf("seed=%llu strategy=%s hash=%s lines=%llu steps=%llu switches=%llu outcome=%s "
-                "status=%s\n",
-                static_cast<unsigned long long>(options.seed),
-                readyport::sim_strategy_name(options.strategy),
-                readyport::hash_hex(result.hash).c_str(),
-                static_cast<unsigned long long>(result.lines),
-                static_cast<unsigned long long>(result.stats.steps),
-                static_cast<unsigned long long>(result.stats.switches),
-                readyport::sim_outcome_name(result.outcome), result.status.to_string().c_str());
+    std::printf(
+        "seed=%llu strategy=%s hash=%s lines=%llu steps=%llu switches=%llu outcome=%s "
+        "status=%s\n",
+        static_cast<unsigned long long>(options.seed),
+        readyport::sim_strategy_name(options.strategy), readyport::hash_hex(result.hash).c_str(),
+        static_cast<unsigned long long>(result.lines),
+        static_cast<unsigned long long>(result.stats.steps),
+        static_cast<unsigned long long>(result.stats.switches),
+        readyport::sim_outcome_name(result.outcome), result.status.to_string().c_str());
     if (print) std::fputs(result.text.c_str(), stdout);
     if (!result.status.ok()) exit_code = 1;
   }

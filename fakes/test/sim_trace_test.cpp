@@ -1,15 +1,14 @@
 // Trace (format, hash, bounded memory) and RecordingOs (one exact line per call) on FakeOs.
-#include "readyport/fake/trace.hpp"
+#include <gtest/gtest.h>
 
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/inline_runtime.hpp"
 #include "readyport/fake/recording_os.hpp"
+#include "readyport/fake/trace.hpp"
 
 namespace readyport {
 namespace {
@@ -51,9 +50,8 @@ TEST(Trace, BoundedTraceKeepsTheHashAndTheLastLines) {
   EXPECT_FALSE(small.keeps_full());
   EXPECT_EQ(small.hash(), full.hash());
   EXPECT_EQ(small.line_count(), 100u);
-  EXPECT_EQ(small.tail(),
-            (std::vector<std::string>{"97 97 T1 event 97\n", "98 98 T1 event 98\n",
-                                      "99 99 T1 event 99\n"}));
+  EXPECT_EQ(small.tail(), (std::vector<std::string>{"97 97 T1 event 97\n", "98 98 T1 event 98\n",
+                                                    "99 99 T1 event 99\n"}));
 }
 
 TEST(Trace, RecordIsSafeFromSeveralThreads) {
@@ -93,8 +91,12 @@ TEST(RecordingOs, WritesOneExactLinePerCall) {
   ASSERT_EQ(os.bind(s, address), 0);
   ASSERT_EQ(os.getsockname(s, &address), 0);
   ASSERT_EQ(os.set_nonblocking(s, true), 0);
-  SockNotifyRegistration registration{s, 7, kSockNotifyRegisterEventOut, kSockNotifyOpEnable,
-                                      kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel, 0};
+  SockNotifyRegistration registration{s,
+                                      7,
+                                      kSockNotifyRegisterEventOut,
+                                      kSockNotifyOpEnable,
+                                      kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
+                                      0};
   OverlappedEntry entries[4];
   std::uint32_t received = 0;
   ASSERT_EQ(os.process_socket_notifications(port, 1, &registration, 10, 4, entries, &received),
@@ -123,7 +125,9 @@ TEST(RecordingOs, WritesOneExactLinePerCall) {
       "0 0 T0 create_port concurrency=0 -> 2\n"
       "1 0 T0 socket af=2 type=2 proto=17 -> 256\n"
       "2 0 T0 bind s=256 addr=127.0.0.1:0 -> 0\n"
-      "3 0 T0 getsockname s=256 -> 0 addr=127.0.0.1:" + bound + "\n"
+      "3 0 T0 getsockname s=256 -> 0 addr=127.0.0.1:" +
+      bound +
+      "\n"
       "4 0 T0 set_nonblocking s=256 on=1 -> 0\n"
       "5 0 T0 psn port=2 regs=[s=256/key=7/filter=0x2/op=ENABLE/trig=0x5/res=0] timeout=10 "
       "count=4 -> ERROR_SUCCESS n=1 entries=[key=7/mask=0x2]\n"

@@ -39,23 +39,23 @@ namespace readyport {
 
 // The shape of the workload (not random: the seed decides only the order of things).
 struct ScenarioShape {
-  std::uint32_t dequeuers = 3;         // threads waiting on the port, 1..16
-  std::uint32_t sockets = 4;           // UDP sockets registered with the port, 1..64
-  std::uint32_t producer_actions = 12; // posts, sends and registrations, in a seeded order
-  std::uint32_t batch = 2;             // completion_count of each dequeuer call, 1..16
-  std::uint32_t timeout_ms = 5;        // each dequeuer call's timeout
-  std::uint32_t loops_max = 400;       // calls per dequeuer at most (then: an invariant breaks)
+  std::uint32_t dequeuers = 3;          // threads waiting on the port, 1..16
+  std::uint32_t sockets = 4;            // UDP sockets registered with the port, 1..64
+  std::uint32_t producer_actions = 12;  // posts, sends and registrations, in a seeded order
+  std::uint32_t batch = 2;              // completion_count of each dequeuer call, 1..16
+  std::uint32_t timeout_ms = 5;         // each dequeuer call's timeout
+  std::uint32_t loops_max = 400;        // calls per dequeuer at most (then: an invariant breaks)
 };
 
 // What the threads saw.
 struct ScenarioCounts {
-  std::uint32_t posted = 0;            // data packets posted by the producer
-  std::uint32_t posted_dequeued = 0;   // of those, dequeued
+  std::uint32_t posted = 0;           // data packets posted by the producer
+  std::uint32_t posted_dequeued = 0;  // of those, dequeued
   std::uint32_t datagrams_sent = 0;
   std::uint32_t datagrams_received = 0;
-  std::uint32_t socket_packets = 0;    // socket notification packets dequeued
-  std::uint32_t stops_seen = 0;        // stop packets consumed (one per dequeuer)
-  std::uint32_t timeouts = 0;          // dequeuer calls that returned WAIT_TIMEOUT
+  std::uint32_t socket_packets = 0;  // socket notification packets dequeued
+  std::uint32_t stops_seen = 0;      // stop packets consumed (one per dequeuer)
+  std::uint32_t timeouts = 0;        // dequeuer calls that returned WAIT_TIMEOUT
 };
 
 // Runs the scenario's main body on the calling thread, which must be a thread of `os`'s runtime
@@ -72,20 +72,20 @@ struct ScenarioRunOptions {
   std::uint32_t pct_depth = 3;
   std::uint64_t pct_steps_estimate = 120;  // about the steps of one run of the default shape
   std::uint64_t steps_max = 200'000;
-  TraceOptions trace;      // keep_full for the text, or only the hash and a tail
+  TraceOptions trace;  // keep_full for the text, or only the hash and a tail
   ScenarioShape shape;
 };
 
 struct ScenarioRunResult {
-  Status status;                   // ok, the scheduler's report, or a broken invariant
+  Status status;  // ok, the scheduler's report, or a broken invariant
   SimOutcome outcome = SimOutcome::kNotRun;
   SimStats stats;
   ScenarioCounts counts;
-  std::string parameters;          // SimScheduler::parameters()
-  std::uint64_t hash = 0;          // the trace's FNV-1a 64
-  std::uint64_t lines = 0;         // the trace's line count
-  std::string text;                // the full trace (only with trace.keep_full)
-  std::vector<std::string> tail;   // the last trace.tail_lines_max lines
+  std::string parameters;         // SimScheduler::parameters()
+  std::uint64_t hash = 0;         // the trace's FNV-1a 64
+  std::uint64_t lines = 0;        // the trace's line count
+  std::string text;               // the full trace (only with trace.keep_full)
+  std::vector<std::string> tail;  // the last trace.tail_lines_max lines
 };
 
 // Runs the scenario once under a SimScheduler: SimScheduler -> FakeOs -> RecordingOs, with the

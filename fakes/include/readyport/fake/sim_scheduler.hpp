@@ -119,14 +119,14 @@ enum class SimOutcome : std::uint8_t {
 const char* sim_outcome_name(SimOutcome outcome);
 
 struct SimStats {
-  std::uint64_t steps = 0;       // scheduling points taken by logical threads
-  std::uint64_t decisions = 0;   // steps at which more than one thread could run
-  std::uint64_t switches = 0;    // steps after which another thread ran
-  std::uint64_t parks = 0;       // park() and join() calls that blocked
-  std::uint64_t wakes = 0;       // wake() calls that made a parked thread runnable
-  std::uint64_t time_jumps = 0;  // times every thread was parked and the clock jumped
+  std::uint64_t steps = 0;            // scheduling points taken by logical threads
+  std::uint64_t decisions = 0;        // steps at which more than one thread could run
+  std::uint64_t switches = 0;         // steps after which another thread ran
+  std::uint64_t parks = 0;            // park() and join() calls that blocked
+  std::uint64_t wakes = 0;            // wake() calls that made a parked thread runnable
+  std::uint64_t time_jumps = 0;       // times every thread was parked and the clock jumped
   std::uint32_t threads_started = 0;  // logical threads, run()'s body included
-  std::uint64_t now_ns = 0;      // the virtual clock at the end
+  std::uint64_t now_ns = 0;           // the virtual clock at the end
   // FNV-1a 64 over the id of the thread that ran after each step: the interleaving alone, free
   // of the seed and of the calls' arguments (counts distinct interleavings across seeds).
   std::uint64_t schedule_hash = 0xcbf29ce484222325ULL;

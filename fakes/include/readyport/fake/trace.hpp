@@ -58,8 +58,9 @@
 //                                           thread with its last call
 //   sched.limit steps=100000                the run ended at the step limit
 //
-// ---- Memory ---------------------------------------------------------------------------------------
-// With `keep_full` (the default) the whole text is kept. For long runs, set keep_full = false and
+// ---- Memory
+// --------------------------------------------------------------------------------------- With
+// `keep_full` (the default) the whole text is kept. For long runs, set keep_full = false and
 // tail_lines_max = K: the trace keeps only the hash, the line count and the last K lines.
 //
 // Ownership: a plain object; whoever records into it holds a pointer and must not outlive it.
