@@ -7,12 +7,20 @@
 #   bash ci/test.sh native asan     # several
 #   CTEST_ARGS="-L conformance" bash ci/test.sh native   # a subset of tests
 #
-# Legs: native (g++), asan (clang ASan+UBSan), tsan (clang TSan).
+# Legs, in order:
+#   native  g++ (RelWithDebInfo, assertions on), every test
+#   asan    clang-19 with AddressSanitizer + UndefinedBehaviorSanitizer, every test
+#   tsan    clang-19 with ThreadSanitizer, every test
+#   traces  the same seeds' traces from the g++ build and the clang (asan) build, byte for byte
+#           (needs native and asan built first)
+#   wine    mingw-w64 cross-build run under Wine (ci/wine_leg.sh); tests needing the real
+#           ProcessSocketNotifications are reported as skipped
+#   lint    actionlint on .github/workflows (ci/actionlint.sh)
 # Exit status: non-zero when any leg failed to build or had a failing test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_legs=(native asan tsan)
+all_legs=(native asan tsan traces wine lint)
 legs=("$@")
 if [ "${#legs[@]}" -eq 0 ]; then legs=("${all_legs[@]}"); fi
 
@@ -58,11 +66,44 @@ run_preset() {
   echo "---- leg $leg: $p passed, $f failed, $s skipped"
 }
 
+# run_check LEG CMD...: a leg that is one check; counts as one test, passed or failed.
+run_check() {
+  local leg="$1"; shift
+  echo "==== leg $leg: $*"
+  if "$@" >"$log_dir/$leg.log" 2>&1; then
+    tail -n 3 "$log_dir/$leg.log"
+    passed_total=$((passed_total + 1))
+    echo "---- leg $leg: 1 passed, 0 failed, 0 skipped"
+  else
+    tail -n 40 "$log_dir/$leg.log"
+    failed_total=$((failed_total + 1)); broken_legs+=("$leg")
+    echo "---- leg $leg: 0 passed, 1 failed, 0 skipped"
+  fi
+}
+
+# run_wine: the mingw+Wine leg prints its own ctest report and a "---- leg wine:" count line.
+run_wine() {
+  local log="$log_dir/wine.leg.log"
+  bash ci/wine_leg.sh </dev/null >"$log" 2>&1
+  local rc=$?
+  grep -vE '^ *Start +[0-9]+:' "$log" | grep -E '^====|Test +#|tests passed|Skipped|\*\*\*|Failed|Total Test|compare_traces|^---- leg|^wine' || true
+  local counts
+  counts=$(grep -E '^---- leg wine: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -n 1)
+  if [ -n "$counts" ]; then
+    read -r p f s < <(sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$counts")
+    passed_total=$((passed_total + p)); failed_total=$((failed_total + f)); skipped_total=$((skipped_total + s))
+  fi
+  if [ "$rc" -ne 0 ] || [ -z "$counts" ]; then tail -n 40 "$log"; broken_legs+=("wine"); fi
+}
+
 for leg in "${legs[@]}"; do
   case "$leg" in
     native) run_preset native default ;;
     asan) run_preset asan asan ;;
     tsan) run_preset tsan tsan ;;
+    traces) run_check traces bash ci/compare_traces.sh build/default build/asan ;;
+    wine) run_wine ;;
+    lint) run_check lint bash ci/actionlint.sh ;;
     *) echo "unknown leg '$leg' (legs: ${all_legs[*]})"; broken_legs+=("$leg") ;;
   esac
 done
