@@ -49,9 +49,11 @@
 // forever inside the scheduler (in point(), park() or join(), where it holds no FakeOs lock) and
 // never runs user code again; their real threads are detached when the scheduler is destroyed,
 // and the state they wait on is kept alive by the threads themselves (so nothing is freed under
-// them and LeakSanitizer sees nothing unreachable). Objects those threads reference (the FakeOs,
-// the scenario's locals) may be destroyed: they are never touched again. Abandoned threads cost
-// their stacks until the process exits; keep deadlocking runs few in one process.
+// them and LeakSanitizer sees nothing unreachable). Objects those threads reference (the
+// scenario's locals) may be destroyed: they are never touched again. Exception: ~FakeOs asserts
+// that no thread is parked in one of its ports or blocking socket calls, so such a FakeOs must be
+// kept alive (for example moved into a never-destroyed list). Abandoned threads cost their stacks
+// until the process exits; keep deadlocking runs few in one process.
 //
 // Threads that the runtime did not start (thread_current() == 0, e.g. the test's main thread)
 // may use the same FakeOs before run() and after it returns: for them point() does nothing and
