@@ -247,13 +247,12 @@ AfterDequeue registration_dequeue_front(FakePort& port, FakeRegistration& regist
   switch (registration.state) {
     case RegistrationState::kEnabled:
       // Spec C2: a one-shot disarms the whole registration when its packet is dequeued.
-      if (registration.oneshot) {
-        if (options.oneshot_disarm == OneshotDisarm::kAtDequeue) {
-          registration.state = RegistrationState::kDisabled;
-        }
+      if (registration.oneshot && options.oneshot_disarm == OneshotDisarm::kAtDequeue) {
+        registration.state = RegistrationState::kDisabled;
         return AfterDequeue::kNothing;
       }
-      // Spec C4: LEVEL|PERSISTENT comes back while the condition holds; EDGE waits for a rise.
+      // Spec C4: PERSISTENT (or a one-shot re-armed since its packet was queued, with the
+      // at-queue disarm) and LEVEL: comes back while the condition holds. EDGE waits for a rise.
       return registration.level ? AfterDequeue::kReevaluate : AfterDequeue::kNothing;
     case RegistrationState::kDisabled:
       // Disabled or already disarmed: nothing more.

@@ -129,7 +129,8 @@ void FakeOs::check_socket(const FakeSocket& socket) const {
   }
   if (socket.state == StreamState::kListening) {
     READYPORT_ASSERT(socket.backlog >= 1 && socket.backlog <= options_.backlog_max);
-    READYPORT_ASSERT(socket.accept_queue.size() <= socket.backlog);
+    // A second listen() may lower the backlog below what is queued; backlog_max bounds both.
+    READYPORT_ASSERT(socket.accept_queue.size() <= options_.backlog_max);
     for (const auto& pending : socket.accept_queue) {
       READYPORT_ASSERT(pending->value == kInvalidSocket && pending->registration == nullptr);
       check_socket(*pending);

@@ -148,6 +148,24 @@ TEST(FakeSocket, RefusedConnectWithoutListenerOrBacklog) {
   EXPECT_EQ(error, 0u);
 }
 
+TEST(FakeSocket, ListenAgainChangesTheBacklogKeepingQueuedConnections) {
+  FakeOs os;
+  Ipv4Address address{};
+  Socket listener = listening_socket(os, &address);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(os.connect(tcp_socket(os), address), kSocketError);
+    EXPECT_EQ(os.last_error(), kWsaEwouldblock);
+  }
+  EXPECT_EQ(os.listen(listener, 1), 0);
+  Socket refused = tcp_socket(os);
+  EXPECT_EQ(os.connect(refused, address), kSocketError);
+  std::uint32_t error = 0;
+  EXPECT_EQ(os.get_socket_error(refused, &error), 0);
+  EXPECT_EQ(error, kWsaEconnrefused);  // 3 queued >= the new backlog 1
+  for (int i = 0; i < 3; ++i) EXPECT_NE(os.accept(listener, nullptr), kInvalidSocket);
+  os.check_invariants();
+}
+
 TEST(FakeSocket, ShutdownSendIsEndOfStreamAfterTheData) {
   FakeOs os;
   Connection c = connect_pair(os);

@@ -125,10 +125,11 @@ class FakeOs final : public Os {
                                      std::uintptr_t overlapped) override;
 
   // ---- Os: sockets. Errors through last_error(): WSAENOTSOCK for a value that is not an open
-  // socket, plus each call's own codes (see fake_os_sockets.cpp). Calls on a blocking socket
-  // that cannot complete park until the socket changes (with the inline runtime: a deadlock
-  // assertion); non-blocking ones fail with WSAEWOULDBLOCK. A blocking call whose socket is
-  // closed by another thread fails with WSAEINTR (10004). ----
+  // socket, plus each call's own codes listed below. Blocking: only accept, send, recv, recvfrom
+  // and sendto on a stream socket can block, and only on a blocking socket (the default): they
+  // park until the socket changes (with the inline runtime: a deadlock assertion); on a
+  // non-blocking socket they fail with WSAEWOULDBLOCK. A blocking call whose socket is closed by
+  // another thread fails with WSAEINTR (10004). Every other socket call never blocks. ----
   // WSAEAFNOSUPPORT, WSAEINVAL (not TCP/UDP), WSAEMFILE past options.sockets_max.
   Socket socket(int af, int type, int protocol) override;
   // WSAEINVAL (already bound), WSAEADDRNOTAVAIL (not loopback/any), WSAEADDRINUSE, WSAENOBUFS.
