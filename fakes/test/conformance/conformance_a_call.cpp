@@ -6,6 +6,7 @@
 
 #include "conformance/backend.hpp"
 #include "conformance/scenario_util.hpp"
+#include "conformance/thread_scenarios.hpp"
 
 namespace readyport::conformance {
 namespace {
@@ -464,43 +465,7 @@ TEST_P(PsnConformance, A9_PsnAndGqcsShareOnePortQueue) {
 
 TEST_P(PsnConformance, A9_SeveralThreadsDequeueFromOnePort) {
   SCOPED_TRACE("rule A9");
-  Os& os = this->os();
-  Scenario sc(os);
-  const Port port = sc.port();
-  ASSERT_TRUE(sc.ok());
-  // Two threads wait in ProcessSocketNotifications on the same port at the same time.
-  struct Outcome {
-    std::uint32_t rc = 0;
-    std::uint32_t received = 0;
-    OverlappedEntry entry{};
-  };
-  Outcome outcomes[2];
-  std::unique_ptr<Thread> threads[2];
-  for (int i = 0; i < 2; ++i) {
-    Outcome* outcome = &outcomes[i];
-    Result<std::unique_ptr<Thread>> started = os.thread_start("a9-waiter", [&os, port, outcome] {
-      outcome->rc = os.process_socket_notifications(port, 0, nullptr, kConnectFailMs, 1,
-                                                    &outcome->entry, &outcome->received);
-    });
-    if (!started.ok()) {
-      // Only the first thread can have started before a failure; release and join it.
-      for (int j = 0; j < i; ++j) {
-        (void)os.post_queued_completion_status(port, 0, kSentinelKey3, 0);
-        threads[j]->join();
-      }
-      GTEST_SKIP() << "rule A9: this backend starts no threads (" << started.status().to_string()
-                   << "); single-thread sharing is A9_PsnAndGqcsShareOnePortQueue, multi-thread "
-                      "waits are covered by the scheduler's tests";
-    }
-    threads[i] = std::move(started).value();
-  }
-  ASSERT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey1, 0));
-  ASSERT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey2, 0));
-  for (std::unique_ptr<Thread>& thread : threads) thread->join();
-  EXPECT_EQ(outcomes[0].rc, kErrorSuccess) << "rule A9: each concurrent caller is served";
-  EXPECT_EQ(outcomes[1].rc, kErrorSuccess) << "rule A9: each concurrent caller is served";
-  EXPECT_NE(outcomes[0].entry.completion_key, outcomes[1].entry.completion_key)
-      << "rule A9: no packet is handed to two callers";
+  scenario_a9_several_threads_dequeue(os());
 }
 
 TEST_P(PsnConformance, A10_LaterElementForSameSocketOverrides) {

@@ -2,14 +2,16 @@
 // order, batches, posted packets, GetQueuedCompletionStatusEx, closing the port).
 //
 // The multi-thread halves of F1 (waiters released LIFO), F3 and F6 (a wait abandoned by closing
-// the port) need a backend that starts threads: on FakeOs with its inline runtime they skip with
-// a message; the scheduler's own tests cover parked waiters in the fake.
+// the port) are in thread_scenarios.hpp: they need a backend that starts threads, so on FakeOs
+// with its inline runtime they skip here and run under SimScheduler instead
+// (conformance_fake_threads_test.cpp).
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "conformance/backend.hpp"
 #include "conformance/scenario_util.hpp"
+#include "conformance/thread_scenarios.hpp"
 
 namespace readyport::conformance {
 namespace {
@@ -78,48 +80,7 @@ TEST_P(PsnConformance, F1_OneCallDequeuesAtMostCompletionCount) {
 
 TEST_P(PsnConformance, F1_MostRecentWaiterGetsOldestPacket) {
   SCOPED_TRACE("rule F1");
-  Os& os = this->os();
-  Scenario sc(os);
-  const Port port = sc.port();
-  ASSERT_TRUE(sc.ok());
-  struct Outcome {
-    std::uint32_t rc = 0;
-    std::uint32_t received = 0;
-    OverlappedEntry entry{};
-  };
-  Outcome early;  // starts waiting first
-  Outcome late;   // starts waiting second: LIFO hands it the first packet
-  std::unique_ptr<Thread> threads[2];
-  Outcome* outcomes[2] = {&early, &late};
-  for (int i = 0; i < 2; ++i) {
-    Outcome* outcome = outcomes[i];
-    Result<std::unique_ptr<Thread>> started = os.thread_start("f1-waiter", [&os, port, outcome] {
-      outcome->rc = os.process_socket_notifications(port, 0, nullptr, kConnectFailMs, 1,
-                                                    &outcome->entry, &outcome->received);
-    });
-    if (!started.ok()) {
-      for (int j = 0; j < i; ++j) {
-        (void)os.post_queued_completion_status(port, 0, kSentinelKey3, 0);
-        threads[j]->join();
-      }
-      GTEST_SKIP() << "rule F1: LIFO release of waiting threads needs a backend that starts "
-                      "threads ("
-                   << started.status().to_string()
-                   << "); FIFO order is F1_PacketsComeOutFifo, the fake's parked waiters are "
-                      "covered by the scheduler's tests";
-    }
-    threads[i] = std::move(started).value();
-    os.sleep_ms(50);  // let this thread reach its wait before the next one
-  }
-  ASSERT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey1, 0));
-  os.sleep_ms(50);
-  ASSERT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey2, 0));
-  for (std::unique_ptr<Thread>& thread : threads) thread->join();
-  EXPECT_EQ(late.rc, kErrorSuccess);
-  EXPECT_EQ(early.rc, kErrorSuccess);
-  EXPECT_EQ(late.entry.completion_key, kSentinelKey1)
-      << "rule F1: the most recent waiter gets the oldest packet (LIFO waiters)";
-  EXPECT_EQ(early.entry.completion_key, kSentinelKey2);
+  scenario_f1_most_recent_waiter_gets_oldest_packet(os());
 }
 
 TEST_P(PsnConformance, F2_PostedPacketCarriesExactlyItsValues) {
@@ -198,31 +159,7 @@ TEST_P(PsnConformance, F3_GqcsTimeoutIsFalseWithWaitTimeout) {
 
 TEST_P(PsnConformance, F3_GqcsWaitAbandonedWhenPortCloses) {
   SCOPED_TRACE("rule F3");
-  Os& os = this->os();
-  Scenario sc(os);
-  const Port port = sc.port();
-  ASSERT_TRUE(sc.ok());
-  bool dequeued = true;
-  std::uint32_t error = 0;
-  Result<std::unique_ptr<Thread>> started =
-      os.thread_start("f3-waiter", [&os, port, &dequeued, &error] {
-        OverlappedEntry entry{};
-        std::uint32_t removed = 0;
-        dequeued =
-            os.get_queued_completion_status_ex(port, &entry, 1, &removed, kConnectFailMs, false);
-        error = os.last_error();
-      });
-  if (!started.ok()) {
-    GTEST_SKIP() << "rule F3: a wait ended by closing the port needs a backend that starts "
-                    "threads ("
-                 << started.status().to_string() << ")";
-  }
-  os.sleep_ms(50);  // let the thread reach its wait
-  EXPECT_TRUE(sc.close_port(port));
-  started.value()->join();
-  EXPECT_FALSE(dequeued) << "rule F3: a wait on a port that is closed fails";
-  EXPECT_EQ(error, kErrorAbandonedWait0)
-      << "rule F3: with ERROR_ABANDONED_WAIT_0, got " << error_text(error);
+  scenario_f3_gqcs_wait_abandoned(os());
 }
 
 TEST_P(PsnConformance, F4_RepostedPacketComesOutAfterLaterRemove) {
@@ -293,27 +230,7 @@ TEST_P(PsnConformance, F6_ClosingPortDropsRegistrationsWithoutRemove) {
 
 TEST_P(PsnConformance, F6_ClosingPortReleasesWaiters) {
   SCOPED_TRACE("rule F6");
-  Os& os = this->os();
-  Scenario sc(os);
-  const Port port = sc.port();
-  ASSERT_TRUE(sc.ok());
-  std::uint32_t rc = 0;
-  Result<std::unique_ptr<Thread>> started = os.thread_start("f6-waiter", [&os, port, &rc] {
-    OverlappedEntry entry{};
-    std::uint32_t received = 0;
-    rc = os.process_socket_notifications(port, 0, nullptr, kConnectFailMs, 1, &entry, &received);
-  });
-  if (!started.ok()) {
-    GTEST_SKIP() << "rule F6: releasing a waiter by closing the port needs a backend that starts "
-                    "threads ("
-                 << started.status().to_string() << ")";
-  }
-  os.sleep_ms(50);
-  EXPECT_TRUE(sc.close_port(port));
-  started.value()->join();
-  EXPECT_EQ(rc, kErrorAbandonedWait0)
-      << "rule F6 (guess): a ProcessSocketNotifications waiter gets ERROR_ABANDONED_WAIT_0, got "
-      << error_text(rc);
+  scenario_f6_closing_port_releases_waiters(os());
 }
 
 }  // namespace

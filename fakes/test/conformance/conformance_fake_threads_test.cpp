@@ -1,0 +1,68 @@
+// FakeThreadedConformance: the multi-thread conformance scenarios (thread_scenarios.hpp: rules
+// A9, F1 LIFO waiters, F3 and F6 abandoned waits) on FakeOs under SimScheduler.
+//
+// The PsnConformance instantiation for the fake uses the inline runtime, which starts no threads,
+// so there these scenarios skip. Here the same functions run as SimScheduler's logical thread 1,
+// once per seed and strategy: the fake must pass them under every interleaving tried, and each
+// run replays from its seed (printed with any failure).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "conformance/thread_scenarios.hpp"
+#include "readyport/fake/fake_options.hpp"
+#include "readyport/fake/fake_os.hpp"
+#include "readyport/fake/sim_scheduler.hpp"
+
+namespace readyport::conformance {
+namespace {
+
+constexpr std::uint64_t kSeedsPerStrategy = 16;
+
+// Runs `scenario` on a fresh FakeOs (default options) under SimScheduler for every seed of
+// 1..kSeedsPerStrategy with the random and the PCT strategy.
+void run_under_sim(const std::function<void(Os&)>& scenario) {
+  for (SimStrategy strategy : {SimStrategy::kRandom, SimStrategy::kPct}) {
+    for (std::uint64_t seed = 1; seed <= kSeedsPerStrategy; ++seed) {
+      SimOptions options;
+      options.seed = seed;
+      options.strategy = strategy;
+      options.steps_max = 100'000;
+      SimScheduler sim(options);
+      Status status;
+      {
+        FakeOs os(FakeOptions{}, sim);  // destroyed before the scheduler it runs on
+        status = sim.run([&scenario, &os] { scenario(os); });
+      }
+      ASSERT_TRUE(status.ok()) << sim.parameters() << ": " << status.to_string() << "\n"
+                               << sim.describe_threads();
+      ASSERT_FALSE(::testing::Test::HasFailure()) << "failed with " << sim.parameters();
+      ASSERT_FALSE(::testing::Test::IsSkipped())
+          << "a backend with threads must not skip: " << sim.parameters();
+    }
+  }
+}
+
+TEST(FakeThreadedConformance, A9_SeveralThreadsDequeueFromOnePort) {
+  SCOPED_TRACE("rule A9");
+  run_under_sim(scenario_a9_several_threads_dequeue);
+}
+
+TEST(FakeThreadedConformance, F1_MostRecentWaiterGetsOldestPacket) {
+  SCOPED_TRACE("rule F1");
+  run_under_sim(scenario_f1_most_recent_waiter_gets_oldest_packet);
+}
+
+TEST(FakeThreadedConformance, F3_GqcsWaitAbandonedWhenPortCloses) {
+  SCOPED_TRACE("rule F3");
+  run_under_sim(scenario_f3_gqcs_wait_abandoned);
+}
+
+TEST(FakeThreadedConformance, F6_ClosingPortReleasesWaiters) {
+  SCOPED_TRACE("rule F6");
+  run_under_sim(scenario_f6_closing_port_releases_waiters);
+}
+
+}  // namespace
+}  // namespace readyport::conformance
