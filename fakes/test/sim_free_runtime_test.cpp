@@ -125,6 +125,9 @@ TEST(FreeRuntime, StandardScenarioOnRealThreads) {
     Rng workload = SeedStreams(seed).stream(SeedStream::kWorkload);
     ScenarioShape shape;
     shape.producer_actions = 40;
+    // Real threads: an idle dequeuer's timed-out call costs about a real slice (1 ms), and a
+    // starved producer (TSan, a loaded machine) may take long to post the stops.
+    shape.loops_max = 20'000;
     ScenarioCounts counts;
     std::unique_ptr<Thread> main = start(os, "main", [&] {
       const Status status = standard_scenario_body(os, workload, shape, &counts);
