@@ -86,6 +86,8 @@ struct Driver {
   std::uint32_t dispose_head = kSlotNone;  // FIFO: closed in the order the REMOVEs were seen
   std::uint32_t dispose_tail = kSlotNone;
   std::uint32_t wakes_to_post = 0;
+  std::uint32_t wasted = 0;       // this batch's entries that were stale, dropped or merged
+  std::uint32_t wasted_runs = 0;  // batches in a row made only of those (spin guard)
   bool exit_seen = false;
 };
 
@@ -401,6 +403,34 @@ Status Engine::close(ConnId id) {
   return Status();
 }
 
+Status Engine::notify(ConnId id, std::uint32_t events) {
+  if ((events & ~kEventsForHandler) != 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "notify(): events " + std::to_string(events) +
+                      " has bits outside IN|OUT|HANGUP|ERR (0x47)");
+  std::uintptr_t key = 0;
+  {
+    Lock lock(*mutex_);
+    if (Status status = check_running("notify()"); !status.ok()) return status;
+    const std::uint32_t index = slots_->find(id);
+    if (index == kSlotNone)
+      return Status(StatusCode::kNotFound,
+                    "notify(): no " + conn_text(id) + " (never added, or already closed)");
+    key = slots_->key_of(index);
+  }
+  // The packet names the slot by key and generation: if the connection is gone when it is
+  // dequeued, it is stale like any other packet.
+  const bool posted = os_.post_queued_completion_status(port_, events, internal::kNotifyKey, key);
+  const std::uint32_t error = posted ? 0 : os_.last_error();
+  Lock lock(*mutex_);
+  ++stats_.posts;
+  if (posted) return Status();
+  return Status(StatusCode::kOsError,
+                std::string("notify(): PostQueuedCompletionStatus failed: ") +
+                    os_error_name(error),
+                error);
+}
+
 Status Engine::post(Task& task) {
   {
     Lock lock(*mutex_);
@@ -454,11 +484,27 @@ void Engine::begin_enable(std::uint32_t index, RegSink& sink) {
   Slot& slot = slots_->at(index);
   READYPORT_ASSERT(slot.state == SlotState::kLive && !slot.op_in_flight);
   slot.rearm_needed = false;
+  slot.paused = false;
   slot.op_in_flight = true;
   slot.interest_applied = slot.interest;
   // The whole registration, all directions (spec C2): the filter is the full interest.
   sink.append(SockNotifyRegistration{slot.socket, slots_->key_of(index), slot.interest,
                                      kSockNotifyOpEnable, trigger_of(slot.mode), 0},
+              RegRef{index, slot.generation});
+}
+
+void Engine::pause(std::uint32_t index, RegSink& sink) {
+  Slot& slot = slots_->at(index);
+  READYPORT_ASSERT(slot.state == SlotState::kDispatching);
+  // Only with no registration in flight (their order must stay ours) and room in the sink; the
+  // pause only saves work, nothing depends on it.
+  if (slot.paused || slot.op_in_flight || slot.deferred || slot.close_requested || sink.full())
+    return;
+  slot.paused = true;
+  slot.op_in_flight = true;
+  // DISABLE keeps the registration (spec B4); the dispatcher's re-arm enables it again.
+  sink.append(SockNotifyRegistration{slot.socket, slots_->key_of(index), slot.interest_applied,
+                                     kSockNotifyOpDisable, trigger_of(slot.mode), 0},
               RegRef{index, slot.generation});
 }
 
@@ -495,9 +541,10 @@ void Engine::apply_results(const SockNotifyRegistration* regs, const RegRef* ref
       if (options_.observer) options_.observer->on_quarantined(slots_->id_of(ref.slot));
       continue;
     }
-    READYPORT_ASSERT(reg.operation == kSockNotifyOpEnable);
+    READYPORT_ASSERT(reg.operation == kSockNotifyOpEnable ||
+                     reg.operation == kSockNotifyOpDisable);
     Slot& slot = slots_->at(ref.slot);
-    // An ENABLE in flight keeps its slot: REMOVE waits for op_in_flight to clear.
+    // An ENABLE or DISABLE in flight keeps its slot: REMOVE waits for op_in_flight to clear.
     READYPORT_ASSERT(slot.generation == ref.generation && slot.op_in_flight);
     slot.op_in_flight = false;
     if (reg.registration_result != 0) {
@@ -795,6 +842,7 @@ std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32
 void Engine::classify_entries(Driver& d, std::uint32_t received) {
   d.dispatch_count = 0;
   d.task_count = 0;
+  d.wasted = 0;
   for (std::uint32_t i = 0; i < received; ++i) {
     const OverlappedEntry& entry = d.entries[i];
     switch (entry.completion_key) {
@@ -811,6 +859,9 @@ void Engine::classify_entries(Driver& d, std::uint32_t received) {
       case internal::kWakeKey:
         // Only ends a wait so that this driver reaches its quiescent point.
         break;
+      case internal::kNotifyKey:
+        classify_notify(d, entry.overlapped, entry.bytes_transferred);
+        break;
       default:
         classify_socket_packet(d, entry.completion_key, entry.bytes_transferred);
         break;
@@ -824,6 +875,7 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
   if (!slots_->decode(key, &index, &generation) || slots_->at(index).generation != generation) {
     // Stale: the key names a connection that no longer exists. Never dereferenced.
     ++stats_.stale_dropped;
+    ++d.wasted;
     if (options_.observer) options_.observer->on_packet_stale(key, mask);
     return;
   }
@@ -843,6 +895,7 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
         // deferred list) leads to the REMOVE.
         READYPORT_ASSERT(slot.op_in_flight || slot.deferred);
         ++stats_.closing_dropped;
+        ++d.wasted;
         if (options_.observer) options_.observer->on_packet_dropped(id, mask);
         return;
       }
@@ -858,6 +911,14 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
       READYPORT_ASSERT(!remove);
       slot.pending_events |= events;
       ++stats_.pending_merged;
+      if (slot.dispatcher != d.index) ++d.wasted;
+      if (slot.mode == Mode::kPersistentLevel && slot.dispatcher != d.index) {
+        // The condition re-queues the packet after every dequeue (spec C4): without a pause
+        // this driver would spin on it until the other one returns.
+        RegSink sink = d.pending.sink();
+        pause(index, sink);
+        d.pending.commit(sink);
+      }
       return;
     case SlotState::kRemoving:
       if (remove) {
@@ -868,6 +929,7 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
       }
       // Not the REMOVE: dropped (spec B5, D4).
       ++stats_.closing_dropped;
+      ++d.wasted;
       if (options_.observer) options_.observer->on_packet_dropped(id, mask);
       return;
     case SlotState::kQuarantined:
@@ -875,10 +937,19 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
       // No REMOVE was applied (quarantined) or it was already seen (closing, spec B7).
       READYPORT_ASSERT(!remove);
       ++stats_.closing_dropped;
+      ++d.wasted;
       if (options_.observer) options_.observer->on_packet_dropped(id, mask);
       return;
   }
   READYPORT_UNREACHABLE();
+}
+
+void Engine::classify_notify(Driver& d, std::uintptr_t key, std::uint32_t events) {
+  ++stats_.notifies;
+  // notify() never posts REMOVE; the packet takes the path of a real one (stale, dispatch, merge
+  // or drop), so it is serialised with the connection's packets.
+  READYPORT_ASSERT((events & ~kEventsForHandler) == 0);
+  classify_socket_packet(d, key, events);
 }
 
 void Engine::classify_marker(Driver& d, std::uintptr_t key) {
@@ -954,7 +1025,8 @@ std::uint32_t Engine::finish_dispatches(Driver& d) {
     slot.state = SlotState::kLive;
     slot.dispatcher = internal::kDriverNone;
     slot.pending_events = 0;
-    slot.rearm_needed = is_oneshot(slot.mode) || slot.interest != slot.interest_applied;
+    slot.rearm_needed =
+        is_oneshot(slot.mode) || slot.interest != slot.interest_applied || slot.paused;
     settle(x.slot, sink);
   }
   d.pending.commit(sink);
@@ -975,6 +1047,22 @@ void Engine::end_batch(Driver& d) {
   if (wakes > 0) post_wakes(wakes);
   dispose(d);
   service_quarantine();
+}
+
+void Engine::spin_guard(Driver& d, std::uint32_t received) {
+  if (received == 0 || d.wasted < received || options_.spin_batches_max == 0) {
+    d.wasted_runs = 0;
+    return;
+  }
+  // Only packets for connections in transition: the driver that applies the transition needs
+  // to run (on a fair scheduler it does at once; in simulation it may not be picked).
+  if (++d.wasted_runs < options_.spin_batches_max) return;
+  d.wasted_runs = 0;
+  {
+    Lock lock(*mutex_);
+    ++stats_.spin_sleeps;
+  }
+  os_.sleep_ms(options_.spin_sleep_ms);
 }
 
 void Engine::repost_exit() {
@@ -1010,6 +1098,7 @@ Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms) {
   // Disposal after the batch: no handler of this batch runs any more.
   dispose(d);
   end_batch(d);
+  spin_guard(d, outcome.received);
   if (d.exit_seen) {
     repost_exit();
     outcome.end = BatchEnd::kExit;

@@ -446,6 +446,14 @@ TEST_F(EngineUnitTest, PacketForADispatchingSlotRunsOnTheDispatchingThread) {
   EXPECT_EQ(handler_.calls()[1].second, kSockNotifyEventIn | kSockNotifyEventHangup);
   EXPECT_EQ(handler_.inside_max(), 1);
   EXPECT_EQ(engine_->stats().pending_merged, 1u);
+  // Persistent level re-queues its packet while the condition holds (spec C4): the merging
+  // driver paused the registration (DISABLE in its next call) so as not to spin; once that is
+  // applied, the dispatcher's re-arm follows.
+  expect_driver_call({disable(kSockA)}, {0}, {}, kWaitTimeout);
+  ASSERT_EQ(engine_->poll(kWait).value(), 0u);
+  expect_driver_call({enable(kSockA, key(0), kInterestIn, kPersistentLevelFlags)}, {0}, {},
+                     kWaitTimeout);
+  ASSERT_EQ(engine_->poll(kWait).value(), 0u);
   expect_direct_remove(kSockA);
   ASSERT_TRUE(engine_->close(a).ok());
   expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});

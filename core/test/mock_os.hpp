@@ -96,6 +96,9 @@ inline SockNotifyRegistration enable(Socket socket, std::uintptr_t key, std::uin
                                      std::uint8_t trigger) {
   return SockNotifyRegistration{socket, key, filter, kSockNotifyOpEnable, trigger, 0};
 }
+inline SockNotifyRegistration disable(Socket socket) {
+  return SockNotifyRegistration{socket, 0, 0, kSockNotifyOpDisable, 0, 0};
+}
 inline SockNotifyRegistration remove(Socket socket) {
   return SockNotifyRegistration{socket, 0, 0, kSockNotifyOpRemove, 0, 0};
 }

@@ -174,6 +174,12 @@ struct EngineOptions {
   std::uint32_t wait_timeout_ms = 1000;
   // How long stop() waits in one port call while it drives the port itself.
   std::uint32_t stop_poll_ms = 10;
+  // Spin guard. A persistent level registration re-queues its packet while its condition holds
+  // (spec C4); while another driver is about to apply its DISABLE, ENABLE or REMOVE, a driver can
+  // dequeue nothing but packets it must drop. After this many such batches in a row it sleeps
+  // spin_sleep_ms (Os::sleep_ms) so that the other driver runs. 0 disables the guard.
+  std::uint32_t spin_batches_max = 8;
+  std::uint32_t spin_sleep_ms = 1;
   // Receives lifetime events; not owned; must outlive the engine. May be null.
   EngineObserver* observer = nullptr;
 };
@@ -192,6 +198,8 @@ struct EngineStats {
   std::uint64_t timeouts = 0;           // WAIT_TIMEOUT returns (spec A2)
   std::uint64_t quarantined = 0;        // REMOVE failures handled by drain markers (spec E4)
   std::uint64_t tasks_run = 0;
+  std::uint64_t notifies = 0;           // notify() packets dequeued
+  std::uint64_t spin_sleeps = 0;        // spin guard sleeps (EngineOptions::spin_batches_max)
   std::uint64_t connections_added = 0;
   std::uint64_t connections_closed = 0; // on_closed calls
   std::uint32_t connections_live = 0;   // slots not free now
@@ -236,6 +244,16 @@ class Engine final {
   // kNotFound (never added, or on_closed already ran), kFailedPrecondition (not started or
   // stopped). A REMOVE that the port refuses is handled, not returned (spec E4).
   Status close(ConnId id);
+
+  // Delivers `events` (bits of IN, OUT, HANGUP, ERR) to the connection's handler as if the port
+  // had reported them: one posted packet (spec F2) that goes through the same path as the
+  // connection's real packets, so it is serialised with them (merged into a running dispatch,
+  // dropped once the connection is closing). Edge-triggered embedders call it after add(): an
+  // edge that happened before the registration is never reported (spec C5), so the handler must
+  // try its I/O once. Threading: any thread, also from a handler. Errors: kInvalidArgument
+  // (other bits), kNotFound (unknown or closed connection), kFailedPrecondition (not running),
+  // kOsError (the post failed).
+  Status notify(ConnId id, std::uint32_t events);
 
   // Runs `task` once on a driver thread: a posted packet (spec F2) that carries the task's
   // address, so nothing is allocated. Tasks posted before stop() run before it returns.
@@ -289,6 +307,7 @@ class Engine final {
   void classify_entries(internal::Driver& d, std::uint32_t received);
   void classify_socket_packet(internal::Driver& d, std::uintptr_t key, std::uint32_t mask);
   void classify_marker(internal::Driver& d, std::uintptr_t key);
+  void classify_notify(internal::Driver& d, std::uintptr_t key, std::uint32_t events);
   void run_dispatches(internal::Driver& d);
   std::uint32_t finish_dispatches(internal::Driver& d);
   void run_tasks(internal::Driver& d);
@@ -296,12 +315,14 @@ class Engine final {
   void end_batch(internal::Driver& d);
   void check_grace(internal::Driver& d);
   void post_wakes(std::uint32_t count);
+  void spin_guard(internal::Driver& d, std::uint32_t received);
   void repost_exit();
 
   // Registrations: decisions under the lock, calls outside it.
   void settle(std::uint32_t slot, internal::RegSink& sink);
   void begin_enable(std::uint32_t slot, internal::RegSink& sink);
   void begin_remove(std::uint32_t slot, internal::RegSink& sink);
+  void pause(std::uint32_t slot, internal::RegSink& sink);
   void apply_results(const SockNotifyRegistration* regs, const internal::RegRef* refs,
                      std::uint32_t count, internal::RegSink& follow_ups);
   std::uint32_t call_registrations(SockNotifyRegistration* regs, std::uint32_t count);

@@ -30,6 +30,8 @@ namespace readyport::internal {
 //   kLive        -> kFree         add()'s ENABLE failed (no packet can exist for the key)
 //   kLive        -> kDispatching  a packet arrived; one driver runs the handler
 //   kDispatching -> kDispatching  more packets arrived meanwhile: the same driver runs it again
+//                                 (persistent level: the registration is paused with DISABLE
+//                                 so that the other driver does not spin on its packets)
 //   kDispatching -> kLive         the handler returned; a re-arm is decided (settle)
 //   kLive        -> kRemoving     REMOVE decided (close requested, no registration in flight)
 //   kRemoving    -> kClosing      the REMOVE packet was dequeued (spec E1, E3)
@@ -55,7 +57,8 @@ struct Slot {
   std::uint32_t generation = 1;  // never 0; changes when the slot is freed
   SlotState state = SlotState::kFree;
   Mode mode = Mode::kOneshotLevel;
-  bool op_in_flight = false;     // an ENABLE was decided and its result is not processed yet
+  bool op_in_flight = false;     // an ENABLE/DISABLE was decided; its result is not processed
+  bool paused = false;           // a DISABLE was decided while another driver dispatched it
   bool rearm_needed = false;     // an ENABLE is wanted once op_in_flight clears
   bool close_requested = false;  // close(), kInterestClose, stop() or a failed registration
   bool deferred = false;         // on the engine's deferred list (a driver will settle it)
@@ -76,6 +79,7 @@ inline constexpr std::uintptr_t kExitKey = 1;   // chained exit packet (stop)
 inline constexpr std::uintptr_t kTaskKey = 2;   // overlapped = Task*
 inline constexpr std::uintptr_t kDrainKey = 3;  // overlapped = the quarantined slot's key
 inline constexpr std::uintptr_t kWakeKey = 4;   // ends a waiting driver's call (grace periods)
+inline constexpr std::uintptr_t kNotifyKey = 5; // overlapped = a slot's key, bytes = events
 inline constexpr std::uintptr_t kSentinelKeyEnd = 8;
 
 // The completion key of `id` in a table of `capacity` slots (tests and traces compute keys
