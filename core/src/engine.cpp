@@ -647,8 +647,9 @@ void Engine::service_quarantine() {
       id = slots_->id_of(index);
     }
     if (close_socket) {
-      (void)os_.closesocket(socket);
+      // Reported before the call: once closed, the value may be reused at once (spec E5).
       if (options_.observer) options_.observer->on_socket_closed(id, socket);
+      (void)os_.closesocket(socket);
     }
     const bool posted = os_.post_queued_completion_status(port_, 0, internal::kDrainKey, key);
     Lock lock(*mutex_);
@@ -739,8 +740,9 @@ void Engine::dispose(Driver& d) {
     // The REMOVE packet was seen (or the quarantine drained): the port will not hand out this
     // key again, so the socket can be closed and the handler told (spec E1, E2).
     if (close_socket) {
-      (void)os_.closesocket(socket);
+      // Reported before the call: once closed, the value may be reused at once (spec E5).
       if (options_.observer) options_.observer->on_socket_closed(id, socket);
+      (void)os_.closesocket(socket);
     }
     READYPORT_ASSERT(handler != nullptr);
     handler->on_closed(id);

@@ -145,6 +145,8 @@ class EngineObserver {
   virtual void on_remove_seen(ConnId /*id*/) {}
   // REMOVE failed (spec E4): the socket will be closed and the slot held until drained.
   virtual void on_quarantined(ConnId /*id*/) {}
+  // Called just before the engine's closesocket: the value may be reused as soon as it returns
+  // (spec E5), so this comes first.
   virtual void on_socket_closed(ConnId /*id*/, Socket /*socket*/) {}
   // A packet whose key names no live generation (dropped, never dereferenced).
   virtual void on_packet_stale(std::uintptr_t /*key*/, std::uint32_t /*events*/) {}
