@@ -55,7 +55,8 @@ void post_event(FakeRegistration& registration, std::uint32_t bits, const FakeOp
   if (registration.event_packet.has_value()) {
     (*registration.event_packet)->bytes_transferred |= bits;
   } else {
-    registration.event_packet = registration.port->queue(socket_packet(registration, bits, options));
+    registration.event_packet =
+        registration.port->queue(socket_packet(registration, bits, options));
   }
   // Spec C2 with the "at queue time" reading: the whole registration disarms now.
   if (registration.oneshot && options.oneshot_disarm == OneshotDisarm::kAtQueue) {
@@ -137,9 +138,9 @@ std::uint32_t apply_enable(const SockNotifyRegistration& element, FakeSocket* so
 std::uint32_t registration_for_change(FakeSocket* socket, const ApplyContext& context,
                                       FakeRegistration** registration_out) {
   const FakeOptions& options = context.options;
-  if (socket == nullptr) return options.not_socket_error;               // spec B9
+  if (socket == nullptr) return options.not_socket_error;  // spec B9
   FakeRegistration* registration = socket->registration;
-  if (registration == nullptr) return options.unregistered_error;        // spec B6
+  if (registration == nullptr) return options.unregistered_error;             // spec B6
   if (registration->port != &context.port) return options.second_port_error;  // spec B8
   // Spec B6/B7: REMOVE already accepted counts as not registered.
   if (registration->state == RegistrationState::kRemoving) return options.unregistered_error;

@@ -80,7 +80,8 @@ FakeOs::~FakeOs() {
   check_invariants_locked();
 }
 
-// ---- ports ---------------------------------------------------------------------------------------
+// ---- ports
+// ---------------------------------------------------------------------------------------
 
 FakeOs::FakePort* FakeOs::port_find(Port port) {
   auto found = ports_.find(port.value);
@@ -127,8 +128,7 @@ std::uint64_t FakeOs::deadline_for(std::uint32_t timeout_ms) {
   return runtime_.now_ns() + wait_ms * kNsPerMs;
 }
 
-std::uint32_t FakeOs::dequeue_batch(FakePort& port, OverlappedEntry* entries,
-                                    std::uint32_t count) {
+std::uint32_t FakeOs::dequeue_batch(FakePort& port, OverlappedEntry* entries, std::uint32_t count) {
   READYPORT_ASSERT(count > 0 && entries != nullptr);
   std::vector<std::uint64_t> reevaluate;  // LEVEL|PERSISTENT registrations dequeued (spec C4)
   std::uint32_t dequeued = 0;
@@ -145,8 +145,7 @@ std::uint32_t FakeOs::dequeue_batch(FakePort& port, OverlappedEntry* entries,
       port.pop_front();
       continue;
     }
-    fake_internal::FakeRegistration* registration =
-        port.registration_find(packet->registration_id);
+    fake_internal::FakeRegistration* registration = port.registration_find(packet->registration_id);
     READYPORT_ASSERT(registration != nullptr);  // a registration outlives its queued packets
     const std::uint64_t id = registration->id;
     if (fake_internal::registration_dequeue_front(port, *registration, options_) ==
@@ -251,8 +250,8 @@ bool FakeOs::get_queued_completion_status_ex(Port port, OverlappedEntry* entries
   FakePort* found = port_find(port);
   if (found == nullptr) return fail_bool(kErrorInvalidHandle);
   // Spec F3; dequeuing socket packets here applies the same one-shot/level rules as PSN.
-  const std::uint32_t code = wait_and_dequeue(lock, *found, entries, count, timeout_ms,
-                                              removed_out, "get_queued_completion_status_ex");
+  const std::uint32_t code = wait_and_dequeue(lock, *found, entries, count, timeout_ms, removed_out,
+                                              "get_queued_completion_status_ex");
   if (code == kErrorSuccess) return true;
   *removed_out = 0;
   return fail_bool(code);
@@ -315,7 +314,8 @@ void FakeOs::sleep_ms(std::uint32_t duration_ms) {
   }
 }
 
-// ---- inspection ----------------------------------------------------------------------------------
+// ---- inspection
+// ----------------------------------------------------------------------------------
 
 FakeStats FakeOs::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);

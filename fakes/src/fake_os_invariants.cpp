@@ -43,10 +43,11 @@ void check_registration(const FakeRegistration& registration, const FakeOptions&
   // A REMOVE packet is queued exactly in the removing states.
   READYPORT_ASSERT(registration.remove_packet.has_value() == removing);
   // A detached registration exists only for the packets it still has queued.
-  if (state == RegistrationState::kDetached) READYPORT_ASSERT(registration.event_packet.has_value());
+  if (state == RegistrationState::kDetached)
+    READYPORT_ASSERT(registration.event_packet.has_value());
   if (registration.remove_packet.has_value()) {
-    READYPORT_ASSERT(((*registration.remove_packet)->bytes_transferred &
-                      kSockNotifyEventRemove) != 0);
+    READYPORT_ASSERT(((*registration.remove_packet)->bytes_transferred & kSockNotifyEventRemove) !=
+                     0);
   }
   const bool merged = registration.event_packet.has_value() &&
                       registration.event_packet == registration.remove_packet;

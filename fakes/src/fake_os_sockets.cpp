@@ -66,7 +66,8 @@ std::uint32_t recv_checked(const FakeSocket& socket) {
 
 }  // namespace
 
-// ---- helpers -------------------------------------------------------------------------------------
+// ---- helpers
+// -------------------------------------------------------------------------------------
 
 void FakeOs::wake_all(FakeSocket& socket) {
   // Blocked calls re-check the socket when they run again (FIFO order, deterministic).
@@ -210,7 +211,8 @@ int FakeOs::listen(Socket s, int backlog) {
   return 0;
 }
 
-// ---- accept, connect -----------------------------------------------------------------------------
+// ---- accept, connect
+// -----------------------------------------------------------------------------
 
 Socket FakeOs::accept(Socket s, Ipv4Address* peer_out) {
   runtime_.point("accept");
@@ -293,7 +295,8 @@ int FakeOs::connect(Socket s, const Ipv4Address& address) {
   return 0;
 }
 
-// ---- send, recv ----------------------------------------------------------------------------------
+// ---- send, recv
+// ----------------------------------------------------------------------------------
 
 int FakeOs::send_stream(std::unique_lock<std::mutex>& lock, FakeSocket* socket, const void* data,
                         int length) {
@@ -354,7 +357,7 @@ int FakeOs::recv_stream(std::unique_lock<std::mutex>& lock, FakeSocket* socket, 
       if (from_out != nullptr) *from_out = socket->remote;
       if ((flags & fake_internal::kMsgPeek) == 0) {
         socket->stream_bytes.erase(first, first + static_cast<std::ptrdiff_t>(moved));
-        touch(*socket);                                    // IN may stop holding
+        touch(*socket);                                     // IN may stop holding
         if (socket->peer != nullptr) touch(*socket->peer);  // the sender's OUT may hold again
       }
       return static_cast<int>(moved);
@@ -380,7 +383,8 @@ int FakeOs::recv(Socket s, void* data, int length, int flags) {
   return recv_stream(lock, socket, data, length, flags, nullptr);
 }
 
-// ---- datagrams -----------------------------------------------------------------------------------
+// ---- datagrams
+// -----------------------------------------------------------------------------------
 
 int FakeOs::sendto_datagram(FakeSocket& socket, const void* data, int length,
                             const Ipv4Address& to) {
@@ -461,7 +465,8 @@ int FakeOs::recvfrom(Socket s, void* data, int length, int flags, Ipv4Address* f
   return recvfrom_datagram(lock, socket, data, length, flags, from_out);
 }
 
-// ---- shutdown, closesocket, options --------------------------------------------------------------
+// ---- shutdown, closesocket, options
+// --------------------------------------------------------------
 
 int FakeOs::shutdown(Socket s, int how) {
   runtime_.point("shutdown");
@@ -509,7 +514,7 @@ int FakeOs::closesocket(Socket s) {
       READYPORT_ASSERT(socket->peer == nullptr);
       break;
   }
-  wake_all(*socket);  // blocked calls fail with WSAEINTR
+  wake_all(*socket);          // blocked calls fail with WSAEINTR
   sockets_.destroy(*socket);  // the value is free now (spec E5)
   return 0;
 }

@@ -8,11 +8,16 @@ namespace readyport::fake_internal {
 
 const char* registration_state_name(RegistrationState state) {
   switch (state) {
-    case RegistrationState::kEnabled: return "enabled";
-    case RegistrationState::kDisabled: return "disabled";
-    case RegistrationState::kRemoving: return "removing";
-    case RegistrationState::kDetachedRemoving: return "detached_removing";
-    case RegistrationState::kDetached: return "detached";
+    case RegistrationState::kEnabled:
+      return "enabled";
+    case RegistrationState::kDisabled:
+      return "disabled";
+    case RegistrationState::kRemoving:
+      return "removing";
+    case RegistrationState::kDetachedRemoving:
+      return "detached_removing";
+    case RegistrationState::kDetached:
+      return "detached";
   }
   READYPORT_UNREACHABLE();
 }

@@ -48,8 +48,8 @@ class FakePsn : public ::testing::Test {
   // Dequeues up to 4 entries with a zero timeout.
   std::uint32_t poll(std::array<OverlappedEntry, 4>* entries_out, std::uint32_t timeout_ms = 0) {
     std::uint32_t received = 99;
-    const std::uint32_t code = os_.process_socket_notifications(
-        port_, 0, nullptr, timeout_ms, 4, entries_out->data(), &received);
+    const std::uint32_t code = os_.process_socket_notifications(port_, 0, nullptr, timeout_ms, 4,
+                                                                entries_out->data(), &received);
     if (code == kWaitTimeout) {
       EXPECT_EQ(received, 0u);  // spec A2
       return 0;
@@ -102,8 +102,8 @@ TEST_F(FakePsn, OneshotLevelDisarmsThenReArmReportsAgain) {
   datagram_to_b();
   EXPECT_EQ(poll(&entries), 0u);
   // Re-arm (B2) while still readable: LEVEL reports at once, in the same call (A7).
-  SockNotifyRegistration rearm{b_, 7, kSockNotifyRegisterEventIn, kSockNotifyOpEnable,
-                               kOneshotLevel, 0};
+  SockNotifyRegistration rearm{
+      b_, 7, kSockNotifyRegisterEventIn, kSockNotifyOpEnable, kOneshotLevel, 0};
   std::uint32_t received = 0;
   EXPECT_EQ(os_.process_socket_notifications(port_, 1, &rearm, 0, 4, entries.data(), &received),
             kErrorSuccess);
@@ -156,19 +156,17 @@ TEST_F(FakePsn, RemoveIsOnePacketThenAFreshRegistration) {
 }
 
 TEST_F(FakePsn, InvalidCallsChangeNothing) {
-  SockNotifyRegistration reg{b_, 1, kSockNotifyRegisterEventIn, kSockNotifyOpEnable,
-                             kOneshotLevel, 77};
+  SockNotifyRegistration reg{b_, 1, kSockNotifyRegisterEventIn, kSockNotifyOpEnable, kOneshotLevel,
+                             77};
   std::array<OverlappedEntry, 4> entries{};
   std::uint32_t received = 0;
   // A4: completion_count 0 with a count pointer.
-  EXPECT_EQ(os_.process_socket_notifications(port_, 1, &reg, 0, 0, nullptr, &received),
-            kWsaEinval);
+  EXPECT_EQ(os_.process_socket_notifications(port_, 1, &reg, 0, 0, nullptr, &received), kWsaEinval);
   EXPECT_EQ(reg.registration_result, 77u);
   EXPECT_FALSE(os_.socket_registered(b_));
   EXPECT_EQ(os_.process_socket_notifications(port_, 0, &reg, 0, 1, entries.data(), &received),
             kWsaEinval);
-  EXPECT_EQ(os_.process_socket_notifications(Port{12345}, 1, &reg, 0, 1, entries.data(),
-                                             &received),
+  EXPECT_EQ(os_.process_socket_notifications(Port{12345}, 1, &reg, 0, 1, entries.data(), &received),
             kErrorInvalidHandle);
   EXPECT_FALSE(os_.socket_registered(b_));
   // C1 strict: LEVEL alone fails in registration_result, the call itself works.
@@ -216,8 +214,8 @@ TEST_F(FakePsn, ClosePortDropsEverythingAndInvalidatesTheHandle) {
   // The socket can join another port (F6: nothing of the first registration remains).
   Port second = os_.create_io_completion_port(0);
   EXPECT_FALSE(second == port_);  // handles are never reused
-  SockNotifyRegistration reg{b_, 1, kSockNotifyRegisterEventIn, kSockNotifyOpEnable,
-                             kOneshotLevel, 0};
+  SockNotifyRegistration reg{b_, 1, kSockNotifyRegisterEventIn, kSockNotifyOpEnable, kOneshotLevel,
+                             0};
   EXPECT_EQ(os_.process_socket_notifications(second, 1, &reg, 0, 0, nullptr, nullptr),
             kErrorSuccess);
   EXPECT_EQ(reg.registration_result, 0u);
@@ -261,9 +259,9 @@ TEST_F(FakePsnEarlyWake, TimedWaitsEndAtMostNEarlyAndReproducibly) {
   for (const std::uint64_t waited : waited_ns) {
     std::uint32_t received = 0;
     const std::uint64_t start_ns = again.now_ns();
-    EXPECT_EQ(again.process_socket_notifications(port, 0, nullptr, 20, 4, entries.data(),
-                                                  &received),
-              kWaitTimeout);
+    EXPECT_EQ(
+        again.process_socket_notifications(port, 0, nullptr, 20, 4, entries.data(), &received),
+        kWaitTimeout);
     EXPECT_EQ(again.now_ns() - start_ns, waited);
   }
 }

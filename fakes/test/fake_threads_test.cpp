@@ -74,7 +74,7 @@ TEST(FakeThreads, MostRecentWaiterIsReleasedFirst) {
     os.sleep_ms(1);  // `second` is parked now, above `first`
     EXPECT_EQ(os.stats().waiters, 2u);
     EXPECT_TRUE(os.post_queued_completion_status(port, 0, 1, 0));
-    os.sleep_ms(1);  // the released waiter took it
+    os.sleep_ms(1);             // the released waiter took it
     EXPECT_EQ(second_got, 1u);  // spec F1: the most recent waiter
     EXPECT_EQ(first_got, 0u);
     EXPECT_TRUE(os.post_queued_completion_status(port, 0, 2, 0));
@@ -177,14 +177,14 @@ TEST(FakeThreads, BlockingSendWaitsForRoomThenMovesEverything) {
     const Socket server = os.accept(listener, nullptr);
     const std::string big(os.options().receive_buffer_bytes + 100, 'z');
     int sent = 0;
-    auto sender = start(os, "sender", [&] {
-      sent = os.send(client, big.data(), static_cast<int>(big.size()), 0);
-    });
+    auto sender = start(
+        os, "sender", [&] { sent = os.send(client, big.data(), static_cast<int>(big.size()), 0); });
     os.sleep_ms(1);  // the sender filled the buffer and waits
     std::string buffer(big.size(), '\0');
     int total = 0;
     for (int i = 0; i < 8 && total < static_cast<int>(big.size()); ++i) {
-      const int got = os.recv(server, buffer.data() + total, static_cast<int>(big.size()) - total, 0);
+      const int got =
+          os.recv(server, buffer.data() + total, static_cast<int>(big.size()) - total, 0);
       ASSERT_GT(got, 0);
       total += got;
     }
@@ -236,8 +236,12 @@ TEST(FakeThreads, FreeThreadsShareOnePort) {
   std::unique_ptr<Mutex> counts_mutex = os.mutex_create();
   int posted_seen = 0;
   int datagrams_read = 0;
-  SockNotifyRegistration arm{sink, kSinkKey, kSockNotifyRegisterEventIn, kSockNotifyOpEnable,
-                             kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel, 0};
+  SockNotifyRegistration arm{sink,
+                             kSinkKey,
+                             kSockNotifyRegisterEventIn,
+                             kSockNotifyOpEnable,
+                             kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
+                             0};
   EXPECT_EQ(os.process_socket_notifications(port, 1, &arm, 0, 0, nullptr, nullptr), 0u);
   auto dequeuer = [&] {
     bool rearm = false;

@@ -22,7 +22,7 @@ namespace readyport::fake_internal {
 // What an applied element needs besides the element itself.
 struct ApplyContext {
   const FakeOptions& options;
-  FakePort& port;                   // the port of the PSN call
+  FakePort& port;  // the port of the PSN call
   std::uint64_t& next_registration_id;
 };
 

@@ -4,9 +4,9 @@
 //
 //   readyport::FakeOs os;                      // default options, its own InlineRuntime
 //   readyport::Port port = os.create_io_completion_port(0);
-//   readyport::Socket s = os.socket(readyport::kAfInet, readyport::kSockDgram, readyport::kIpprotoUdp);
-//   os.set_nonblocking(s, true);
-//   readyport::SockNotifyRegistration reg{s, 7, readyport::kSockNotifyRegisterEventIn,
+//   readyport::Socket s = os.socket(readyport::kAfInet, readyport::kSockDgram,
+//   readyport::kIpprotoUdp); os.set_nonblocking(s, true); readyport::SockNotifyRegistration reg{s,
+//   7, readyport::kSockNotifyRegisterEventIn,
 //       readyport::kSockNotifyOpEnable,
 //       readyport::kSockNotifyTriggerOneshot | readyport::kSockNotifyTriggerLevel, 0};
 //   readyport::OverlappedEntry entry;

@@ -65,11 +65,11 @@ struct FakeSocket {
   std::uint64_t serial = 0;       // identity, never reused (SOCKET values are, spec E5)
   SocketKind kind = SocketKind::kStream;
   StreamState state = StreamState::kIdle;
-  bool nonblocking = false;       // sockets start blocking, as on Windows
-  bool linger_abort = false;      // SO_LINGER {on, 0}: closesocket resets the connection
-  bool bound = false;             // local holds the bound address
+  bool nonblocking = false;   // sockets start blocking, as on Windows
+  bool linger_abort = false;  // SO_LINGER {on, 0}: closesocket resets the connection
+  bool bound = false;         // local holds the bound address
   Ipv4Address local{};
-  Ipv4Address remote{};           // the peer's address while connected
+  Ipv4Address remote{};             // the peer's address while connected
   std::uint32_t pending_error = 0;  // SO_ERROR, cleared by get_socket_error
 
   // Listening: connections established but not yet accepted, oldest first (spec D6).
