@@ -97,26 +97,26 @@ struct EchoServer::Impl {
     // Until the socket would block: send what is held, then read more. Reads only with nothing
     // held, so a slow peer holds the sender back (no unbounded buffering).
     Step pump(Socket socket, std::uint64_t* echoed) {
-      Os& os = server_.os;
+      Os& sockets = server_.os;
       for (;;) {
         while (length_ > 0) {
-          const int sent = os.send(socket, buffer_.data() + offset_, static_cast<int>(length_), 0);
+          const int sent = sockets.send(socket, buffer_.data() + offset_, static_cast<int>(length_), 0);
           if (sent > 0) {
             offset_ += static_cast<std::uint32_t>(sent);
             length_ -= static_cast<std::uint32_t>(sent);
             *echoed += static_cast<std::uint64_t>(sent);
             continue;
           }
-          return os.last_error() == kWsaEwouldblock ? Step::kNeedOut : Step::kError;
+          return sockets.last_error() == kWsaEwouldblock ? Step::kNeedOut : Step::kError;
         }
-        const int got = os.recv(socket, buffer_.data(), static_cast<int>(buffer_.size()), 0);
+        const int got = sockets.recv(socket, buffer_.data(), static_cast<int>(buffer_.size()), 0);
         if (got > 0) {
           offset_ = 0;
           length_ = static_cast<std::uint32_t>(got);
           continue;
         }
         if (got == 0) return Step::kEnd;  // the peer finished sending: we are done too
-        return os.last_error() == kWsaEwouldblock ? Step::kNeedIn : Step::kError;
+        return sockets.last_error() == kWsaEwouldblock ? Step::kNeedIn : Step::kError;
       }
     }
 
