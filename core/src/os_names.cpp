@@ -13,6 +13,7 @@ const char* os_error_name(std::uint32_t code) {
     case kErrorAbandonedWait0: return "ERROR_ABANDONED_WAIT_0";
     case kErrorNoSystemResources: return "ERROR_NO_SYSTEM_RESOURCES";
     case kErrorTimeout: return "ERROR_TIMEOUT";
+    case kWsaEintr: return "WSAEINTR";
     case kWsaEfault: return "WSAEFAULT";
     case kWsaEinval: return "WSAEINVAL";
     case kWsaEmfile: return "WSAEMFILE";

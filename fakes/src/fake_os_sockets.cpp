@@ -235,7 +235,7 @@ Socket FakeOs::accept(Socket s, Ipv4Address* peer_out) {
     }
     if (listener->nonblocking) return fail_socket(kWsaEwouldblock);
     listener = wait_socket(lock, *listener, "accept");
-    if (listener == nullptr) return fail_socket(fake_internal::kWsaEintr);
+    if (listener == nullptr) return fail_socket(kWsaEintr);
   }
 }
 
@@ -325,7 +325,7 @@ int FakeOs::send_stream(std::unique_lock<std::mutex>& lock, FakeSocket* socket, 
     }
     if (socket->nonblocking) return sent > 0 ? sent : fail(kWsaEwouldblock);
     socket = wait_socket(lock, *socket, "send");
-    if (socket == nullptr) return sent > 0 ? sent : fail(fake_internal::kWsaEintr);
+    if (socket == nullptr) return sent > 0 ? sent : fail(kWsaEintr);
   }
 }
 
@@ -365,7 +365,7 @@ int FakeOs::recv_stream(std::unique_lock<std::mutex>& lock, FakeSocket* socket, 
     if (socket->peer_fin) return 0;  // end of stream
     if (socket->nonblocking) return fail(kWsaEwouldblock);
     socket = wait_socket(lock, *socket, "recv");
-    if (socket == nullptr) return fail(fake_internal::kWsaEintr);
+    if (socket == nullptr) return fail(kWsaEintr);
   }
 }
 
@@ -447,7 +447,7 @@ int FakeOs::recvfrom_datagram(std::unique_lock<std::mutex>& lock, FakeSocket* so
     }
     if (socket->nonblocking) return fail(kWsaEwouldblock);
     socket = wait_socket(lock, *socket, "recvfrom");
-    if (socket == nullptr) return fail(fake_internal::kWsaEintr);
+    if (socket == nullptr) return fail(kWsaEintr);
   }
 }
 

@@ -95,6 +95,7 @@ inline constexpr std::uint32_t kErrorNoSystemResources = 1450;
 inline constexpr std::uint32_t kErrorTimeout = 1460;
 inline constexpr std::uint32_t kInfinite = 0xFFFFFFFF;
 
+inline constexpr std::uint32_t kWsaEintr = 10004;
 inline constexpr std::uint32_t kWsaEfault = 10014;
 inline constexpr std::uint32_t kWsaEinval = 10022;
 inline constexpr std::uint32_t kWsaEmfile = 10024;

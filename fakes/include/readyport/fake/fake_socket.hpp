@@ -33,8 +33,6 @@ inline constexpr std::uint16_t kEphemeralPortLast = 65535;
 inline constexpr int kDatagramBytesMax = 65507;
 // recv/recvfrom flag MSG_PEEK: the only flag the fake supports.
 inline constexpr int kMsgPeek = 2;
-// WSAEINTR: a blocking call interrupted because another thread closed its socket.
-inline constexpr std::uint32_t kWsaEintr = 10004;
 // Datagrams one UDP socket queues at most (besides the byte bound, receive_buffer_bytes), so that
 // empty datagrams are bounded too.
 inline constexpr std::size_t kDatagramsQueuedMax = 1024;
