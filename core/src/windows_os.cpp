@@ -14,8 +14,12 @@
 #ifndef NOMINMAX
 #define NOMINMAX
 #endif
+// winsock2.h first: it must precede windows.h (which would otherwise bring in the old winsock.h
+// when WIN32_LEAN_AND_MEAN is not defined), and clang-format must not sort them.
+// clang-format off
 #include <winsock2.h>
 #include <windows.h>
+// clang-format on
 
 #include <atomic>
 #include <cstddef>
@@ -116,7 +120,8 @@ static_assert(offsetof(SockNotifyRegistration, registration_result) == 2 * kPoin
 // The SDK declares socket state notifications: the mirror must match it exactly.
 static_assert(sizeof(SockNotifyRegistration) == sizeof(SOCK_NOTIFY_REGISTRATION));
 static_assert(alignof(SockNotifyRegistration) == alignof(SOCK_NOTIFY_REGISTRATION));
-static_assert(offsetof(SockNotifyRegistration, socket) == offsetof(SOCK_NOTIFY_REGISTRATION, socket));
+static_assert(offsetof(SockNotifyRegistration, socket) ==
+              offsetof(SOCK_NOTIFY_REGISTRATION, socket));
 static_assert(offsetof(SockNotifyRegistration, completion_key) ==
               offsetof(SOCK_NOTIFY_REGISTRATION, completionKey));
 static_assert(offsetof(SockNotifyRegistration, event_filter) ==
@@ -168,8 +173,7 @@ using ProcessSocketNotificationsFn = DWORD(WSAAPI*)(HANDLE completion_port,
                                                     UINT32 registration_count,
                                                     SockNotifyRegistration* registrations,
                                                     UINT32 timeout_ms, ULONG completion_count,
-                                                    OverlappedEntry* entries,
-                                                    UINT32* received_out);
+                                                    OverlappedEntry* entries, UINT32* received_out);
 static_assert(std::is_same_v<UINT32, std::uint32_t>);
 
 // RtlGetVersion (ntdll), looked up at run time like everything the SDKs may not declare.
@@ -314,7 +318,7 @@ std::uint32_t WindowsOs::windows_build_number() {
   auto rtl_get_version = as_function<RtlGetVersionFn>(find_export(L"ntdll.dll", "RtlGetVersion"));
   if (rtl_get_version == nullptr) return 0;
   OSVERSIONINFOW version{};
-  version.dwOSVersionInfoSize = sizeof(version);
+  version.dwOSVersionInfoSize = static_cast<DWORD>(sizeof(version));
   if (rtl_get_version(&version) != 0) return 0;  // not STATUS_SUCCESS
   return static_cast<std::uint32_t>(version.dwBuildNumber);
 }
@@ -340,10 +344,12 @@ Port WindowsOs::create_io_completion_port(std::uint32_t concurrency) {
 
 bool WindowsOs::close_port(Port port) { return ::CloseHandle(port_handle(port)) != 0; }
 
-std::uint32_t WindowsOs::process_socket_notifications(
-    Port port, std::uint32_t registration_count, SockNotifyRegistration* registrations,
-    std::uint32_t timeout_ms, std::uint32_t completion_count, OverlappedEntry* entries,
-    std::uint32_t* received_out) {
+std::uint32_t WindowsOs::process_socket_notifications(Port port, std::uint32_t registration_count,
+                                                      SockNotifyRegistration* registrations,
+                                                      std::uint32_t timeout_ms,
+                                                      std::uint32_t completion_count,
+                                                      OverlappedEntry* entries,
+                                                      std::uint32_t* received_out) {
   // Built without the function (see WindowsOsOptions): the whole call fails, nothing changed.
   if (psn_ == nullptr) return kErrorProcNotFound;
   auto psn = as_function<ProcessSocketNotificationsFn>(psn_);
@@ -361,10 +367,11 @@ bool WindowsOs::get_queued_completion_status_ex(Port port, OverlappedEntry* entr
     return false;
   }
   ULONG removed = 0;
-  const BOOL dequeued = ::GetQueuedCompletionStatusEx(
-      port_handle(port), reinterpret_cast<OVERLAPPED_ENTRY*>(entries), count, &removed,
-      timeout_ms, FALSE);
-  if (removed_out != nullptr) *removed_out = dequeued != 0 ? static_cast<std::uint32_t>(removed) : 0;
+  const BOOL dequeued =
+      ::GetQueuedCompletionStatusEx(port_handle(port), reinterpret_cast<OVERLAPPED_ENTRY*>(entries),
+                                    count, &removed, timeout_ms, FALSE);
+  if (removed_out != nullptr)
+    *removed_out = dequeued != 0 ? static_cast<std::uint32_t>(removed) : 0;
   return dequeued != 0;
 }
 
@@ -385,7 +392,7 @@ Socket WindowsOs::socket(int af, int type, int protocol) {
 int WindowsOs::bind(Socket s, const Ipv4Address& address) {
   const sockaddr_in native = to_sockaddr(address);
   return ::bind(static_cast<SOCKET>(s), reinterpret_cast<const sockaddr*>(&native),
-                sizeof(native));
+                static_cast<int>(sizeof(native)));
 }
 
 int WindowsOs::getsockname(Socket s, Ipv4Address* address_out) {
@@ -394,7 +401,7 @@ int WindowsOs::getsockname(Socket s, Ipv4Address* address_out) {
     return SOCKET_ERROR;
   }
   sockaddr_in native{};
-  int length = sizeof(native);
+  int length = static_cast<int>(static_cast<int>(sizeof(native)));
   if (::getsockname(static_cast<SOCKET>(s), reinterpret_cast<sockaddr*>(&native), &length) != 0) {
     return SOCKET_ERROR;
   }
@@ -410,11 +417,10 @@ int WindowsOs::listen(Socket s, int backlog) { return ::listen(static_cast<SOCKE
 
 Socket WindowsOs::accept(Socket s, Ipv4Address* peer_out) {
   sockaddr_in native{};
-  int length = sizeof(native);
-  const SOCKET accepted =
-      ::accept(static_cast<SOCKET>(s), peer_out != nullptr ? reinterpret_cast<sockaddr*>(&native)
-                                                           : nullptr,
-               peer_out != nullptr ? &length : nullptr);
+  int length = static_cast<int>(static_cast<int>(sizeof(native)));
+  const SOCKET accepted = ::accept(
+      static_cast<SOCKET>(s), peer_out != nullptr ? reinterpret_cast<sockaddr*>(&native) : nullptr,
+      peer_out != nullptr ? &length : nullptr);
   if (accepted != INVALID_SOCKET && peer_out != nullptr) *peer_out = from_sockaddr(native);
   return static_cast<Socket>(accepted);
 }
@@ -422,7 +428,7 @@ Socket WindowsOs::accept(Socket s, Ipv4Address* peer_out) {
 int WindowsOs::connect(Socket s, const Ipv4Address& address) {
   const sockaddr_in native = to_sockaddr(address);
   return ::connect(static_cast<SOCKET>(s), reinterpret_cast<const sockaddr*>(&native),
-                   sizeof(native));
+                   static_cast<int>(sizeof(native)));
 }
 
 int WindowsOs::send(Socket s, const void* data, int length, int flags) {
@@ -436,16 +442,16 @@ int WindowsOs::recv(Socket s, void* data, int length, int flags) {
 int WindowsOs::sendto(Socket s, const void* data, int length, int flags, const Ipv4Address& to) {
   const sockaddr_in native = to_sockaddr(to);
   return ::sendto(static_cast<SOCKET>(s), static_cast<const char*>(data), length, flags,
-                  reinterpret_cast<const sockaddr*>(&native), sizeof(native));
+                  reinterpret_cast<const sockaddr*>(&native), static_cast<int>(sizeof(native)));
 }
 
 int WindowsOs::recvfrom(Socket s, void* data, int length, int flags, Ipv4Address* from_out) {
   sockaddr_in native{};
-  int native_length = sizeof(native);
-  const int received = ::recvfrom(
-      static_cast<SOCKET>(s), static_cast<char*>(data), length, flags,
-      from_out != nullptr ? reinterpret_cast<sockaddr*>(&native) : nullptr,
-      from_out != nullptr ? &native_length : nullptr);
+  int native_length = static_cast<int>(static_cast<int>(sizeof(native)));
+  const int received =
+      ::recvfrom(static_cast<SOCKET>(s), static_cast<char*>(data), length, flags,
+                 from_out != nullptr ? reinterpret_cast<sockaddr*>(&native) : nullptr,
+                 from_out != nullptr ? &native_length : nullptr);
   if (received != SOCKET_ERROR && from_out != nullptr) *from_out = from_sockaddr(native);
   return received;
 }
@@ -464,7 +470,7 @@ int WindowsOs::set_linger(Socket s, bool enabled, std::uint16_t timeout_s) {
   option.l_onoff = static_cast<u_short>(enabled ? 1 : 0);
   option.l_linger = timeout_s;
   return ::setsockopt(static_cast<SOCKET>(s), SOL_SOCKET, SO_LINGER,
-                      reinterpret_cast<const char*>(&option), sizeof(option));
+                      reinterpret_cast<const char*>(&option), static_cast<int>(sizeof(option)));
 }
 
 int WindowsOs::get_socket_error(Socket s, std::uint32_t* error_out) {
@@ -473,7 +479,7 @@ int WindowsOs::get_socket_error(Socket s, std::uint32_t* error_out) {
     return SOCKET_ERROR;
   }
   int error = 0;
-  int length = sizeof(error);
+  int length = static_cast<int>(sizeof(error));
   if (::getsockopt(static_cast<SOCKET>(s), SOL_SOCKET, SO_ERROR, reinterpret_cast<char*>(&error),
                    &length) != 0) {
     return SOCKET_ERROR;
@@ -496,7 +502,8 @@ Result<std::unique_ptr<Thread>> WindowsOs::thread_start(std::string_view name,
   // Thread names are ASCII identifiers in practice; widen byte by byte.
   std::wstring wide_name;
   wide_name.reserve(name.size());
-  for (const char c : name) wide_name.push_back(static_cast<wchar_t>(static_cast<unsigned char>(c)));
+  for (const char c : name)
+    wide_name.push_back(static_cast<wchar_t>(static_cast<unsigned char>(c)));
   try {
     std::thread thread([wide_name = std::move(wide_name), body = std::move(body)]() {
       name_current_thread(wide_name);

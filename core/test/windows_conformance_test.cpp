@@ -8,10 +8,10 @@
 // Where ProcessSocketNotifications is missing (Wine 8, Windows before build 20348), make() returns
 // the factory's Status and every scenario skips with that message (spec G1, G2).
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <utility>
-
-#include <gtest/gtest.h>
 
 #include "conformance/backend.hpp"
 #include "readyport/os.hpp"

@@ -9,6 +9,8 @@
 //   lookup fails (Wine 8, older Windows) each test skips with the factory's message.
 // Timeouts stay short: this is real time. Every socket a test opens it closes.
 
+#include "readyport/windows_os.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -21,7 +23,6 @@
 
 #include "readyport/os.hpp"
 #include "readyport/status.hpp"
-#include "readyport/windows_os.hpp"
 
 namespace readyport {
 namespace {
@@ -95,7 +96,9 @@ TEST(WindowsOs, G2_WithoutTheFunctionTheCallFailsAndChangesNothing) {
   EXPECT_FALSE(os.has_process_socket_notifications());
   const Port port = os.create_io_completion_port(0);
   ASSERT_NE(port, kInvalidPort) << os.last_error();
-  SockNotifyRegistration registration{kInvalidSocket, 7, kSockNotifyRegisterEventIn,
+  SockNotifyRegistration registration{kInvalidSocket,
+                                      7,
+                                      kSockNotifyRegisterEventIn,
                                       kSockNotifyOpEnable,
                                       kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
                                       0xABCDu};
@@ -197,8 +200,8 @@ TEST_F(WindowsOsPort, F3_EmptyPortTimesOutWithWaitTimeout) {
   OverlappedEntry entry{};
   std::uint32_t removed = 99;
   const std::uint64_t start_ns = os_->now_ns();
-  EXPECT_FALSE(os_->get_queued_completion_status_ex(port_, &entry, 1, &removed, kShortWaitMs,
-                                                    false));
+  EXPECT_FALSE(
+      os_->get_queued_completion_status_ex(port_, &entry, 1, &removed, kShortWaitMs, false));
   EXPECT_EQ(os_->last_error(), kWaitTimeout);
   EXPECT_EQ(removed, 0u);
   // Real waits may end a little early (spec A5): allow a timer tick.
@@ -333,15 +336,15 @@ TEST_F(WindowsOsSocket, NonBlockingConnectAcceptSendRecvAndGracefulShutdown) {
       *os_, [&] { return os_->send(client, message, static_cast<int>(sizeof(message)), 0); });
   ASSERT_EQ(sent, static_cast<int>(sizeof(message))) << os_->last_error();
   char buffer[16]{};
-  const int received =
-      retry_while_would_block(*os_, [&] { return os_->recv(server, buffer, static_cast<int>(sizeof(buffer)), 0); });
+  const int received = retry_while_would_block(
+      *os_, [&] { return os_->recv(server, buffer, static_cast<int>(sizeof(buffer)), 0); });
   ASSERT_EQ(received, static_cast<int>(sizeof(message))) << os_->last_error();
   EXPECT_STREQ(buffer, "ready");
 
   // Graceful shutdown: the peer reads the end of the stream.
   ASSERT_EQ(os_->shutdown(client, kSdSend), 0) << os_->last_error();
-  const int end =
-      retry_while_would_block(*os_, [&] { return os_->recv(server, buffer, static_cast<int>(sizeof(buffer)), 0); });
+  const int end = retry_while_would_block(
+      *os_, [&] { return os_->recv(server, buffer, static_cast<int>(sizeof(buffer)), 0); });
   EXPECT_EQ(end, 0) << os_->last_error();
 }
 
@@ -414,8 +417,9 @@ TEST_F(WindowsOsSocket, UdpSendtoRecvfromOnLoopback) {
   ASSERT_EQ(os_->set_nonblocking(receiver, true), 0);
   char buffer[16]{};
   Ipv4Address from;
-  const int received = retry_while_would_block(
-      *os_, [&] { return os_->recvfrom(receiver, buffer, static_cast<int>(sizeof(buffer)), 0, &from); });
+  const int received = retry_while_would_block(*os_, [&] {
+    return os_->recvfrom(receiver, buffer, static_cast<int>(sizeof(buffer)), 0, &from);
+  });
   ASSERT_EQ(received, static_cast<int>(sizeof(datagram))) << os_->last_error();
   EXPECT_STREQ(buffer, "dgram");
   EXPECT_EQ(from, sender_address);
@@ -563,9 +567,12 @@ class WindowsOsRealPsn : public ::testing::Test {
 
 TEST_F(WindowsOsRealPsn, A1_ReadableSocketDeliversInWithItsKey) {
   SCOPED_TRACE("rules A1, B2, C4, and the layout (key in lpCompletionKey, mask in bytes)");
-  SockNotifyRegistration registration{server_, 0x1234, kSockNotifyRegisterEventIn,
+  SockNotifyRegistration registration{server_,
+                                      0x1234,
+                                      kSockNotifyRegisterEventIn,
                                       kSockNotifyOpEnable,
-                                      kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel, 99};
+                                      kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
+                                      99};
   const char byte = 'x';
   ASSERT_EQ(os_->send(client_, &byte, 1, 0), 1);
   OverlappedEntry entries[4]{};
@@ -581,9 +588,12 @@ TEST_F(WindowsOsRealPsn, A1_ReadableSocketDeliversInWithItsKey) {
 
 TEST_F(WindowsOsRealPsn, B5_RemoveQueuesOneRemovePacketAndNothingAfterIt) {
   SCOPED_TRACE("rules B5, E3, A2");
-  SockNotifyRegistration registration{server_, 0x5678, kSockNotifyRegisterEventIn,
+  SockNotifyRegistration registration{server_,
+                                      0x5678,
+                                      kSockNotifyRegisterEventIn,
                                       kSockNotifyOpEnable,
-                                      kSockNotifyTriggerPersistent | kSockNotifyTriggerLevel, 99};
+                                      kSockNotifyTriggerPersistent | kSockNotifyTriggerLevel,
+                                      99};
   ASSERT_EQ(os_->process_socket_notifications(port_, 1, &registration, 0, 0, nullptr, nullptr),
             kErrorSuccess);
   ASSERT_EQ(registration.registration_result, 0u);
@@ -599,8 +609,8 @@ TEST_F(WindowsOsRealPsn, B5_RemoveQueuesOneRemovePacketAndNothingAfterIt) {
   EXPECT_NE(entries[0].bytes_transferred & kSockNotifyEventRemove, 0u)
       << entries[0].bytes_transferred;
   // Nothing follows the REMOVE packet (spec E3); the timeout is WAIT_TIMEOUT (spec A2).
-  const std::uint32_t after = os_->process_socket_notifications(port_, 0, nullptr, kShortWaitMs,
-                                                                4, entries, &received);
+  const std::uint32_t after =
+      os_->process_socket_notifications(port_, 0, nullptr, kShortWaitMs, 4, entries, &received);
   EXPECT_EQ(after, kWaitTimeout) << os_error_name(after) << " (" << after << ")";
 }
 

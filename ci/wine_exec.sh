@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# wine_exec.sh PROGRAM.exe [ARGS...]: runs a Windows program under Wine, for ctest (the mingw
+# toolchain's CMAKE_CROSSCOMPILING_EMULATOR, which also lists the tests) and for ci/wine_leg.sh.
+#
+# Wine's output goes to files first and is copied to this script's stdout and stderr when the
+# program has exited, CR LF turned into LF. So no Wine process ever holds the caller's pipe: where
+# the persistent wineserver of ci/wine_leg.sh is not running (or has gone), the server that wine
+# starts in its place inherits only these files, never ctest's pipe (a server holding that pipe
+# makes ctest wait on it until the test times out). Exit status: the program's.
+set -u
+export WINEDEBUG="${WINEDEBUG:--all}"
+export WINEDLLOVERRIDES="${WINEDLLOVERRIDES:-mscoree,mshtml=}"
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+wine "$@" </dev/null >"$out" 2>"$err"
+status=$?
+tr -d '\r' <"$out"
+tr -d '\r' <"$err" >&2
+exit "$status"
