@@ -31,10 +31,13 @@ $logDir = Join-Path $root 'build/logs'
 New-Item -ItemType Directory -Force -Path $logDir | Out-Null
 
 # Runs a native command, copies its output to a log file, and stops on a non-zero exit code.
+# (Native stderr lines are plain output here, never errors: the exit code decides.)
 function Invoke-Logged([string]$Step, [string]$Log, [string]$Exe, [string[]]$Arguments) {
   Write-Host "==== $Preset`: $Step"
+  $ErrorActionPreference = 'Continue'
   & $Exe @Arguments 2>&1 | ForEach-Object { "$_" } | Tee-Object -FilePath $Log
-  if ($LASTEXITCODE -ne 0) { throw "$Step failed with exit code $LASTEXITCODE (log: $Log)" }
+  $code = $LASTEXITCODE
+  if ($code -ne 0) { throw "$Step failed with exit code $code (log: $Log)" }
 }
 
 # ---- The developer environment --------------------------------------------------------------
@@ -55,7 +58,9 @@ if ($Preset -eq 'clang-cl-asan') {
   # and the symbols ASan needs included.
   $probe = Join-Path $logDir 'asan_probe.cpp'
   Set-Content -Path $probe -Value 'int main() { return 0; }'
+  $ErrorActionPreference = 'Continue'  # -### prints on stderr
   $dryRun = (& clang-cl -fsanitize=address /MD -### $probe 2>&1 | ForEach-Object { "$_" }) -join "`n"
+  $ErrorActionPreference = 'Stop'
   $linkLine = ($dryRun -split "`n" | Where-Object { $_ -match 'link(\.exe)?"' } | Select-Object -Last 1)
   if (-not $linkLine) { throw "cannot read clang-cl's link line:`n$dryRun" }
   $linkArgs = [regex]::Matches($linkLine, '"((?:[^"\\]|\\.)*)"') | ForEach-Object { $_.Groups[1].Value -replace '\\\\', '\' -replace '\\"', '"' }
