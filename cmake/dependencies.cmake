@@ -44,4 +44,27 @@ endif()
 if(NOT CMAKE_CROSSCOMPILING)
   find_package(benchmark CONFIG QUIET)
   find_package(rapidcheck CONFIG QUIET)
+  # Machines without the packages but with a network (the Windows runners): fetch them, pinned.
+  if(READYPORT_FETCH_DEPS AND NOT benchmark_FOUND)
+    include(FetchContent)
+    set(BENCHMARK_ENABLE_TESTING OFF CACHE BOOL "" FORCE)
+    set(BENCHMARK_ENABLE_GTEST_TESTS OFF CACHE BOOL "" FORCE)
+    set(BENCHMARK_ENABLE_INSTALL OFF CACHE BOOL "" FORCE)
+    set(BENCHMARK_INSTALL_DOCS OFF CACHE BOOL "" FORCE)
+    set(BENCHMARK_ENABLE_WERROR OFF CACHE BOOL "" FORCE)
+    FetchContent_Declare(benchmark GIT_REPOSITORY https://github.com/google/benchmark.git
+                         GIT_TAG 344117638c8ff7e239044fd0fa7085839fc03021)  # v1.8.3
+    FetchContent_MakeAvailable(benchmark)
+  endif()
+  if(READYPORT_FETCH_DEPS AND NOT rapidcheck_FOUND)
+    include(FetchContent)
+    set(RC_ENABLE_GTEST ON CACHE BOOL "" FORCE)
+    set(RC_ENABLE_GMOCK ON CACHE BOOL "" FORCE)
+    FetchContent_Declare(rapidcheck GIT_REPOSITORY https://github.com/emil-e/rapidcheck.git
+                         GIT_TAG ff6af6fc683159deb51c543b065eba14dfcf329b)  # master, 2023-12-14
+    # CMake 4 refuses projects that ask for compatibility with CMake older than 3.5.
+    set(CMAKE_POLICY_VERSION_MINIMUM 3.5)
+    FetchContent_MakeAvailable(rapidcheck)
+    unset(CMAKE_POLICY_VERSION_MINIMUM)
+  endif()
 endif()
