@@ -72,6 +72,7 @@ static_assert(same_value(kErrorAbandonedWait0, ERROR_ABANDONED_WAIT_0));
 static_assert(same_value(kErrorNoSystemResources, ERROR_NO_SYSTEM_RESOURCES));
 static_assert(same_value(kErrorTimeout, ERROR_TIMEOUT));
 static_assert(same_value(kInfinite, INFINITE));
+static_assert(same_value(kWsaEintr, WSAEINTR));
 static_assert(same_value(kWsaEfault, WSAEFAULT));
 static_assert(same_value(kWsaEinval, WSAEINVAL));
 static_assert(same_value(kWsaEmfile, WSAEMFILE));
