@@ -41,7 +41,7 @@ ctest_counts() {
   if [ -z "$summary" ]; then echo "0 0 0"; return; fi
   failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$summary")
   total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$summary")
-  skipped=$(grep -cE '^ *[0-9]+ - .*\(Skipped\)' "$log" || true)
+  skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$log" || true)
   echo "$((total - failed - skipped)) $failed $skipped"
 }
 

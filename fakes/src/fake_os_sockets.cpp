@@ -229,6 +229,9 @@ Socket FakeOs::accept(Socket s, Ipv4Address* peer_out) {
       const std::uint32_t error = sockets_.adopt(listener->accept_queue.front(), &accepted);
       if (error != 0) return fail_socket(error);  // WSAEMFILE: the connection stays queued
       listener->accept_queue.pop_front();
+      // The accepted socket has the listening socket's properties, non-blocking mode included
+      // (Microsoft's accept page: "the same properties as socket s").
+      accepted->nonblocking = listener->nonblocking;
       if (peer_out != nullptr) *peer_out = accepted->remote;
       touch(*listener);  // spec D6: IN may stop holding
       return accepted->value;

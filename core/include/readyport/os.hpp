@@ -14,7 +14,7 @@
 // The types below are the project's own plain structs and integers that mirror the Windows ABI
 // (same sizes, offsets and constant values: WindowsOs checks them with static_assert against the
 // SDK), so core/, fakes/ and tests build on any OS. Constants are named kPascalCase after the
-// Windows name they mirror (the Windows names themselves are macros in <winsock2.h>).
+// Windows name they mirror (the Windows names themselves are macros in the Winsock header).
 //
 // Conventions for every method, unless its comment says otherwise:
 // - Threading: any thread may call any method at any time (spec A9); implementations are
@@ -238,8 +238,8 @@ class Os {
   virtual int getsockname(Socket s, Ipv4Address* address_out) = 0;
   virtual int listen(Socket s, int backlog) = 0;
   // accept: blocks on a blocking socket; a non-blocking one fails with kWsaEwouldblock when no
-  // connection is pending. The new socket inherits nothing but is blocking, as on Windows.
-  // `peer_out` may be null.
+  // connection is pending. The new socket has the listening socket's properties, non-blocking
+  // mode included (as Winsock documents). `peer_out` may be null.
   virtual Socket accept(Socket s, Ipv4Address* peer_out) = 0;
   // connect: blocks on a blocking socket; a non-blocking one returns kSocketError with
   // kWsaEwouldblock and reports completion as OUT, or failure as ERR (spec D3).
