@@ -100,7 +100,8 @@ struct EchoServer::Impl {
       Os& sockets = server_.os;
       for (;;) {
         while (length_ > 0) {
-          const int sent = sockets.send(socket, buffer_.data() + offset_, static_cast<int>(length_), 0);
+          const int sent =
+              sockets.send(socket, buffer_.data() + offset_, static_cast<int>(length_), 0);
           if (sent > 0) {
             offset_ += static_cast<std::uint32_t>(sent);
             length_ -= static_cast<std::uint32_t>(sent);
@@ -151,7 +152,10 @@ struct EchoServer::Impl {
   };
 
   Impl(Os& os_in, Engine& engine_in, EchoServerOptions options_in)
-      : os(os_in), engine(engine_in), options(options_in), mutex(os_in.mutex_create()),
+      : os(os_in),
+        engine(engine_in),
+        options(options_in),
+        mutex(os_in.mutex_create()),
         listener(*this) {
     pool.reserve(options.connections_max);
     free.reserve(options.connections_max);
@@ -214,7 +218,7 @@ struct EchoServer::Impl {
   std::vector<std::unique_ptr<Connection>> pool;
   std::vector<Connection*> free;  // guarded by mutex
   Listener listener;
-  EchoServerCounts counts;        // guarded by mutex
+  EchoServerCounts counts;  // guarded by mutex
   ConnId listener_id;
   bool listening = false;
 };
@@ -246,8 +250,7 @@ Result<Ipv4Address> EchoServer::start() {
     status = socket_error(s.os, "getsockname()");
   }
   if (status.ok()) {
-    Result<ConnId> id =
-        s.engine.add(listen_socket, kInterestIn, Mode::kOneshotLevel, s.listener);
+    Result<ConnId> id = s.engine.add(listen_socket, kInterestIn, Mode::kOneshotLevel, s.listener);
     if (id.ok()) {
       s.listener_id = id.value();
       s.listening = true;
@@ -272,7 +275,8 @@ EchoServerCounts EchoServer::counts() const {
   return impl_->counts;
 }
 
-// ---- The workload's clients ----------------------------------------------------------------------
+// ---- The workload's clients
+// ----------------------------------------------------------------------
 
 namespace {
 
@@ -427,9 +431,8 @@ class EchoClients {
     bool ok = os_.set_nonblocking(socket, true) == 0;
     if (ok && os_.connect(socket, server_) != 0) ok = os_.last_error() == kWsaEwouldblock;
     // The connect completes as OUT (or fails as ERR, spec D3); the handler starts sending then.
-    const Interest interest = is_edge(workload_.mode)
-                                  ? kInterestIn | kInterestOut | kInterestHangup
-                                  : kInterestIn | kInterestOut;
+    const Interest interest = is_edge(workload_.mode) ? kInterestIn | kInterestOut | kInterestHangup
+                                                      : kInterestIn | kInterestOut;
     if (ok) {
       {
         Guard guard(mutex_);
@@ -529,8 +532,7 @@ EchoResult run_echo_workload(Os& os, Engine& engine, const EchoWorkload& workloa
   server_options.mode = workload.mode;
   EchoServer server(os, engine, server_options);
   Result<Ipv4Address> address = server.start();
-  EchoClients clients(os, engine, workload,
-                      address.ok() ? address.value() : Ipv4Address{}, *mutex);
+  EchoClients clients(os, engine, workload, address.ok() ? address.value() : Ipv4Address{}, *mutex);
   std::vector<std::unique_ptr<Thread>> workers;
   if (!address.ok()) result.status = address.status();
   for (std::uint32_t i = 0; result.status.ok() && i < workload.workers; ++i) {

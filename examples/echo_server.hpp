@@ -86,9 +86,9 @@ struct EchoWorkload {
   // N > 0: N threads started with Os::thread_start call run_worker() (SimScheduler,
   // FreeRuntime, Windows); the calling thread waits with Os::sleep_ms.
   std::uint32_t workers = 0;
-  std::uint64_t seed = 0;                  // payload bytes and chunk sizes
-  std::uint32_t time_limit_ms = 600'000;   // Os time (virtual in the fake) before giving up
-  std::uint32_t poll_timeout_ms = 50;      // poll() timeout when workers == 0
+  std::uint64_t seed = 0;                 // payload bytes and chunk sizes
+  std::uint32_t time_limit_ms = 600'000;  // Os time (virtual in the fake) before giving up
+  std::uint32_t poll_timeout_ms = 50;     // poll() timeout when workers == 0
 };
 
 struct EchoCounts {
@@ -100,7 +100,7 @@ struct EchoCounts {
   std::uint64_t bytes_received = 0;    // by clients
   std::uint64_t bytes_mismatched = 0;  // received bytes that differ from what was sent
   EchoServerCounts server;
-  EngineStats engine;                  // after stop()
+  EngineStats engine;  // after stop()
 };
 
 struct EchoResult {

@@ -136,8 +136,9 @@ TEST_P(EchoSimTest, WorkersUnderTheSchedulerEveryByteEchoed) {
       ASSERT_TRUE(engine.start().ok());
       result = run_echo_workload(os, engine, w);
     });
-    ASSERT_TRUE(run.ok()) << "seed " << seed << " " << sim.parameters() << ": "
-                          << run.to_string() << "\n" << sim.describe_threads();
+    ASSERT_TRUE(run.ok()) << "seed " << seed << " " << sim.parameters() << ": " << run.to_string()
+                          << "\n"
+                          << sim.describe_threads();
     SCOPED_TRACE("seed " + std::to_string(seed) + " " + sim.parameters());
     expect_all_echoed(w, result);
     EXPECT_EQ(os.stats().sockets_open, 0u);
@@ -146,18 +147,17 @@ TEST_P(EchoSimTest, WorkersUnderTheSchedulerEveryByteEchoed) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ModesAndStrategies, EchoSimTest,
-    testing::Values(SimCase{Mode::kOneshotLevel, SimStrategy::kRandom},
-                    SimCase{Mode::kOneshotLevel, SimStrategy::kPct},
-                    SimCase{Mode::kPersistentLevel, SimStrategy::kRandom},
-                    SimCase{Mode::kPersistentLevel, SimStrategy::kPct},
-                    SimCase{Mode::kPersistentEdge, SimStrategy::kRandom},
-                    SimCase{Mode::kPersistentEdge, SimStrategy::kPct}),
-    [](const testing::TestParamInfo<SimCase>& param_info) {
-      return std::string(mode_name(param_info.param.mode)) + "_" +
-             sim_strategy_name(param_info.param.strategy);
-    });
+INSTANTIATE_TEST_SUITE_P(ModesAndStrategies, EchoSimTest,
+                         testing::Values(SimCase{Mode::kOneshotLevel, SimStrategy::kRandom},
+                                         SimCase{Mode::kOneshotLevel, SimStrategy::kPct},
+                                         SimCase{Mode::kPersistentLevel, SimStrategy::kRandom},
+                                         SimCase{Mode::kPersistentLevel, SimStrategy::kPct},
+                                         SimCase{Mode::kPersistentEdge, SimStrategy::kRandom},
+                                         SimCase{Mode::kPersistentEdge, SimStrategy::kPct}),
+                         [](const testing::TestParamInfo<SimCase>& param_info) {
+                           return std::string(mode_name(param_info.param.mode)) + "_" +
+                                  sim_strategy_name(param_info.param.strategy);
+                         });
 
 TEST(EchoFreeRuntimeTest, RealThreadsEveryByteEchoed) {
   for (const Mode mode : {Mode::kOneshotLevel, Mode::kPersistentLevel, Mode::kPersistentEdge}) {

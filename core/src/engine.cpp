@@ -173,14 +173,39 @@ std::string conn_text(ConnId id) {
          std::to_string(id.generation) + "}";
 }
 
+// Why the port refused add()'s registration, as a Status (the codes are undocumented, spec A8;
+// WSAEINVAL is what a socket registered with another port gets, B8; WSAENOTSOCK, B9).
+Status add_refused(Socket socket, std::uint32_t code, bool call_failed) {
+  if (call_failed)
+    return Status(StatusCode::kOsError,
+                  std::string("add(): ProcessSocketNotifications kept failing (spec A3): ") +
+                      os_error_name(code),
+                  code);
+  if (code == kWsaEnotsock)
+    return Status(StatusCode::kInvalidArgument,
+                  "add(): " + std::to_string(socket) + " is not a socket (WSAENOTSOCK)", code);
+  if (code == kWsaEinval)
+    return Status(StatusCode::kAlreadyExists,
+                  "add(): the port refused socket " + std::to_string(socket) +
+                      " with WSAEINVAL: it is probably registered with another completion port "
+                      "(spec B8)",
+                  code);
+  return Status(StatusCode::kOsError,
+                std::string("add(): the registration failed: ") + os_error_name(code), code);
+}
+
 }  // namespace
 
 const char* mode_name(Mode mode) {
   switch (mode) {
-    case Mode::kOneshotLevel: return "oneshot_level";
-    case Mode::kPersistentLevel: return "persistent_level";
-    case Mode::kPersistentEdge: return "persistent_edge";
-    case Mode::kOneshotEdge: return "oneshot_edge";
+    case Mode::kOneshotLevel:
+      return "oneshot_level";
+    case Mode::kPersistentLevel:
+      return "persistent_level";
+    case Mode::kPersistentEdge:
+      return "persistent_edge";
+    case Mode::kOneshotEdge:
+      return "oneshot_edge";
   }
   return "unknown";
 }
@@ -271,47 +296,49 @@ Status Engine::check_running(const char* call) const {
 
 // ---- add, close, post -------------------------------------------------------------------------
 
+Status Engine::reserve_slot(Socket socket, Interest interest, Mode mode, Handler& handler,
+                            SockNotifyRegistration* reg_out, RegRef* ref_out) {
+  Lock lock(*mutex_);
+  if (Status status = check_running("add()"); !status.ok()) return status;
+  if (const std::uint32_t other = slots_->socket_find(socket); other != kSlotNone)
+    return Status(StatusCode::kAlreadyExists, "add(): socket " + std::to_string(socket) +
+                                                  " is already added, as " +
+                                                  conn_text(slots_->id_of(other)));
+  const std::uint32_t index = slots_->acquire();
+  if (index == kSlotNone)
+    return Status(StatusCode::kResourceExhausted,
+                  "add(): all " + std::to_string(options_.connections_max) +
+                      " connection slots are in use (EngineOptions::connections_max)");
+  Slot& slot = slots_->at(index);
+  // Transition kFree -> kLive: the ENABLE that add() issues is this slot's first registration.
+  READYPORT_ASSERT(slot.state == SlotState::kFree && slot.link == kSlotNone);
+  slot.state = SlotState::kLive;
+  slot.mode = mode;
+  slot.socket = socket;
+  slot.handler = &handler;
+  slot.interest = interest;
+  slot.interest_applied = interest;
+  slot.op_in_flight = true;
+  slots_->socket_insert(socket, index);
+  *ref_out = RegRef{index, slot.generation};
+  *reg_out = SockNotifyRegistration{
+      socket, slots_->key_of(index), interest, kSockNotifyOpEnable, trigger_of(mode), 0};
+  if (options_.observer) options_.observer->on_slot_acquired(slots_->id_of(index), socket);
+  return Status();
+}
+
 Result<ConnId> Engine::add(Socket socket, Interest interest, Mode mode, Handler& handler) {
   if (socket == kInvalidSocket)
     return Status(StatusCode::kInvalidArgument, "add(): INVALID_SOCKET is not a socket");
   if ((interest & ~kInterestAll) != 0)
-    return Status(StatusCode::kInvalidArgument,
-                  "add(): interest " + std::to_string(interest) +
-                      " has bits outside IN|OUT|HANGUP (0x07)");
+    return Status(StatusCode::kInvalidArgument, "add(): interest " + std::to_string(interest) +
+                                                    " has bits outside IN|OUT|HANGUP (0x07)");
   if (static_cast<std::uint8_t>(mode) > static_cast<std::uint8_t>(Mode::kOneshotEdge))
     return Status(StatusCode::kInvalidArgument, "add(): unknown mode");
-
   SockNotifyRegistration reg;
   RegRef ref;
-  std::uint32_t index = kSlotNone;
-  {
-    Lock lock(*mutex_);
-    if (Status status = check_running("add()"); !status.ok()) return status;
-    if (const std::uint32_t other = slots_->socket_find(socket); other != kSlotNone)
-      return Status(StatusCode::kAlreadyExists,
-                    "add(): socket " + std::to_string(socket) + " is already added, as " +
-                        conn_text(slots_->id_of(other)));
-    index = slots_->acquire();
-    if (index == kSlotNone)
-      return Status(StatusCode::kResourceExhausted,
-                    "add(): all " + std::to_string(options_.connections_max) +
-                        " connection slots are in use (EngineOptions::connections_max)");
-    Slot& slot = slots_->at(index);
-    // Transition kFree -> kLive: the ENABLE below is this slot's first registration.
-    READYPORT_ASSERT(slot.state == SlotState::kFree && slot.link == kSlotNone);
-    slot.state = SlotState::kLive;
-    slot.mode = mode;
-    slot.socket = socket;
-    slot.handler = &handler;
-    slot.interest = interest;
-    slot.interest_applied = interest;
-    slot.op_in_flight = true;
-    slots_->socket_insert(socket, index);
-    ref = RegRef{index, slot.generation};
-    reg = SockNotifyRegistration{socket, slots_->key_of(index), interest, kSockNotifyOpEnable,
-                                 trigger_of(mode), 0};
-    if (options_.observer) options_.observer->on_slot_acquired(slots_->id_of(index), socket);
-  }
+  if (Status status = reserve_slot(socket, interest, mode, handler, &reg, &ref); !status.ok())
+    return status;
 
   const std::uint32_t call_error = call_registrations(&reg, 1);
   SockNotifyRegistration follow_reg;
@@ -320,7 +347,7 @@ Result<ConnId> Engine::add(Socket socket, Interest interest, Mode mode, Handler&
   ConnId id;
   {
     Lock lock(*mutex_);
-    Slot& slot = slots_->at(index);
+    Slot& slot = slots_->at(ref.slot);
     // op_in_flight kept the slot ours: no REMOVE can be decided while it is set.
     READYPORT_ASSERT(slot.generation == ref.generation && slot.op_in_flight);
     slot.op_in_flight = false;
@@ -330,29 +357,13 @@ Result<ConnId> Engine::add(Socket socket, Interest interest, Mode mode, Handler&
       READYPORT_ASSERT(slot.state == SlotState::kLive && !slot.deferred);
       if (call_error == 0) ++stats_.registration_failures;
       slots_->socket_erase(socket);
-      release_slot(index);
-      const std::uint32_t code = reg.registration_result;
-      if (call_error != 0)
-        return Status(StatusCode::kOsError,
-                      std::string("add(): ProcessSocketNotifications kept failing (spec A3): ") +
-                          os_error_name(code),
-                      code);
-      if (code == kWsaEnotsock)
-        return Status(StatusCode::kInvalidArgument,
-                      "add(): " + std::to_string(socket) + " is not a socket (WSAENOTSOCK)", code);
-      if (code == kWsaEinval)
-        return Status(StatusCode::kAlreadyExists,
-                      "add(): the port refused socket " + std::to_string(socket) +
-                          " with WSAEINVAL: it is probably registered with another completion "
-                          "port (spec B8)",
-                      code);
-      return Status(StatusCode::kOsError,
-                    std::string("add(): the registration failed: ") + os_error_name(code), code);
+      release_slot(ref.slot);
+      return add_refused(socket, reg.registration_result, call_error != 0);
     }
     ++stats_.connections_added;
-    id = slots_->id_of(index);
+    id = slots_->id_of(ref.slot);
     // A packet may already have been dispatched (spec A7); then its driver settles the slot.
-    if (slot.state == SlotState::kLive) settle(index, follow);
+    if (slot.state == SlotState::kLive) settle(ref.slot, follow);
   }
   if (follow.count > 0) issue_direct(follow_reg, follow_ref);
   return id;
@@ -405,9 +416,8 @@ Status Engine::close(ConnId id) {
 
 Status Engine::notify(ConnId id, std::uint32_t events) {
   if ((events & ~kEventsForHandler) != 0)
-    return Status(StatusCode::kInvalidArgument,
-                  "notify(): events " + std::to_string(events) +
-                      " has bits outside IN|OUT|HANGUP|ERR (0x47)");
+    return Status(StatusCode::kInvalidArgument, "notify(): events " + std::to_string(events) +
+                                                    " has bits outside IN|OUT|HANGUP|ERR (0x47)");
   std::uintptr_t key = 0;
   {
     Lock lock(*mutex_);
@@ -426,8 +436,7 @@ Status Engine::notify(ConnId id, std::uint32_t events) {
   ++stats_.posts;
   if (posted) return Status();
   return Status(StatusCode::kOsError,
-                std::string("notify(): PostQueuedCompletionStatus failed: ") +
-                    os_error_name(error),
+                std::string("notify(): PostQueuedCompletionStatus failed: ") + os_error_name(error),
                 error);
 }
 
@@ -441,9 +450,8 @@ Status Engine::post(Task& task) {
                         " tasks are outstanding (EngineOptions::tasks_max)");
     ++tasks_outstanding_;
   }
-  const bool posted =
-      os_.post_queued_completion_status(port_, 0, internal::kTaskKey,
-                                        reinterpret_cast<std::uintptr_t>(&task));
+  const bool posted = os_.post_queued_completion_status(port_, 0, internal::kTaskKey,
+                                                        reinterpret_cast<std::uintptr_t>(&task));
   const std::uint32_t error = posted ? 0 : os_.last_error();
   Lock lock(*mutex_);
   ++stats_.posts;
@@ -541,8 +549,7 @@ void Engine::apply_results(const SockNotifyRegistration* regs, const RegRef* ref
       if (options_.observer) options_.observer->on_quarantined(slots_->id_of(ref.slot));
       continue;
     }
-    READYPORT_ASSERT(reg.operation == kSockNotifyOpEnable ||
-                     reg.operation == kSockNotifyOpDisable);
+    READYPORT_ASSERT(reg.operation == kSockNotifyOpEnable || reg.operation == kSockNotifyOpDisable);
     Slot& slot = slots_->at(ref.slot);
     // An ENABLE or DISABLE in flight keeps its slot: REMOVE waits for op_in_flight to clear.
     READYPORT_ASSERT(slot.generation == ref.generation && slot.op_in_flight);
@@ -571,8 +578,8 @@ void Engine::apply_results(const SockNotifyRegistration* regs, const RegRef* ref
 void Engine::backoff(std::uint32_t attempt) {
   const std::uint32_t shift = std::min<std::uint32_t>(attempt, 16);
   const std::uint64_t delay_ms = std::uint64_t{options_.retry_backoff_ms} << shift;
-  os_.sleep_ms(static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(delay_ms, options_.retry_backoff_max_ms)));
+  os_.sleep_ms(
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(delay_ms, options_.retry_backoff_max_ms)));
 }
 
 std::uint32_t Engine::call_registrations(SockNotifyRegistration* regs, std::uint32_t count) {
@@ -829,8 +836,8 @@ std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32
 
   Lock lock(*mutex_);
   stats_.port_calls += attempts;
-  stats_.call_failures += (error == kErrorSuccess || error == kWaitTimeout) ? attempts - 1
-                                                                            : attempts;
+  stats_.call_failures +=
+      (error == kErrorSuccess || error == kWaitTimeout) ? attempts - 1 : attempts;
   if (error == kWaitTimeout) ++stats_.timeouts;
   stats_.packets += *received;
   RegSink follow = d.pending.sink();

@@ -26,12 +26,18 @@ std::uintptr_t completion_key_for(ConnId id, std::uint32_t capacity) {
 
 const char* slot_state_name(SlotState state) {
   switch (state) {
-    case SlotState::kFree: return "free";
-    case SlotState::kLive: return "live";
-    case SlotState::kDispatching: return "dispatching";
-    case SlotState::kRemoving: return "removing";
-    case SlotState::kQuarantined: return "quarantined";
-    case SlotState::kClosing: return "closing";
+    case SlotState::kFree:
+      return "free";
+    case SlotState::kLive:
+      return "live";
+    case SlotState::kDispatching:
+      return "dispatching";
+    case SlotState::kRemoving:
+      return "removing";
+    case SlotState::kQuarantined:
+      return "quarantined";
+    case SlotState::kClosing:
+      return "closing";
   }
   return "unknown";
 }

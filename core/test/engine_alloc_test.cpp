@@ -81,9 +81,8 @@ class BusyOs : public testing::NiceMock<MockOs> {
     }
     for (std::uint32_t i = 0; i < completion_count; ++i) {
       const std::uint32_t slot = next_++ % kConnections;
-      entries[i] = OverlappedEntry{
-          internal::completion_key_for(ConnId{slot, 1}, kConnections), 0, 0,
-          kSockNotifyEventIn};
+      entries[i] = OverlappedEntry{internal::completion_key_for(ConnId{slot, 1}, kConnections), 0,
+                                   0, kSockNotifyEventIn};
     }
     *received = completion_count;
     return kErrorSuccess;

@@ -65,8 +65,8 @@ class EngineBadInputTest : public testing::Test {
 TEST_F(EngineBadInputTest, InvalidSocketIsRefusedWithoutACall) {
   InSequence in_order;
   start();
-  const Status status = engine_->add(kInvalidSocket, kInterestIn, Mode::kOneshotLevel, handler_)
-                            .status();
+  const Status status =
+      engine_->add(kInvalidSocket, kInterestIn, Mode::kOneshotLevel, handler_).status();
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("INVALID_SOCKET"));
   expect_unchanged(0);
@@ -184,9 +184,9 @@ TEST_F(EngineBadInputTest, CapacityExhaustedIsRefusedWithoutACall) {
   EXPECT_CALL(os_, process_socket_notifications(kPort, 2, _, 0, 0, nullptr, nullptr))
       .WillOnce(Psn({0, 0}, {}, kErrorSuccess));
   EXPECT_CALL(os_, process_socket_notifications(kPort, 0, nullptr, _, _, _, _))
-      .WillOnce(Psn({}, {packet(key(0), kSockNotifyEventRemove),
-                         packet(key(1), kSockNotifyEventRemove)},
-                    kErrorSuccess));
+      .WillOnce(
+          Psn({}, {packet(key(0), kSockNotifyEventRemove), packet(key(1), kSockNotifyEventRemove)},
+              kErrorSuccess));
   EXPECT_CALL(os_, closesocket(kSock)).WillOnce(Return(0));
   EXPECT_CALL(os_, closesocket(kSock + 4)).WillOnce(Return(0));
   expect_stop_empty();

@@ -16,8 +16,8 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <vector>
 
@@ -131,8 +131,9 @@ class RawWorld {
     pairs_ = make_pairs(os_, connections);
     std::vector<SockNotifyRegistration> initial(connections);
     for (std::uint32_t i = 0; i < connections; ++i)
-      initial[i] = SockNotifyRegistration{pairs_[i].engine_end, i + 1, kSockNotifyRegisterEventIn,
-                                          kSockNotifyOpEnable, kOneshotLevel, 0};
+      initial[i] =
+          SockNotifyRegistration{pairs_[i].engine_end, i + 1,         kSockNotifyRegisterEventIn,
+                                 kSockNotifyOpEnable,  kOneshotLevel, 0};
     READYPORT_ASSERT(os_.process_socket_notifications(port_, connections, initial.data(), 0, 0,
                                                       nullptr, nullptr) == kErrorSuccess);
   }
@@ -148,9 +149,9 @@ class RawWorld {
     std::uint64_t handled = 0;
     while (handled < count) {
       std::uint32_t received = 0;
-      const std::uint32_t error = os_.process_socket_notifications(
-          port_, reg_count_, reg_count_ ? regs_.data() : nullptr, 0, batch_, entries_.data(),
-          &received);
+      const std::uint32_t error =
+          os_.process_socket_notifications(port_, reg_count_, reg_count_ ? regs_.data() : nullptr,
+                                           0, batch_, entries_.data(), &received);
       READYPORT_ASSERT(error == kErrorSuccess || error == kWaitTimeout);
       ++calls_;
       reg_count_ = 0;
@@ -158,8 +159,9 @@ class RawWorld {
         const std::uintptr_t key = entries_[i].completion_key;
         const Pair& pair = pairs_[key - 1];
         handle_readable(os_, pair.engine_end, pair.peer_end);
-        regs_[reg_count_++] = SockNotifyRegistration{pair.engine_end, key, kSockNotifyRegisterEventIn,
-                                                     kSockNotifyOpEnable, kOneshotLevel, 0};
+        regs_[reg_count_++] =
+            SockNotifyRegistration{pair.engine_end,     key,           kSockNotifyRegisterEventIn,
+                                   kSockNotifyOpEnable, kOneshotLevel, 0};
       }
       handled += received;
       notifications_ += received;
@@ -176,7 +178,7 @@ class RawWorld {
       const std::uintptr_t key = entries_[0].completion_key;
       const Pair& pair = pairs_[key - 1];
       handle_readable(os_, pair.engine_end, pair.peer_end);
-      SockNotifyRegistration rearm{pair.engine_end, key, kSockNotifyRegisterEventIn,
+      SockNotifyRegistration rearm{pair.engine_end,     key,           kSockNotifyRegisterEventIn,
                                    kSockNotifyOpEnable, kOneshotLevel, 0};
       (void)os_.process_socket_notifications(port_, 1, &rearm, 0, 0, nullptr, nullptr);
       ++calls_;
@@ -185,8 +187,7 @@ class RawWorld {
     }
   }
   double calls_per_notification() const {
-    return notifications_ ? static_cast<double>(calls_) / static_cast<double>(notifications_)
-                          : 0.0;
+    return notifications_ ? static_cast<double>(calls_) / static_cast<double>(notifications_) : 0.0;
   }
 
  private:
@@ -263,8 +264,8 @@ void BM_PortCallsPerNotification(benchmark::State& state) {
   }
   const EngineStats after = engine.stats();
   const double handled = static_cast<double>(after.notifications - before.notifications);
-  const double calls = static_cast<double>((after.port_calls - before.port_calls) +
-                                           (after.posts - before.posts));
+  const double calls =
+      static_cast<double>((after.port_calls - before.port_calls) + (after.posts - before.posts));
   state.counters["port_calls_per_notification"] = calls / handled;
   state.counters["naive_port_calls_per_notification"] = naive.calls_per_notification();
   state.counters["notifications"] = handled;

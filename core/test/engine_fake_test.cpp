@@ -81,8 +81,8 @@ class EngineFakeTest : public testing::Test {
 };
 
 TEST_F(EngineFakeTest, EveryModeDeliversAndRearmsUntilClosed) {
-  for (const Mode mode : {Mode::kOneshotLevel, Mode::kPersistentLevel, Mode::kPersistentEdge,
-                          Mode::kOneshotEdge}) {
+  for (const Mode mode :
+       {Mode::kOneshotLevel, Mode::kPersistentLevel, Mode::kPersistentEdge, Mode::kOneshotEdge}) {
     SCOPED_TRACE(mode_name(mode));
     RecordingHandler handler;
     const Pair pair = make_pair(os_);
@@ -157,8 +157,12 @@ TEST_F(EngineFakeTest, NotifyMakesAnEdgeHandlerTryItsIo) {
 TEST_F(EngineFakeTest, SocketRegisteredWithAnotherPortIsRefusedAndLeftAlone) {
   const Pair pair = make_pair(os_);
   const Port other = os_.create_io_completion_port(0);
-  SockNotifyRegistration reg{pair.engine_end, 77, kSockNotifyRegisterEventIn, kSockNotifyOpEnable,
-                             kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel, 0};
+  SockNotifyRegistration reg{pair.engine_end,
+                             77,
+                             kSockNotifyRegisterEventIn,
+                             kSockNotifyOpEnable,
+                             kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
+                             0};
   ASSERT_EQ(os_.process_socket_notifications(other, 1, &reg, 0, 0, nullptr, nullptr),
             kErrorSuccess);
   ASSERT_EQ(reg.registration_result, 0u);
@@ -167,7 +171,7 @@ TEST_F(EngineFakeTest, SocketRegisteredWithAnotherPortIsRefusedAndLeftAlone) {
   EXPECT_EQ(status.code(), StatusCode::kAlreadyExists);  // spec B8
   EXPECT_EQ(engine_.stats().connections_live, 0u);
   EXPECT_TRUE(os_.socket_registered(pair.engine_end));  // the first registration is unchanged
-  EXPECT_EQ(os_.closesocket(pair.engine_end), 0);         // still the caller's socket
+  EXPECT_EQ(os_.closesocket(pair.engine_end), 0);       // still the caller's socket
   EXPECT_EQ(os_.closesocket(pair.peer_end), 0);
   EXPECT_TRUE(os_.close_port(other));
 }
@@ -203,8 +207,8 @@ TEST_F(EngineFakeTest, StaleKeysAfterSlotReuseAreDroppedNotDelivered) {
   // The queued IN and the REMOVE come out OR-ed together (spec D4, the fake's default): the IN
   // of a removing slot is dropped, and the slot's next generation never sees anything of it.
   const Pair a = make_pair(os_);
-  const ConnId first = engine_.add(a.engine_end, kInterestIn, Mode::kPersistentLevel, handler_)
-                           .value();
+  const ConnId first =
+      engine_.add(a.engine_end, kInterestIn, Mode::kPersistentLevel, handler_).value();
   send_bytes(os_, a.peer_end, 1);
   ASSERT_TRUE(engine_.close(first).ok());
   settle();
@@ -227,9 +231,9 @@ TEST_F(EngineFakeTest, StopClosesEveryConnectionAndRunsPostedTasks) {
                         Mode::kOneshotEdge};
   for (int i = 0; i < 6; ++i) {
     pairs.push_back(make_pair(os_));
-    ids.push_back(engine_.add(pairs.back().engine_end, kInterestIn | kInterestOut, modes[i % 4],
-                              handler_)
-                      .value());
+    ids.push_back(
+        engine_.add(pairs.back().engine_end, kInterestIn | kInterestOut, modes[i % 4], handler_)
+            .value());
     if (i % 2 == 0) send_bytes(os_, pairs.back().peer_end, 4);
   }
   CountingTask task;

@@ -27,10 +27,10 @@ namespace {
 
 // ---- FlakyOs: seeded failures in front of an Os ----------------------------------------------
 
-struct FlakyRates {  // percentages
-  std::uint32_t call_failure = 0;     // whole PSN call fails, nothing changes (spec A3)
-  std::uint32_t enable_failure = 0;   // one ENABLE/DISABLE is not applied (spec A8)
-  std::uint32_t remove_failure = 0;   // one REMOVE is not applied (spec B6/E4)
+struct FlakyRates {                  // percentages
+  std::uint32_t call_failure = 0;    // whole PSN call fails, nothing changes (spec A3)
+  std::uint32_t enable_failure = 0;  // one ENABLE/DISABLE is not applied (spec A8)
+  std::uint32_t remove_failure = 0;  // one REMOVE is not applied (spec B6/E4)
 };
 
 class FlakyOs final : public Os {
@@ -110,9 +110,7 @@ class FlakyOs final : public Os {
   int shutdown(Socket s, int h) override { return inner_.shutdown(s, h); }
   int closesocket(Socket s) override { return inner_.closesocket(s); }
   int set_nonblocking(Socket s, bool n) override { return inner_.set_nonblocking(s, n); }
-  int set_linger(Socket s, bool e, std::uint16_t t) override {
-    return inner_.set_linger(s, e, t);
-  }
+  int set_linger(Socket s, bool e, std::uint16_t t) override { return inner_.set_linger(s, e, t); }
   int get_socket_error(Socket s, std::uint32_t* e) override {
     return inner_.get_socket_error(s, e);
   }
@@ -135,7 +133,8 @@ class FlakyOs final : public Os {
   const FlakyRates rates_;
 };
 
-// ---- The lifetime checker ------------------------------------------------------------------------
+// ---- The lifetime checker
+// ------------------------------------------------------------------------
 
 class LifetimeChecker final : public EngineObserver {
  public:
@@ -237,7 +236,8 @@ class LifetimeChecker final : public EngineObserver {
   std::string violation_;
 };
 
-// ---- The chaos workload --------------------------------------------------------------------------
+// ---- The chaos workload
+// --------------------------------------------------------------------------
 
 struct ChaosShape {
   std::uint32_t pairs = 6;
@@ -437,15 +437,15 @@ TEST_P(EngineSimTest, ChaosUnderTheSchedulerKeepsEveryLifetimePromise) {
     SimScheduler sim(sim_options);
     FakeOptions fake_options;
     fake_options.seed = seed;
-    fake_options.remove_separate_packet = seed % 2 == 0;      // both readings of spec D4
-    fake_options.oneshot_disarm = seed % 3 == 0 ? OneshotDisarm::kAtQueue : OneshotDisarm::kAtDequeue;
+    fake_options.remove_separate_packet = seed % 2 == 0;  // both readings of spec D4
+    fake_options.oneshot_disarm =
+        seed % 3 == 0 ? OneshotDisarm::kAtQueue : OneshotDisarm::kAtDequeue;
     FakeOs fake(fake_options, sim);
     ChaosShape shape;
     shape.rates = GetParam().rates;
     ChaosOutcome outcome;
     const Status run = sim.run([&] { outcome = chaos_body(fake, seed, shape); });
-    ASSERT_TRUE(run.ok()) << "seed " << seed << " " << sim.parameters() << ": "
-                          << run.to_string();
+    ASSERT_TRUE(run.ok()) << "seed " << seed << " " << sim.parameters() << ": " << run.to_string();
     ASSERT_TRUE(outcome.failure.empty())
         << "seed " << seed << " " << sim.parameters() << ": " << outcome.failure;
     handler_calls += outcome.handler_calls;
@@ -465,15 +465,15 @@ TEST_P(EngineSimTest, ChaosUnderTheSchedulerKeepsEveryLifetimePromise) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Strategies, EngineSimTest,
-    testing::Values(SimCase{SimStrategy::kRandom, {}, "random"},
-                    SimCase{SimStrategy::kPct, {}, "pct"},
-                    SimCase{SimStrategy::kRandom, {10, 10, 25}, "random_faults"},
-                    SimCase{SimStrategy::kPct, {10, 10, 25}, "pct_faults"}),
-    [](const testing::TestParamInfo<SimCase>& param_info) {
-      return std::string(param_info.param.name);
-    });
+INSTANTIATE_TEST_SUITE_P(Strategies, EngineSimTest,
+                         testing::Values(SimCase{SimStrategy::kRandom, {}, "random"},
+                                         SimCase{SimStrategy::kPct, {}, "pct"},
+                                         SimCase{
+                                             SimStrategy::kRandom, {10, 10, 25}, "random_faults"},
+                                         SimCase{SimStrategy::kPct, {10, 10, 25}, "pct_faults"}),
+                         [](const testing::TestParamInfo<SimCase>& param_info) {
+                           return std::string(param_info.param.name);
+                         });
 
 TEST(EngineSimDeterminism, SameSeedSameCounters) {
   auto once = [](std::uint64_t seed) {
@@ -489,8 +489,8 @@ TEST(EngineSimDeterminism, SameSeedSameCounters) {
     ChaosOutcome outcome;
     EXPECT_TRUE(sim.run([&] { outcome = chaos_body(fake, seed, shape); }).ok());
     return std::vector<std::uint64_t>{sim.stats().schedule_hash, sim.stats().steps,
-                                      outcome.handler_calls, outcome.stats.port_calls,
-                                      outcome.stats.packets, outcome.quarantines};
+                                      outcome.handler_calls,     outcome.stats.port_calls,
+                                      outcome.stats.packets,     outcome.quarantines};
   };
   EXPECT_EQ(once(42), once(42));
   EXPECT_EQ(once(7), once(7));

@@ -55,7 +55,8 @@ class EngineUnitTest : public testing::Test {
   void expect_driver_call(std::vector<SockNotifyRegistration> regs,
                           std::vector<std::uint32_t> results, std::vector<OverlappedEntry> entries,
                           std::uint32_t code = kErrorSuccess, std::uint32_t timeout = kWait) {
-    EXPECT_CALL(os_, process_socket_notifications(kPort, static_cast<std::uint32_t>(regs.size()), _, timeout, kBatch, _, _))
+    EXPECT_CALL(os_, process_socket_notifications(kPort, static_cast<std::uint32_t>(regs.size()), _,
+                                                  timeout, kBatch, _, _))
         .With(RegsAre(regs))
         .WillOnce(Psn(std::move(results), std::move(entries), code));
   }
@@ -136,7 +137,7 @@ TEST_F(EngineUnitTest, CloseWhileIdleIssuesRemoveAndClosesAfterThePacket) {
   const ConnId a = engine_->add(kSockA, kInterestIn, Mode::kOneshotLevel, handler_).value();
   expect_direct_remove(kSockA);
   ASSERT_TRUE(engine_->close(a).ok());
-  ASSERT_TRUE(engine_->close(a).ok());  // idempotent: no second REMOVE (spec B7)
+  ASSERT_TRUE(engine_->close(a).ok());     // idempotent: no second REMOVE (spec B7)
   EXPECT_TRUE(handler_.closed().empty());  // not before the REMOVE packet (spec E1)
   expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
   EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
@@ -185,8 +186,7 @@ TEST_F(EngineUnitTest, RemoveOredWithInClosesWithoutEnteringTheHandler) {
   expect_direct_remove(kSockA);
   ASSERT_TRUE(engine_->close(a).ok());
   // Spec D4: the REMOVE is OR-ed into the queued IN packet.
-  expect_driver_call({}, {},
-                     {packet(key(0), kSockNotifyEventIn | kSockNotifyEventRemove)});
+  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventIn | kSockNotifyEventRemove)});
   EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
   ASSERT_EQ(engine_->poll(kWait).value(), 1u);
   EXPECT_TRUE(handler_.calls().empty());
@@ -497,7 +497,8 @@ TEST_F(EngineUnitTest, CloseFromAHandlerRidesTheNextCallAndFullBatchesDefer) {
   start();
   auto call = [&](std::vector<SockNotifyRegistration> regs, std::vector<std::uint32_t> results,
                   std::vector<OverlappedEntry> entries, std::uint32_t code) {
-    EXPECT_CALL(os_, process_socket_notifications(kPort, static_cast<std::uint32_t>(regs.size()), _, kWait, 1, _, _))
+    EXPECT_CALL(os_, process_socket_notifications(kPort, static_cast<std::uint32_t>(regs.size()), _,
+                                                  kWait, 1, _, _))
         .With(RegsAre(regs))
         .WillOnce(Psn(std::move(results), std::move(entries), code));
   };
@@ -537,8 +538,7 @@ TEST_F(EngineUnitTest, PostedTaskRunsOnTheDriver) {
                                                  reinterpret_cast<std::uintptr_t>(&task)))
       .WillOnce(Return(true));
   ASSERT_TRUE(engine_->post(task).ok());
-  expect_driver_call({}, {},
-                     {posted(internal::kTaskKey, reinterpret_cast<std::uintptr_t>(&task))});
+  expect_driver_call({}, {}, {posted(internal::kTaskKey, reinterpret_cast<std::uintptr_t>(&task))});
   ASSERT_EQ(engine_->poll(kWait).value(), 1u);
   EXPECT_EQ(task.runs, 1);
   EXPECT_EQ(engine_->stats().tasks_run, 1u);

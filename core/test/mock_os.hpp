@@ -50,8 +50,8 @@ class MockOs : public Os {
                std::uint32_t* received_out),
               (override));
   MOCK_METHOD(bool, get_queued_completion_status_ex,
-              (Port port, OverlappedEntry* entries, std::uint32_t count,
-               std::uint32_t* removed_out, std::uint32_t timeout_ms, bool alertable),
+              (Port port, OverlappedEntry* entries, std::uint32_t count, std::uint32_t* removed_out,
+               std::uint32_t timeout_ms, bool alertable),
               (override));
   MOCK_METHOD(bool, post_queued_completion_status,
               (Port port, std::uint32_t bytes_transferred, std::uintptr_t completion_key,
@@ -68,8 +68,8 @@ class MockOs : public Os {
   MOCK_METHOD(int, sendto,
               (Socket s, const void* data, int length, int flags, const Ipv4Address& to),
               (override));
-  MOCK_METHOD(int, recvfrom,
-              (Socket s, void* data, int length, int flags, Ipv4Address* from_out), (override));
+  MOCK_METHOD(int, recvfrom, (Socket s, void* data, int length, int flags, Ipv4Address* from_out),
+              (override));
   MOCK_METHOD(int, shutdown, (Socket s, int how), (override));
   MOCK_METHOD(int, closesocket, (Socket s), (override));
   MOCK_METHOD(int, set_nonblocking, (Socket s, bool nonblocking), (override));
@@ -109,7 +109,8 @@ inline OverlappedEntry posted(std::uintptr_t key, std::uintptr_t overlapped) {
   return OverlappedEntry{key, overlapped, 0, 0};
 }
 
-inline constexpr std::uint8_t kOneshotLevelFlags = kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel;
+inline constexpr std::uint8_t kOneshotLevelFlags =
+    kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel;
 inline constexpr std::uint8_t kPersistentLevelFlags =
     kSockNotifyTriggerPersistent | kSockNotifyTriggerLevel;
 

@@ -188,23 +188,23 @@ struct EngineOptions {
 
 // Counters since start(). A snapshot, taken under the engine's lock.
 struct EngineStats {
-  std::uint64_t port_calls = 0;         // ProcessSocketNotifications calls (all threads)
-  std::uint64_t posts = 0;              // PostQueuedCompletionStatus calls
-  std::uint64_t packets = 0;            // entries dequeued
-  std::uint64_t notifications = 0;      // handler calls (on_events)
-  std::uint64_t stale_dropped = 0;      // packets whose generation did not match
-  std::uint64_t closing_dropped = 0;    // non-REMOVE packets for a closing connection
-  std::uint64_t pending_merged = 0;     // packets merged into a running dispatch
-  std::uint64_t call_failures = 0;      // whole-call failures (spec A3), each try
+  std::uint64_t port_calls = 0;             // ProcessSocketNotifications calls (all threads)
+  std::uint64_t posts = 0;                  // PostQueuedCompletionStatus calls
+  std::uint64_t packets = 0;                // entries dequeued
+  std::uint64_t notifications = 0;          // handler calls (on_events)
+  std::uint64_t stale_dropped = 0;          // packets whose generation did not match
+  std::uint64_t closing_dropped = 0;        // non-REMOVE packets for a closing connection
+  std::uint64_t pending_merged = 0;         // packets merged into a running dispatch
+  std::uint64_t call_failures = 0;          // whole-call failures (spec A3), each try
   std::uint64_t registration_failures = 0;  // per-registration failures (spec A8)
-  std::uint64_t timeouts = 0;           // WAIT_TIMEOUT returns (spec A2)
-  std::uint64_t quarantined = 0;        // REMOVE failures handled by drain markers (spec E4)
+  std::uint64_t timeouts = 0;               // WAIT_TIMEOUT returns (spec A2)
+  std::uint64_t quarantined = 0;            // REMOVE failures handled by drain markers (spec E4)
   std::uint64_t tasks_run = 0;
-  std::uint64_t notifies = 0;           // notify() packets dequeued
-  std::uint64_t spin_sleeps = 0;        // spin guard sleeps (EngineOptions::spin_batches_max)
+  std::uint64_t notifies = 0;     // notify() packets dequeued
+  std::uint64_t spin_sleeps = 0;  // spin guard sleeps (EngineOptions::spin_batches_max)
   std::uint64_t connections_added = 0;
-  std::uint64_t connections_closed = 0; // on_closed calls
-  std::uint32_t connections_live = 0;   // slots not free now
+  std::uint64_t connections_closed = 0;  // on_closed calls
+  std::uint32_t connections_live = 0;    // slots not free now
 };
 
 // ---- The engine -------------------------------------------------------------------------------
@@ -320,6 +320,9 @@ class Engine final {
   void spin_guard(internal::Driver& d, std::uint32_t received);
   void repost_exit();
 
+  Status reserve_slot(Socket socket, Interest interest, Mode mode, Handler& handler,
+                      SockNotifyRegistration* reg_out, internal::RegRef* ref_out);
+
   // Registrations: decisions under the lock, calls outside it.
   void settle(std::uint32_t slot, internal::RegSink& sink);
   void begin_enable(std::uint32_t slot, internal::RegSink& sink);
@@ -347,10 +350,10 @@ class Engine final {
   std::vector<internal::Driver> drivers_;  // workers_max + 1 (the last is stop()'s)
   std::uint32_t drivers_claimed_ = 0;
   std::uint32_t tasks_outstanding_ = 0;
-  std::uint64_t epoch_ = 1;           // grace periods of quarantined slots (spec E4)
-  std::uint32_t deferred_head_;       // slots whose next registration waits for a driver
-  std::uint32_t quarantine_head_;     // quarantined slots whose marker is not posted yet
-  std::uint32_t grace_head_;          // quarantined slots whose marker was dequeued
+  std::uint64_t epoch_ = 1;        // grace periods of quarantined slots (spec E4)
+  std::uint32_t deferred_head_;    // slots whose next registration waits for a driver
+  std::uint32_t quarantine_head_;  // quarantined slots whose marker is not posted yet
+  std::uint32_t grace_head_;       // quarantined slots whose marker was dequeued
   std::vector<SockNotifyRegistration> stop_regs_;
   std::vector<internal::RegRef> stop_refs_;
   EngineStats stats_;

@@ -64,22 +64,22 @@ struct Slot {
   bool deferred = false;         // on the engine's deferred list (a driver will settle it)
   bool socket_closed = false;    // closed early by the quarantine path
   bool marker_posted = false;    // the quarantine's drain marker is in the port
-  std::uint16_t dispatcher = kDriverNone;  // the driver running the handler (kDispatching)
+  std::uint16_t dispatcher = kDriverNone;     // the driver running the handler (kDispatching)
   Interest interest = kInterestNone;          // wanted: from add() or the last handler return
   Interest interest_applied = kInterestNone;  // the filter of the last ENABLE issued
   std::uint32_t pending_events = 0;  // arrived while dispatching; the dispatcher runs again
   Socket socket = kInvalidSocket;
   Handler* handler = nullptr;
-  std::uint64_t grace_epoch = 0;  // the quarantine's grace period (engine epoch)
-  std::uint32_t link = kSlotNone; // free, deferred, quarantine, grace or dispose list
+  std::uint64_t grace_epoch = 0;   // the quarantine's grace period (engine epoch)
+  std::uint32_t link = kSlotNone;  // free, deferred, quarantine, grace or dispose list
 };
 
 // Sentinel completion keys (posted packets, spec F2). Keys of slots are >= 8.
-inline constexpr std::uintptr_t kExitKey = 1;   // chained exit packet (stop)
-inline constexpr std::uintptr_t kTaskKey = 2;   // overlapped = Task*
-inline constexpr std::uintptr_t kDrainKey = 3;  // overlapped = the quarantined slot's key
-inline constexpr std::uintptr_t kWakeKey = 4;   // ends a waiting driver's call (grace periods)
-inline constexpr std::uintptr_t kNotifyKey = 5; // overlapped = a slot's key, bytes = events
+inline constexpr std::uintptr_t kExitKey = 1;    // chained exit packet (stop)
+inline constexpr std::uintptr_t kTaskKey = 2;    // overlapped = Task*
+inline constexpr std::uintptr_t kDrainKey = 3;   // overlapped = the quarantined slot's key
+inline constexpr std::uintptr_t kWakeKey = 4;    // ends a waiting driver's call (grace periods)
+inline constexpr std::uintptr_t kNotifyKey = 5;  // overlapped = a slot's key, bytes = events
 inline constexpr std::uintptr_t kSentinelKeyEnd = 8;
 
 // The completion key of `id` in a table of `capacity` slots (tests and traces compute keys
