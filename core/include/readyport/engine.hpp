@@ -32,10 +32,14 @@
 // A single-threaded embedder (and a test on the inline FakeOs) starts no worker and calls
 // poll(timeout_ms) in its own loop instead: each call handles one batch on the calling thread.
 //
-// Threads. The engine starts none. Every OS call, lock and sleep goes through the Os it was given
-// (one Os::mutex_create() lock guards all shared state), so a SimScheduler can interleave it.
-// Handlers run on the threads that call run_worker(), poll() or stop(), never two at once for one
-// connection, in every mode.
+// Threads. The engine starts none. Every OS call, lock and sleep goes through the Os it was given:
+// one Os::mutex_create() lock guards all shared state, and there are no atomics or other
+// synchronisation beside it, so a SimScheduler (which switches threads only at seam calls) sees
+// every interleaving that matters. The one thread_local names the driver a thread is running
+// (close() from a handler adds its REMOVE to that driver's next call; stop() refuses to run
+// there). Handlers run on the threads that call run_worker(), poll() or stop(), never two at once
+// for one connection, in every mode: a packet for a connection whose handler runs elsewhere is
+// merged and the running thread calls the handler again.
 //
 // Allocation. The constructor allocates every table (connections, per-driver batches, the socket
 // index); nothing is allocated afterwards, in particular never on the wait path.
@@ -107,7 +111,7 @@ class Handler {
  public:
   // `events` is the packet's mask without REMOVE (SOCK_NOTIFY_EVENT_IN/OUT/HANGUP/ERR; test bits
   // with &, several may be set, and one may be stale: recv/send can answer WSAEWOULDBLOCK, spec
-  // D5). Returns the new interest (bits of kInterestAll) for the whole registration, or
+  // D5; bits from notify() or from merged packets may lie outside the interest). Returns the new interest (bits of kInterestAll) for the whole registration, or
   // kInterestClose. Re-entrancy: may call any Engine method except stop() (close() of this or
   // any connection, add(), post()). May be entered before add() returned on the adding thread.
   virtual Interest on_events(ConnId id, Socket socket, std::uint32_t events) = 0;
@@ -159,7 +163,8 @@ class EngineObserver {
 struct EngineOptions {
   // Connections open at once at most (slots in the table, allocated by the constructor).
   std::uint32_t connections_max = 1024;
-  // Entries dequeued per port call; also sizes each driver's registration batch (2x).
+  // Entries dequeued per port call, and registrations carried per port call at most (more wait
+  // for the next call of some driver). 1..4096.
   std::uint32_t batch_count = 64;
   // Threads inside run_worker() or poll() at once at most (stop() has a driver of its own).
   std::uint32_t workers_max = 16;
@@ -172,7 +177,8 @@ struct EngineOptions {
   std::uint32_t retry_backoff_ms = 1;
   std::uint32_t retry_backoff_max_ms = 64;
   // How long run_worker() waits in one port call. Finite so that a drain marker's grace period
-  // (spec E4 quarantine) ends even if no packet wakes a waiting worker.
+  // (spec E4 quarantine) ends even if no packet wakes a waiting worker; an idle worker makes one
+  // port call per this interval.
   std::uint32_t wait_timeout_ms = 1000;
   // How long stop() waits in one port call while it drives the port itself.
   std::uint32_t stop_poll_ms = 10;
