@@ -908,6 +908,15 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
         if (options_.observer) options_.observer->on_packet_dropped(id, mask);
         return;
       }
+      if (!is_oneshot(slot.mode) && (events & (slot.interest | kSockNotifyEventErr)) == 0) {
+        // Persistent: nothing the handler still asks for (its narrower ENABLE is not applied
+        // yet, or a notify() outside the interest). One-shot packets are always delivered: the
+        // packet disarmed the registration and only the handler's return re-arms it.
+        ++stats_.unwanted_dropped;
+        ++d.wasted;
+        if (options_.observer) options_.observer->on_packet_dropped(id, mask);
+        return;
+      }
       // Transition kLive -> kDispatching: this driver owns the handler until it returns.
       slot.state = SlotState::kDispatching;
       slot.dispatcher = d.index;

@@ -111,7 +111,8 @@ class Handler {
  public:
   // `events` is the packet's mask without REMOVE (SOCK_NOTIFY_EVENT_IN/OUT/HANGUP/ERR; test bits
   // with &, several may be set, and one may be stale: recv/send can answer WSAEWOULDBLOCK, spec
-  // D5; bits from notify() or from merged packets may lie outside the interest). Returns the new interest (bits of kInterestAll) for the whole registration, or
+  // D5; in one-shot modes bits from notify() or merged packets may lie outside the interest; in
+  // persistent modes a packet with no bit of the current interest and no ERR is not delivered). Returns the new interest (bits of kInterestAll) for the whole registration, or
   // kInterestClose. Re-entrancy: may call any Engine method except stop() (close() of this or
   // any connection, add(), post()). May be entered before add() returned on the adding thread.
   virtual Interest on_events(ConnId id, Socket socket, std::uint32_t events) = 0;
@@ -184,7 +185,7 @@ struct EngineOptions {
   std::uint32_t stop_poll_ms = 10;
   // Spin guard. A persistent level registration re-queues its packet while its condition holds
   // (spec C4); while another driver is about to apply its DISABLE, ENABLE or REMOVE, a driver can
-  // dequeue nothing but packets it must drop. After this many such batches in a row it sleeps
+  // dequeue nothing but packets it must drop (stale, closing, merged, outside the interest). After this many such batches in a row it sleeps
   // spin_sleep_ms (Os::sleep_ms) so that the other driver runs. 0 disables the guard.
   std::uint32_t spin_batches_max = 8;
   std::uint32_t spin_sleep_ms = 1;
@@ -201,6 +202,7 @@ struct EngineStats {
   std::uint64_t stale_dropped = 0;          // packets whose generation did not match
   std::uint64_t closing_dropped = 0;        // non-REMOVE packets for a closing connection
   std::uint64_t pending_merged = 0;         // packets merged into a running dispatch
+  std::uint64_t unwanted_dropped = 0;       // persistent: packets outside the current interest
   std::uint64_t call_failures = 0;          // whole-call failures (spec A3), each try
   std::uint64_t registration_failures = 0;  // per-registration failures (spec A8)
   std::uint64_t timeouts = 0;               // WAIT_TIMEOUT returns (spec A2)
