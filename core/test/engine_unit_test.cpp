@@ -418,6 +418,31 @@ TEST_F(EngineUnitTest, PersistentModeIssuesAnEnableOnlyWhenTheInterestChanges) {
   ASSERT_TRUE(engine_->stop().ok());
 }
 
+TEST_F(EngineUnitTest, PersistentPacketOutsideTheNarrowedInterestIsNotDelivered) {
+  InSequence in_order;
+  start();
+  const Interest both = kInterestIn | kInterestOut;
+  expect_add_call(kSockA, key(0), both, kPersistentLevelFlags);
+  const ConnId a = engine_->add(kSockA, both, Mode::kPersistentLevel, handler_).value();
+  handler_.on_event = [](ConnId, Socket, std::uint32_t) { return kInterestIn; };
+  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventOut)});
+  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
+  // The narrowing ENABLE rides this call; an OUT from the old filter comes back with it and is
+  // dropped: the handler no longer asks for OUT.
+  expect_driver_call({enable(kSockA, key(0), kInterestIn, kPersistentLevelFlags)}, {0},
+                     {packet(key(0), kSockNotifyEventOut)});
+  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
+  EXPECT_EQ(handler_.calls().size(), 1u);
+  EXPECT_EQ(engine_->stats().unwanted_dropped, 1u);
+  expect_direct_remove(kSockA);
+  ASSERT_TRUE(engine_->close(a).ok());
+  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
+  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
+  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
+  expect_stop_empty();
+  ASSERT_TRUE(engine_->stop().ok());
+}
+
 TEST_F(EngineUnitTest, PacketForADispatchingSlotRunsOnTheDispatchingThread) {
   InSequence in_order;
   start();
