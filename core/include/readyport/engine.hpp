@@ -295,6 +295,10 @@ class Engine final {
   // kFailedPrecondition. Threading: any one thread that is not a driver; not from a handler or
   // task (returns kFailedPrecondition). Errors: kFailedPrecondition (not started, already
   // stopped or stopping, or called from a driver thread).
+  // Not bounded in time: stop() returns only once every REMOVE was seen and every handler
+  // returned. A handler that never returns, or a port whose every call fails for good (spec A3
+  // without end), keeps it retrying with the capped backoff; it never closes a socket or frees a
+  // slot on a guess instead.
   Status stop();
 
   EngineStats stats() const;
