@@ -793,10 +793,17 @@ void Engine::take_deferred(Driver& d) {
   while (deferred_head_ != kSlotNone && !sink.full()) {
     const std::uint32_t index = deferred_head_;
     Slot& slot = slots_->at(index);
-    READYPORT_ASSERT(slot.deferred && slot.state == SlotState::kLive);
+    READYPORT_ASSERT(slot.deferred);
     deferred_head_ = slot.link;
     slot.link = kSlotNone;
     slot.deferred = false;
+    if (slot.state == SlotState::kDispatching) {
+      // A packet came while the slot waited here (a persistent registration stays armed; a
+      // notify() posts one) and a driver runs its handler: that driver settles the slot when
+      // the handler returns (finish_dispatches), with the interest it returns.
+      continue;
+    }
+    READYPORT_ASSERT(slot.state == SlotState::kLive);
     settle(index, sink);
   }
   d.pending.commit(sink);
