@@ -3,18 +3,49 @@
 // command that replays it. Exit status: 0 when every seed passed, 1 on any failure, 2 on bad
 // arguments. See stress_options.hpp for the command line.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "stress_options.hpp"
 #include "stress_run.hpp"
 
+#ifdef _WIN32
+#include <io.h>
+#define READYPORT_WRITE_STDERR(text, size) _write(2, text, static_cast<unsigned>(size))
+#else
+#include <unistd.h>
+#define READYPORT_WRITE_STDERR(text, size) ::write(2, text, size)
+#endif
+
 namespace readyport {
 namespace {
 
 // Failures reported in full; the rest are counted.
 constexpr std::size_t kFailuresReportedMax = 20;
+
+// A broken engine invariant asserts and aborts the process (assertions are never turned into
+// errors). So that such a run still names its seed, the replay command of the seed in progress is
+// kept here and written by a SIGABRT handler (write(2) only: async-signal-safe).
+char g_abort_note[1024] = {0};
+
+extern "C" void on_abort(int signal_number) {
+  (void)signal_number;
+  const std::size_t size = std::strlen(g_abort_note);
+  if (size != 0) (void)READYPORT_WRITE_STDERR(g_abort_note, size);
+}
+
+void set_abort_note(const StressOptions& options, std::uint64_t seed) {
+  SeedReport report;
+  report.parameters = stress_parameters(options, seed);
+  std::snprintf(g_abort_note, sizeof(g_abort_note),
+                "\nreadyport-stress: aborted during seed %llu (%s)\n  replay: %s\n",
+                static_cast<unsigned long long>(seed),
+                stress_parameters_line(report.parameters).c_str(),
+                stress_replay_command(options, report).c_str());
+}
 
 struct Totals {
   std::uint64_t seeds = 0;
@@ -110,7 +141,9 @@ int run(const StressOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   Totals totals;
   const std::size_t progress_every = seeds.size() >= 10 ? seeds.size() / 10 : 1;
+  std::signal(SIGABRT, on_abort);
   for (std::size_t i = 0; i < seeds.size(); ++i) {
+    set_abort_note(options, seeds[i]);
     const SeedReport report = stress_run_seed(options, seeds[i]);
     add(totals, report);
     if (options.verbose) print_verbose(report);
