@@ -60,7 +60,7 @@ run_preset() {
   ctest --preset "$preset" -j "$jobs" ${CTEST_ARGS:-} >"$log" 2>&1
   local rc=$?
   # Failures, skips and the summary; every test's line is in the log.
-  grep -E 'tests passed|Skipped|\*\*\*|Failed|Total Test|The following' "$log" | grep -vE ' Passed ' || true
+  grep -E 'tests passed|\*\*\*|Total Test|The following|^[[:space:]]+[0-9]+ - ' "$log" | grep -vE '^ *Start +[0-9]+:' || true
   echo "     (full ctest log: $log)"
   read -r p f s < <(ctest_counts "$log")
   passed_total=$((passed_total + p)); failed_total=$((failed_total + f)); skipped_total=$((skipped_total + s))
@@ -88,7 +88,7 @@ run_wine() {
   local log="$log_dir/wine.leg.log"
   bash ci/wine_leg.sh </dev/null >"$log" 2>&1
   local rc=$?
-  grep -E '^====|tests passed|\*\*\*|Failed|Total Test|The following|compare_traces|^---- leg|^wine' "$log" | grep -vE ' Passed ' || true
+  grep -E '^====|tests passed|\*\*\*|Total Test|The following|^[[:space:]]+[0-9]+ - |compare_traces|^---- leg|^wine' "$log" | grep -vE '^ *Start +[0-9]+:' || true
   echo "     (full log: $log)"
   local counts
   counts=$(grep -E '^---- leg wine: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -n 1)
