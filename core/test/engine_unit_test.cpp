@@ -70,6 +70,19 @@ class EngineUnitTest : public testing::Test {
         .WillOnce(Return(true));
     EXPECT_CALL(os_, close_port(kPort)).WillOnce(Return(true));
   }
+  // The common end of a test, pinned call by call: close() of an idle connection (key 0) issues
+  // its REMOVE directly; the REMOVE packet comes out of the next call; only then is the socket
+  // closed (spec E1, E2); stop() with nothing left posts the exit packet and closes the port.
+  // Call it inside the test's InSequence.
+  void close_idle_and_stop(ConnId id, Socket socket) {
+    expect_direct_remove(socket);
+    ASSERT_TRUE(engine_->close(id).ok());
+    expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
+    EXPECT_CALL(os_, closesocket(socket)).WillOnce(Return(0));
+    ASSERT_EQ(engine_->poll(kWait).value(), 1u);
+    expect_stop_empty();
+    ASSERT_TRUE(engine_->stop().ok());
+  }
 
   StrictMock<MockOs> os_;
   EngineOptions options_;
@@ -121,13 +134,7 @@ TEST_F(EngineUnitTest, RearmIsBatchedIntoTheNextDequeueCall) {
   EXPECT_EQ(handler_.calls().size(), 2u);
   EXPECT_EQ(handler_.calls()[0].first, a);
 
-  expect_direct_remove(kSockA);
-  ASSERT_TRUE(engine_->close(a).ok());
-  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
-  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
-  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
-  expect_stop_empty();
-  ASSERT_TRUE(engine_->stop().ok());
+  close_idle_and_stop(a, kSockA);
 }
 
 TEST_F(EngineUnitTest, CloseWhileIdleIssuesRemoveAndClosesAfterThePacket) {
@@ -219,13 +226,7 @@ TEST_F(EngineUnitTest, CallLevelFailureIsRetriedAfterABackoff) {
   EXPECT_EQ(engine_->stats().call_failures, 3u);
   EXPECT_EQ(engine_->stats().connections_live, 1u);
   EXPECT_TRUE(handler_.closed().empty());
-  expect_direct_remove(kSockA);
-  ASSERT_TRUE(engine_->close(a).ok());
-  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
-  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
-  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
-  expect_stop_empty();
-  ASSERT_TRUE(engine_->stop().ok());
+  close_idle_and_stop(a, kSockA);
 }
 
 TEST_F(EngineUnitTest, CallLevelFailureExhaustedFailsTheRegistrationsOneByOne) {
@@ -276,13 +277,7 @@ TEST_F(EngineUnitTest, PerRegistrationFailureClosesOnlyThatConnection) {
   EXPECT_EQ(handler_.closed(), std::vector<ConnId>{b});
   EXPECT_EQ(engine_->stats().registration_failures, 1u);
   EXPECT_EQ(engine_->stats().connections_live, 1u);
-  expect_direct_remove(kSockA);
-  ASSERT_TRUE(engine_->close(a).ok());
-  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
-  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
-  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
-  expect_stop_empty();
-  ASSERT_TRUE(engine_->stop().ok());
+  close_idle_and_stop(a, kSockA);
 }
 
 TEST_F(EngineUnitTest, RemoveFailureWithAPacketStillQueuedIsQuarantinedUntilTheMarker) {
@@ -387,13 +382,7 @@ TEST_F(EngineUnitTest, OneshotRearmCoversEveryDirection) {
   ASSERT_EQ(engine_->poll(kWait).value(), 1u);
   expect_driver_call({enable(kSockA, key(0), both, kOneshotLevelFlags)}, {0}, {}, kWaitTimeout);
   ASSERT_EQ(engine_->poll(kWait).value(), 0u);
-  expect_direct_remove(kSockA);
-  ASSERT_TRUE(engine_->close(a).ok());
-  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
-  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
-  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
-  expect_stop_empty();
-  ASSERT_TRUE(engine_->stop().ok());
+  close_idle_and_stop(a, kSockA);
 }
 
 TEST_F(EngineUnitTest, PersistentModeIssuesAnEnableOnlyWhenTheInterestChanges) {
@@ -409,13 +398,7 @@ TEST_F(EngineUnitTest, PersistentModeIssuesAnEnableOnlyWhenTheInterestChanges) {
   expect_driver_call({enable(kSockA, key(0), kInterestIn | kInterestOut, kPersistentLevelFlags)},
                      {0}, {}, kWaitTimeout);
   ASSERT_EQ(engine_->poll(kWait).value(), 0u);
-  expect_direct_remove(kSockA);
-  ASSERT_TRUE(engine_->close(a).ok());
-  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
-  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
-  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
-  expect_stop_empty();
-  ASSERT_TRUE(engine_->stop().ok());
+  close_idle_and_stop(a, kSockA);
 }
 
 TEST_F(EngineUnitTest, PersistentPacketOutsideTheNarrowedInterestIsNotDelivered) {
@@ -434,13 +417,7 @@ TEST_F(EngineUnitTest, PersistentPacketOutsideTheNarrowedInterestIsNotDelivered)
   ASSERT_EQ(engine_->poll(kWait).value(), 1u);
   EXPECT_EQ(handler_.calls().size(), 1u);
   EXPECT_EQ(engine_->stats().unwanted_dropped, 1u);
-  expect_direct_remove(kSockA);
-  ASSERT_TRUE(engine_->close(a).ok());
-  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
-  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
-  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
-  expect_stop_empty();
-  ASSERT_TRUE(engine_->stop().ok());
+  close_idle_and_stop(a, kSockA);
 }
 
 TEST_F(EngineUnitTest, PacketForADispatchingSlotRunsOnTheDispatchingThread) {
@@ -479,13 +456,7 @@ TEST_F(EngineUnitTest, PacketForADispatchingSlotRunsOnTheDispatchingThread) {
   expect_driver_call({enable(kSockA, key(0), kInterestIn, kPersistentLevelFlags)}, {0}, {},
                      kWaitTimeout);
   ASSERT_EQ(engine_->poll(kWait).value(), 0u);
-  expect_direct_remove(kSockA);
-  ASSERT_TRUE(engine_->close(a).ok());
-  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
-  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
-  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
-  expect_stop_empty();
-  ASSERT_TRUE(engine_->stop().ok());
+  close_idle_and_stop(a, kSockA);
 }
 
 TEST_F(EngineUnitTest, StalePacketIsDroppedAndCounted) {
