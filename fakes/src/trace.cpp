@@ -57,6 +57,13 @@ void Trace::record(std::uint64_t time_ns, std::uint32_t thread, std::string_view
     if (tail_.size() == options_.tail_lines_max) tail_.pop_front();
     tail_.push_back(line_);
   }
+  // Under the mutex: the sink sees the lines one at a time and in seq order.
+  if (sink_ != nullptr) sink_->on_trace_line(line_);
+}
+
+void Trace::set_sink(TraceSink* sink) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  sink_ = sink;
 }
 
 std::uint64_t Trace::hash() const {

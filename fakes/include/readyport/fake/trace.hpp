@@ -58,10 +58,15 @@
 //                                           thread with its last call
 //   sched.limit steps=100000                the run ended at the step limit
 //
-// ---- Memory
-// --------------------------------------------------------------------------------------- With
-// `keep_full` (the default) the whole text is kept. For long runs, set keep_full = false and
+// ---- Memory ------------------------------------------------------------------------------------
+// With `keep_full` (the default) the whole text is kept. For long runs, set keep_full = false and
 // tail_lines_max = K: the trace keeps only the hash, the line count and the last K lines.
+//
+// ---- Sinks --------------------------------------------------------------------------------------
+// set_sink(sink) hands every later line, complete with its '\n', to `sink` as it is recorded, in
+// order, under the trace's mutex (so a sink sees one line at a time). An online checker such as
+// LifetimeOracle (lifetime_oracle.hpp) is a sink. A sink must not record into the same trace (that
+// would deadlock) and must not block. The sink changes neither the text nor the hash.
 //
 // Ownership: a plain object; whoever records into it holds a pointer and must not outlive it.
 // Threading: record() may be called from any thread (internally synchronised); readers may run
@@ -95,6 +100,16 @@ struct TraceOptions {
   bool keep_full = true;
   // Keep the last this many lines for tail() (0: none). Bounded memory when keep_full is false.
   std::uint32_t tail_lines_max = 64;
+};
+
+// Receives every line of a Trace as it is recorded (see "Sinks" above). Not owned by the trace.
+class TraceSink {
+ public:
+  // `line` is "<seq> <time_ns> T<thread> <event>\n"; valid only during the call.
+  virtual void on_trace_line(std::string_view line) = 0;
+
+ protected:
+  ~TraceSink() = default;
 };
 
 // Where a trace line's time and thread come from. RecordingOs asks its context for each line.
@@ -154,8 +169,12 @@ class Trace {
   std::string text() const;
   // The last tail_lines_max lines (each with its '\n'), oldest first.
   std::vector<std::string> tail() const;
-  // Forgets everything (hash back to the offset basis, seq back to 0).
+  // Forgets everything (hash back to the offset basis, seq back to 0). Keeps the sink.
   void clear();
+  // Every line recorded from now on also goes to `sink` (null: none). The sink must outlive the
+  // trace or be unset first. Threading: any thread; a line being recorded meanwhile goes to the
+  // old or the new sink, never both.
+  void set_sink(TraceSink* sink);
 
  private:
   const TraceOptions options_;
@@ -165,6 +184,7 @@ class Trace {
   std::string text_;                          // guarded by mutex_; only with keep_full
   std::deque<std::string> tail_;              // guarded by mutex_; at most tail_lines_max
   std::string line_;                          // guarded by mutex_; scratch, reused
+  TraceSink* sink_ = nullptr;                 // guarded by mutex_; not owned
 };
 
 }  // namespace readyport
