@@ -12,6 +12,40 @@ namespace readyport {
 
 namespace {
 
+// Appends 0x<lower-case hex>.
+void append_hex(std::string* text_out, std::uint64_t value) {
+  char buffer[24];
+  const int size =
+      std::snprintf(buffer, sizeof(buffer), "0x%llx", static_cast<unsigned long long>(value));
+  READYPORT_ASSERT(size > 0 && static_cast<std::size_t>(size) < sizeof(buffer));
+  text_out->append(buffer, static_cast<std::size_t>(size));
+}
+
+// Appends the code's name, or error(<n>) when os_error_name does not know it.
+void append_error(std::string* text_out, std::uint32_t code) {
+  const std::string_view name = os_error_name(code);
+  if (name == "error") {
+    *text_out += "error(" + std::to_string(code) + ")";
+  } else {
+    *text_out += name;
+  }
+}
+
+std::string op_name(std::uint8_t operation) {
+  switch (operation) {
+    case kSockNotifyOpNone:
+      return "NONE";
+    case kSockNotifyOpEnable:
+      return "ENABLE";
+    case kSockNotifyOpDisable:
+      return "DISABLE";
+    case kSockNotifyOpRemove:
+      return "REMOVE";
+    default:
+      return std::to_string(operation);
+  }
+}
+
 // Builds one event: "name key=value ... -> result ...".
 class Line {
  public:
@@ -71,31 +105,10 @@ class Line {
     text_ += ']';
     return *this;
   }
-  Line& registrations(const SockNotifyRegistration* registrations, std::uint32_t count) {
+  Line& registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
+                      bool with_results) {
     field("regs");
-    if (registrations == nullptr) {
-      text_ += "null";
-      return *this;
-    }
-    text_ += '[';
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const SockNotifyRegistration& r = registrations[i];
-      if (i > 0) text_ += ',';
-      text_ += "s=" + std::to_string(r.socket) + "/key=" + std::to_string(r.completion_key);
-      text_ += "/filter=";
-      append_hex(r.event_filter);
-      text_ += "/op=";
-      text_ += op_name(r.operation);
-      text_ += "/trig=";
-      append_hex(r.trigger_flags);
-      text_ += "/res=";
-      if (r.registration_result == 0) {
-        text_ += '0';
-      } else {
-        append_error(r.registration_result);
-      }
-    }
-    text_ += ']';
+    text_ += trace_registrations(registrations, count, with_results);
     return *this;
   }
 
@@ -107,21 +120,8 @@ class Line {
     text_ += key;
     text_ += '=';
   }
-  void append_hex(std::uint64_t value) {
-    char buffer[24];
-    const int size =
-        std::snprintf(buffer, sizeof(buffer), "0x%llx", static_cast<unsigned long long>(value));
-    READYPORT_ASSERT(size > 0 && static_cast<std::size_t>(size) < sizeof(buffer));
-    text_.append(buffer, static_cast<std::size_t>(size));
-  }
-  void append_error(std::uint32_t code) {
-    const std::string_view name = os_error_name(code);
-    if (name == "error") {
-      text_ += "error(" + std::to_string(code) + ")";
-    } else {
-      text_ += name;
-    }
-  }
+  void append_hex(std::uint64_t value) { readyport::append_hex(&text_, value); }
+  void append_error(std::uint32_t code) { readyport::append_error(&text_, code); }
   void append_address(const Ipv4Address& address) {
     char buffer[32];
     const int size = std::snprintf(buffer, sizeof(buffer), "%u.%u.%u.%u:%u",
@@ -133,21 +133,6 @@ class Line {
     READYPORT_ASSERT(size > 0 && static_cast<std::size_t>(size) < sizeof(buffer));
     text_.append(buffer, static_cast<std::size_t>(size));
   }
-  static std::string op_name(std::uint8_t operation) {
-    switch (operation) {
-      case kSockNotifyOpNone:
-        return "NONE";
-      case kSockNotifyOpEnable:
-        return "ENABLE";
-      case kSockNotifyOpDisable:
-        return "DISABLE";
-      case kSockNotifyOpRemove:
-        return "REMOVE";
-      default:
-        return std::to_string(operation);
-    }
-  }
-
   std::string text_;
 };
 
@@ -199,8 +184,34 @@ class RecordingThread final : public Thread {
 
 }  // namespace
 
+std::string trace_registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
+                                bool with_results) {
+  if (registrations == nullptr) return "null";
+  std::string text = "[";
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const SockNotifyRegistration& r = registrations[i];
+    if (i > 0) text += ',';
+    text += "s=" + std::to_string(r.socket) + "/key=" + std::to_string(r.completion_key);
+    text += "/filter=";
+    append_hex(&text, r.event_filter);
+    text += "/op=";
+    text += op_name(r.operation);
+    text += "/trig=";
+    append_hex(&text, r.trigger_flags);
+    if (!with_results) continue;
+    text += "/res=";
+    if (r.registration_result == 0) {
+      text += '0';
+    } else {
+      append_error(&text, r.registration_result);
+    }
+  }
+  text += ']';
+  return text;
+}
+
 Port RecordingOs::create_io_completion_port(std::uint32_t concurrency) {
-  const Port port = inner_.create_io_completion_port(concurrency);
+  const Port port = inner().create_io_completion_port(concurrency);
   record(Line("create_port")
              .num("concurrency", concurrency)
              .arrow_num(static_cast<std::int64_t>(port.value))
@@ -209,7 +220,7 @@ Port RecordingOs::create_io_completion_port(std::uint32_t concurrency) {
 }
 
 bool RecordingOs::close_port(Port port) {
-  const bool closed = inner_.close_port(port);
+  const bool closed = inner().close_port(port);
   record(Line("close_port").num("port", port.value).arrow(closed ? "1" : "0").str());
   return closed;
 }
@@ -220,12 +231,19 @@ std::uint32_t RecordingOs::process_socket_notifications(Port port, std::uint32_t
                                                         std::uint32_t completion_count,
                                                         OverlappedEntry* entries,
                                                         std::uint32_t* received_out) {
-  const std::uint32_t result = inner_.process_socket_notifications(
+  if (registration_count > 0) {
+    // Before the call: its registrations apply at its start (see psn.begin in the header).
+    record(Line("psn.begin")
+               .num("port", port.value)
+               .registrations(registrations, registration_count, false)
+               .str());
+  }
+  const std::uint32_t result = inner().process_socket_notifications(
       port, registration_count, registrations, timeout_ms, completion_count, entries, received_out);
   Line line("psn");
   line.num("port", port.value);
   if (registration_count > 0 || registrations != nullptr) {
-    line.registrations(registrations, registration_count);
+    line.registrations(registrations, registration_count, true);
   }
   line.num("timeout", timeout_ms).num("count", completion_count).arrow_error(result);
   if (received_out != nullptr) {
@@ -241,8 +259,8 @@ std::uint32_t RecordingOs::process_socket_notifications(Port port, std::uint32_t
 bool RecordingOs::get_queued_completion_status_ex(Port port, OverlappedEntry* entries,
                                                   std::uint32_t count, std::uint32_t* removed_out,
                                                   std::uint32_t timeout_ms, bool alertable) {
-  const bool ok = inner_.get_queued_completion_status_ex(port, entries, count, removed_out,
-                                                         timeout_ms, alertable);
+  const bool ok = inner().get_queued_completion_status_ex(port, entries, count, removed_out,
+                                                          timeout_ms, alertable);
   Line line("gqcs");
   line.num("port", port.value).num("count", count).num("timeout", timeout_ms);
   line.num("alertable", alertable ? 1 : 0).arrow(ok ? "1" : "0");
@@ -257,7 +275,7 @@ bool RecordingOs::post_queued_completion_status(Port port, std::uint32_t bytes_t
                                                 std::uintptr_t completion_key,
                                                 std::uintptr_t overlapped) {
   const bool ok =
-      inner_.post_queued_completion_status(port, bytes_transferred, completion_key, overlapped);
+      inner().post_queued_completion_status(port, bytes_transferred, completion_key, overlapped);
   record(Line("post")
              .num("port", port.value)
              .hex("bytes", bytes_transferred)
@@ -268,7 +286,7 @@ bool RecordingOs::post_queued_completion_status(Port port, std::uint32_t bytes_t
 }
 
 Socket RecordingOs::socket(int af, int type, int protocol) {
-  const Socket s = inner_.socket(af, type, protocol);
+  const Socket s = inner().socket(af, type, protocol);
   record(Line("socket")
              .num_signed("af", af)
              .num_signed("type", type)
@@ -279,13 +297,13 @@ Socket RecordingOs::socket(int af, int type, int protocol) {
 }
 
 int RecordingOs::bind(Socket s, const Ipv4Address& address) {
-  const int result = inner_.bind(s, address);
+  const int result = inner().bind(s, address);
   record(Line("bind").num("s", s).address("addr", address).arrow_num(result).str());
   return result;
 }
 
 int RecordingOs::getsockname(Socket s, Ipv4Address* address_out) {
-  const int result = inner_.getsockname(s, address_out);
+  const int result = inner().getsockname(s, address_out);
   Line line("getsockname");
   line.num("s", s).arrow_num(result);
   if (result == 0 && address_out != nullptr) line.address("addr", *address_out);
@@ -294,13 +312,13 @@ int RecordingOs::getsockname(Socket s, Ipv4Address* address_out) {
 }
 
 int RecordingOs::listen(Socket s, int backlog) {
-  const int result = inner_.listen(s, backlog);
+  const int result = inner().listen(s, backlog);
   record(Line("listen").num("s", s).num_signed("backlog", backlog).arrow_num(result).str());
   return result;
 }
 
 Socket RecordingOs::accept(Socket s, Ipv4Address* peer_out) {
-  const Socket accepted = inner_.accept(s, peer_out);
+  const Socket accepted = inner().accept(s, peer_out);
   Line line("accept");
   line.num("s", s).arrow(socket_result(accepted));
   if (accepted != kInvalidSocket && peer_out != nullptr) line.address("peer", *peer_out);
@@ -309,13 +327,13 @@ Socket RecordingOs::accept(Socket s, Ipv4Address* peer_out) {
 }
 
 int RecordingOs::connect(Socket s, const Ipv4Address& address) {
-  const int result = inner_.connect(s, address);
+  const int result = inner().connect(s, address);
   record(Line("connect").num("s", s).address("addr", address).arrow_num(result).str());
   return result;
 }
 
 int RecordingOs::send(Socket s, const void* data, int length, int flags) {
-  const int result = inner_.send(s, data, length, flags);
+  const int result = inner().send(s, data, length, flags);
   record(Line("send")
              .num("s", s)
              .num_signed("len", length)
@@ -326,7 +344,7 @@ int RecordingOs::send(Socket s, const void* data, int length, int flags) {
 }
 
 int RecordingOs::recv(Socket s, void* data, int length, int flags) {
-  const int result = inner_.recv(s, data, length, flags);
+  const int result = inner().recv(s, data, length, flags);
   record(Line("recv")
              .num("s", s)
              .num_signed("len", length)
@@ -337,7 +355,7 @@ int RecordingOs::recv(Socket s, void* data, int length, int flags) {
 }
 
 int RecordingOs::sendto(Socket s, const void* data, int length, int flags, const Ipv4Address& to) {
-  const int result = inner_.sendto(s, data, length, flags, to);
+  const int result = inner().sendto(s, data, length, flags, to);
   record(Line("sendto")
              .num("s", s)
              .num_signed("len", length)
@@ -349,7 +367,7 @@ int RecordingOs::sendto(Socket s, const void* data, int length, int flags, const
 }
 
 int RecordingOs::recvfrom(Socket s, void* data, int length, int flags, Ipv4Address* from_out) {
-  const int result = inner_.recvfrom(s, data, length, flags, from_out);
+  const int result = inner().recvfrom(s, data, length, flags, from_out);
   Line line("recvfrom");
   line.num("s", s).num_signed("len", length).num_signed("flags", flags).arrow_num(result);
   if (result >= 0 && from_out != nullptr) line.address("from", *from_out);
@@ -358,26 +376,26 @@ int RecordingOs::recvfrom(Socket s, void* data, int length, int flags, Ipv4Addre
 }
 
 int RecordingOs::shutdown(Socket s, int how) {
-  const int result = inner_.shutdown(s, how);
+  const int result = inner().shutdown(s, how);
   record(Line("shutdown").num("s", s).num_signed("how", how).arrow_num(result).str());
   return result;
 }
 
 int RecordingOs::closesocket(Socket s) {
-  const int result = inner_.closesocket(s);
+  const int result = inner().closesocket(s);
   record(Line("closesocket").num("s", s).arrow_num(result).str());
   return result;
 }
 
 int RecordingOs::set_nonblocking(Socket s, bool nonblocking) {
-  const int result = inner_.set_nonblocking(s, nonblocking);
+  const int result = inner().set_nonblocking(s, nonblocking);
   record(
       Line("set_nonblocking").num("s", s).num("on", nonblocking ? 1 : 0).arrow_num(result).str());
   return result;
 }
 
 int RecordingOs::set_linger(Socket s, bool enabled, std::uint16_t timeout_s) {
-  const int result = inner_.set_linger(s, enabled, timeout_s);
+  const int result = inner().set_linger(s, enabled, timeout_s);
   record(Line("set_linger")
              .num("s", s)
              .num("on", enabled ? 1 : 0)
@@ -388,7 +406,7 @@ int RecordingOs::set_linger(Socket s, bool enabled, std::uint16_t timeout_s) {
 }
 
 int RecordingOs::get_socket_error(Socket s, std::uint32_t* error_out) {
-  const int result = inner_.get_socket_error(s, error_out);
+  const int result = inner().get_socket_error(s, error_out);
   Line line("get_socket_error");
   line.num("s", s).arrow_num(result);
   if (result == 0 && error_out != nullptr) line.error("error", *error_out);
@@ -397,22 +415,22 @@ int RecordingOs::get_socket_error(Socket s, std::uint32_t* error_out) {
 }
 
 std::uint32_t RecordingOs::last_error() {
-  const std::uint32_t code = inner_.last_error();
+  const std::uint32_t code = inner().last_error();
   record(Line("last_error").arrow_error(code).str());
   return code;
 }
 
 std::unique_ptr<Mutex> RecordingOs::mutex_create() {
-  std::unique_ptr<Mutex> inner = inner_.mutex_create();
-  READYPORT_ASSERT(inner != nullptr);
+  std::unique_ptr<Mutex> created = inner().mutex_create();
+  READYPORT_ASSERT(created != nullptr);
   const std::uint32_t number = mutexes_created_.fetch_add(1) + 1;
   record(Line("mutex_create").arrow("m" + std::to_string(number)).str());
-  return std::make_unique<RecordingMutex>(*this, std::move(inner), number);
+  return std::make_unique<RecordingMutex>(*this, std::move(created), number);
 }
 
 Result<std::unique_ptr<Thread>> RecordingOs::thread_start(std::string_view name,
                                                           std::function<void()> body) {
-  Result<std::unique_ptr<Thread>> started = inner_.thread_start(name, std::move(body));
+  Result<std::unique_ptr<Thread>> started = inner().thread_start(name, std::move(body));
   if (!started.ok()) {
     record(Line("thread_start")
                .text("name", name)
@@ -427,13 +445,13 @@ Result<std::unique_ptr<Thread>> RecordingOs::thread_start(std::string_view name,
 }
 
 std::uint64_t RecordingOs::now_ns() {
-  const std::uint64_t now = inner_.now_ns();
+  const std::uint64_t now = inner().now_ns();
   record(Line("now_ns").arrow(std::to_string(now)).str());
   return now;
 }
 
 void RecordingOs::sleep_ms(std::uint32_t duration_ms) {
-  inner_.sleep_ms(duration_ms);
+  inner().sleep_ms(duration_ms);
   record(Line("sleep_ms").num("ms", duration_ms).str());
 }
 

@@ -16,6 +16,8 @@
 // codes by name as os_error_name() gives them, `error(<n>)` when unknown; addresses a.b.c.d:port):
 //   create_port concurrency=<n> -> <port>                 (0 on failure)
 //   close_port port=<p> -> <0|1>
+//   psn.begin port=<p> regs=[s=<s>/key=<k>/filter=0x<f>/op=<NONE|ENABLE|DISABLE|REMOVE|n>
+//       /trig=0x<t>,...]                                   (see below)
 //   psn port=<p> regs=[s=<s>/key=<k>/filter=0x<f>/op=<NONE|ENABLE|DISABLE|REMOVE|n>/trig=0x<t>
 //       /res=<0|error>,...] timeout=<ms> count=<n> -> <error> [n=<received>]
 //       [entries=[key=<k>/mask=0x<m>,...]]                 (entries when n is known and > 0)
@@ -35,8 +37,14 @@
 //   thread_start name=<name> -> th<n>      (-> FAIL <status code name> on failure)
 //   th<n>.join
 //   now_ns -> <ns>                         sleep_ms ms=<n>
-// (the psn line is shown wrapped). m<n> and th<n> number the mutexes and threads this RecordingOs
-// handed out, from 1, in creation order. Data bytes of send/recv are not recorded.
+// (the psn lines are shown wrapped). m<n> and th<n> number the mutexes and threads this
+// RecordingOs handed out, from 1, in creation order. Data bytes of send/recv are not recorded.
+//
+// The one line written BEFORE a call: a PSN with registration_count > 0 first records
+// `psn.begin` (the same elements as its psn line, without `/res=`), then calls the inner Os, then
+// records `psn`. A blocking PSN applies its registrations at its start, so another thread's
+// packets caused by them (and that thread's lines) can be recorded before the call's own psn line
+// returns; psn.begin gives the oracle that order. A PSN without registrations has no psn.begin.
 //
 // Handle values are printed as the wrapped Os returns them: FakeOs's are deterministic; a real
 // backend's are not, and neither are its traces across runs (use CountingTraceContext there).
@@ -54,19 +62,26 @@
 #include <string>
 #include <string_view>
 
+#include "readyport/fake/forwarding_os.hpp"
 #include "readyport/fake/trace.hpp"
 #include "readyport/os.hpp"
 
 namespace readyport {
 
-class RecordingOs final : public Os {
+// The `regs=` value of the trace lines above for `count` elements: `[s=../key=../filter=0x..
+// /op=../trig=0x..[/res=..],...]`, with `/res=` when `with_results`; `null` when `registrations`
+// is null. Shared with FaultyOs's fault lines. Never fails.
+std::string trace_registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
+                                bool with_results);
+
+class RecordingOs final : public ForwardingOs {
  public:
   RecordingOs(Os& inner, Trace& trace, const TraceContext& context)
-      : inner_(inner), trace_(trace), context_(context) {}
+      : ForwardingOs(inner), trace_(trace), context_(context) {}
   RecordingOs(const RecordingOs&) = delete;
   RecordingOs& operator=(const RecordingOs&) = delete;
 
-  Os& inner() { return inner_; }
+  using ForwardingOs::inner;  // public here: the wrapped Os
   Trace& trace() { return trace_; }
 
   Port create_io_completion_port(std::uint32_t concurrency) override;
@@ -111,7 +126,6 @@ class RecordingOs final : public Os {
   void record(std::string_view event) { trace_.record(context_, event); }
 
  private:
-  Os& inner_;
   Trace& trace_;
   const TraceContext& context_;
   std::atomic<std::uint32_t> mutexes_created_{0};

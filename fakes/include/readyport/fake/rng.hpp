@@ -52,6 +52,7 @@ enum class SeedStream : std::uint64_t {
   kWorkload = 2,  // what the workload does (connections, sizes, closes)
   kFaults = 3,    // which fault sites fire (FaultyOs)
   kFake = 4,      // FakeOs's own choices (early wakes)
+  kSwarm = 5,     // which reading of each open question the fake takes (stress driver)
 };
 
 class SeedStreams {

@@ -29,6 +29,8 @@
 //   change between runs of the same seed appear anywhere.
 //
 // Events written by RecordingOs (see recording_os.hpp for the complete list), for example:
+//   psn.begin port=2 regs=[s=256/key=7/filter=0x1/op=ENABLE/trig=0x5]
+//                                           written before a PSN with registrations calls the OS
 //   psn port=2 regs=[s=256/key=7/filter=0x1/op=ENABLE/trig=0x5/res=0] timeout=10 count=8
 //       -> ERROR_SUCCESS n=1 entries=[key=7/mask=0x1]
 //   gqcs port=2 count=4 timeout=4294967295 alertable=0 -> 1 n=1 entries=[key=99/mask=0x0]
@@ -36,6 +38,10 @@
 //   socket af=2 type=1 proto=6 -> 256
 //   m2.lock
 // (shown wrapped here; a trace line never contains a newline).
+//
+// Events written by FaultyOs (faulty_os.hpp lists them) when a fault site fires, before it acts:
+//   fault psn.remove_fails s=260 code=WSAEINVAL
+//   fault recv.wouldblock s=260
 //
 // Events written by SimScheduler all begin with `sched.`:
 //   sched.params seed=7 strategy=pct depth=3 estimate=400 change_points=[57,311] steps_max=..

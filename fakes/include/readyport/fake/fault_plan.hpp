@@ -1,0 +1,133 @@
+// readyport/fake/fault_plan.hpp: which fault sites FaultyOs fires, and how often.
+//
+// A fault site is one named way a seam call can go wrong (a transient PSN failure, a refused
+// REMOVE, a stale readiness mask...). A FaultPlan says, for each site, whether it is active and
+// its probability per hit in percent. A plan is a value: printable (to_string), parseable
+// (parse, the exact inverse), and drawn from a seed (draw), so the plan of a failing run is one
+// line of text and a seed replays it (FoundationDB's BUGGIFY, TigerBeetle's VOPR).
+//
+//   readyport::FaultPlan plan = readyport::FaultPlan::draw(seed);       // swarm: a pure function
+//   std::printf("faults=%s\n", plan.to_string().c_str());               // psn.call_fails@25,...
+//   readyport::Result<readyport::FaultPlan> again = readyport::FaultPlan::parse(plan.to_string());
+//   readyport::FaultyOs os(inner, plan, seed, &trace, &context);        // faulty_os.hpp
+//
+// The sites, their stable names and what firing means (FaultyOs implements them; spec rules in
+// brackets). Per-registration sites are drawn once per element of a PSN call's array; every
+// other site once per eligible call.
+//   psn.call_fails     PSN fails as a whole, nothing applied or dequeued; code ERROR_NOT_ENOUGH_
+//                      MEMORY, ERROR_NO_SYSTEM_RESOURCES or WSAENOBUFS [A3]
+//   psn.enable_fails   one ENABLE or DISABLE element not applied, result WSAENOBUFS [A8]
+//   psn.remove_fails   one REMOVE element not applied, result WSAEINVAL [B6, E4]
+//   psn.wait_short     a timed wait (timeout > 0, count > 0) ends at once [A2, A5]
+//   psn.dequeue_fewer  fewer entries dequeued than were ready (count >= 2) [A1]
+//   post.fails         PostQueuedCompletionStatus fails, ERROR_NOT_ENOUGH_MEMORY [F2]
+//   port.create_fails  CreateIoCompletionPort fails, ERROR_NOT_ENOUGH_MEMORY [F5]
+//   thread.start_fails thread_start fails with a Status, nothing started
+//   recv.wouldblock    recv says WSAEWOULDBLOCK with data present (a stale mask) [D5]
+//   send.wouldblock    send says WSAEWOULDBLOCK, nothing sent [D5]
+//   recv.connreset     recv says WSAECONNRESET [D2]
+//   send.connreset     send says WSAECONNRESET [D2]
+//   send.nobufs        send says WSAENOBUFS
+//   accept.emfile      accept says WSAEMFILE, the connection stays pending
+//   accept.connreset   accept says WSAECONNRESET, the connection stays pending
+//   close.abortive     closesocket of a connected stream socket resets it (the peer sees ERR) [D2]
+// The enum order is stable (it fixes to_string's order and draw's stream): append new sites only.
+//
+// Text syntax: `none` (or `off`), or comma-separated `site@rate` tokens, rate a decimal percent
+// 1..100; `site` alone means rate kRateDefaultPercent. to_string writes the active sites in enum
+// order, always with `@rate`; parse accepts any order but refuses duplicates.
+//
+// Why draw() activates each site with probability 1/2 at 2, 10 or 25 percent: swarm testing
+// (Groce et al.) wins by leaving some sites off in each run, so that paths which a frequent
+// fault would always cut short get explored; FoundationDB activates about 25% of its BUGGIFY
+// sites and fires an active one 25% of the time. Our site list is short (16) and each site
+// guards a distinct engine path, so we keep half of them per run (about 8, so most runs still
+// combine several recovery paths), and we add the low rates 2% and 10% because the engine's long
+// paths (connect, many re-arms, REMOVE handshake, quarantine drain) take dozens of seam calls:
+// at 25% per hit almost no connection would survive to the end of such a path, at 2% most do and
+// the fault lands in the middle of one.
+//
+// Ownership: a plain value. Threading: not synchronised; const methods may be called from any
+// thread on an object nobody modifies. Errors: parse and fault_site_parse return a Status naming
+// the bad token; with() asserts its rate (a contract).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "readyport/status.hpp"
+
+namespace readyport {
+
+// The fault sites, in a stable order (append only; kCount last).
+enum class FaultSite : std::uint8_t {
+  kPsnCallFails = 0,
+  kPsnEnableFails,
+  kPsnRemoveFails,
+  kPsnWaitShort,
+  kPsnDequeueFewer,
+  kPostFails,
+  kPortCreateFails,
+  kThreadStartFails,
+  kRecvWouldblock,
+  kSendWouldblock,
+  kRecvConnreset,
+  kSendConnreset,
+  kSendNobufs,
+  kAcceptEmfile,
+  kAcceptConnreset,
+  kCloseAbortive,
+  kCount,
+};
+inline constexpr std::size_t kFaultSiteCount = static_cast<std::size_t>(FaultSite::kCount);
+
+// The site's stable name ("psn.call_fails"). Asserts a valid site (not kCount). Never null.
+const char* fault_site_name(FaultSite site);
+// The site named `name` exactly; kInvalidArgument naming `name` otherwise.
+Result<FaultSite> fault_site_parse(std::string_view name);
+
+struct FaultPlan {
+ public:
+  // The rate of a site written without `@rate`.
+  static constexpr std::uint32_t kRateDefaultPercent = 25;
+  // The rates draw() picks from.
+  static constexpr std::array<std::uint32_t, 3> kDrawRatesPercent = {2, 10, 25};
+
+  // No site active (the same as none()).
+  FaultPlan() = default;
+  static FaultPlan none() { return FaultPlan(); }
+  // The swarm draw: each site active with probability 1/2, each active site's rate one of
+  // kDrawRatesPercent, uniformly. A pure function of `seed`: it reads
+  // SeedStreams(seed).stream(SeedStream::kFaults), two numbers per site in enum order.
+  static FaultPlan draw(std::uint64_t seed);
+  // The inverse of to_string (see the syntax at the top). kInvalidArgument naming the bad token:
+  // unknown site, rate not a number, rate 0 or above 100, a site given twice, an empty token.
+  static Result<FaultPlan> parse(std::string_view text);
+
+  // This plan with only the sites in `sites` kept active (at their rates).
+  FaultPlan restricted_to(const std::vector<FaultSite>& sites) const;
+  // This plan with `site` inactive.
+  FaultPlan without(FaultSite site) const;
+  // This plan with `site` active at `rate_percent`, which must be in 1..100 (asserted).
+  FaultPlan with(FaultSite site, std::uint32_t rate_percent) const;
+
+  bool active(FaultSite site) const { return rate_percent(site) != 0; }
+  // Per-hit probability in percent: 1..100 when active, 0 when not.
+  std::uint32_t rate_percent(FaultSite site) const;
+  std::uint32_t active_count() const;
+  // `psn.call_fails@25,psn.remove_fails@2`: active sites in enum order; `none` when empty.
+  std::string to_string() const;
+
+  friend bool operator==(const FaultPlan& a, const FaultPlan& b) {
+    return a.rates_percent_ == b.rates_percent_;
+  }
+
+ private:
+  std::array<std::uint8_t, kFaultSiteCount> rates_percent_{};  // 0: inactive
+};
+
+}  // namespace readyport

@@ -1,0 +1,147 @@
+// FaultPlan: site names, the swarm draw, and the text form. See fault_plan.hpp.
+#include "readyport/fake/fault_plan.hpp"
+
+#include "readyport/assert.hpp"
+#include "readyport/fake/rng.hpp"
+
+namespace readyport {
+
+namespace {
+
+// Indexed by FaultSite; the names are the stable text of plans, traces and coverage rows.
+constexpr std::array<const char*, kFaultSiteCount> kSiteNames = {
+    "psn.call_fails",    "psn.enable_fails", "psn.remove_fails",  "psn.wait_short",
+    "psn.dequeue_fewer", "post.fails",       "port.create_fails", "thread.start_fails",
+    "recv.wouldblock",   "send.wouldblock",  "recv.connreset",    "send.connreset",
+    "send.nobufs",       "accept.emfile",    "accept.connreset",  "close.abortive",
+};
+
+std::size_t index_of(FaultSite site) {
+  const auto index = static_cast<std::size_t>(site);
+  READYPORT_ASSERT(index < kFaultSiteCount);
+  return index;
+}
+
+// "psn.call_fails, psn.enable_fails, ...": for messages.
+std::string known_sites() {
+  std::string text;
+  for (const char* name : kSiteNames) {
+    if (!text.empty()) text += ", ";
+    text += name;
+  }
+  return text;
+}
+
+Status bad_token(std::string_view token, std::string_view why) {
+  return Status(StatusCode::kInvalidArgument,
+                "fault plan: bad token '" + std::string(token) + "': " + std::string(why));
+}
+
+// A decimal rate 1..100 (at most three digits, no sign); false otherwise.
+bool parse_rate(std::string_view text, std::uint32_t* rate_out) {
+  if (text.empty() || text.size() > 3) return false;
+  std::uint32_t rate = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+    rate = rate * 10 + static_cast<std::uint32_t>(c - '0');
+  }
+  if (rate == 0 || rate > 100) return false;
+  *rate_out = rate;
+  return true;
+}
+
+}  // namespace
+
+const char* fault_site_name(FaultSite site) { return kSiteNames[index_of(site)]; }
+
+Result<FaultSite> fault_site_parse(std::string_view name) {
+  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+    if (name == kSiteNames[i]) return static_cast<FaultSite>(i);
+  }
+  return Status(StatusCode::kInvalidArgument, "unknown fault site '" + std::string(name) + "'");
+}
+
+FaultPlan FaultPlan::draw(std::uint64_t seed) {
+  Rng rng = SeedStreams(seed).stream(SeedStream::kFaults);
+  FaultPlan plan;
+  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+    // Two numbers per site whatever the outcome, so a site's draw never depends on another's.
+    const bool active = rng.chance(1, 2);
+    const std::uint64_t rate = rng.below(kDrawRatesPercent.size());
+    if (active) plan.rates_percent_[i] = static_cast<std::uint8_t>(kDrawRatesPercent[rate]);
+  }
+  return plan;
+}
+
+Result<FaultPlan> FaultPlan::parse(std::string_view text) {
+  if (text == "none" || text == "off") return FaultPlan();
+  if (text.empty()) return bad_token(text, "empty plan (write 'none')");
+  FaultPlan plan;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view token = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (token.empty()) return bad_token(token, "empty token in '" + std::string(text) + "'");
+    const std::size_t at = token.find('@');
+    std::uint32_t rate = kRateDefaultPercent;
+    if (at != std::string_view::npos && !parse_rate(token.substr(at + 1), &rate)) {
+      return bad_token(token, "the rate must be a whole percent from 1 to 100");
+    }
+    const Result<FaultSite> site = fault_site_parse(token.substr(0, at));
+    if (!site.ok()) {
+      return bad_token(token, "unknown site (known: " + known_sites() + ")");
+    }
+    if (plan.active(site.value())) return bad_token(token, "the site is given twice");
+    plan = plan.with(site.value(), rate);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return plan;
+}
+
+FaultPlan FaultPlan::restricted_to(const std::vector<FaultSite>& sites) const {
+  FaultPlan plan;
+  for (const FaultSite site : sites) {
+    const std::size_t i = index_of(site);
+    plan.rates_percent_[i] = rates_percent_[i];
+  }
+  return plan;
+}
+
+FaultPlan FaultPlan::without(FaultSite site) const {
+  FaultPlan plan = *this;
+  plan.rates_percent_[index_of(site)] = 0;
+  return plan;
+}
+
+FaultPlan FaultPlan::with(FaultSite site, std::uint32_t rate_percent) const {
+  READYPORT_ASSERT(rate_percent >= 1 && rate_percent <= 100);
+  FaultPlan plan = *this;
+  plan.rates_percent_[index_of(site)] = static_cast<std::uint8_t>(rate_percent);
+  return plan;
+}
+
+std::uint32_t FaultPlan::rate_percent(FaultSite site) const {
+  return rates_percent_[index_of(site)];
+}
+
+std::uint32_t FaultPlan::active_count() const {
+  std::uint32_t count = 0;
+  for (const std::uint8_t rate : rates_percent_) count += rate != 0 ? 1 : 0;
+  return count;
+}
+
+std::string FaultPlan::to_string() const {
+  std::string text;
+  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+    if (rates_percent_[i] == 0) continue;
+    if (!text.empty()) text += ',';
+    text += kSiteNames[i];
+    text += '@';
+    text += std::to_string(rates_percent_[i]);
+  }
+  return text.empty() ? std::string("none") : text;
+}
+
+}  // namespace readyport

@@ -1,0 +1,388 @@
+// FaultyOs: seeded fault sites over any Os. See faulty_os.hpp for what fires and when.
+#include "readyport/fake/faulty_os.hpp"
+
+#include <string>
+#include <utility>
+
+#include "readyport/assert.hpp"
+#include "readyport/fake/recording_os.hpp"
+
+namespace readyport {
+
+namespace {
+
+// psn.call_fails draws its code from these (spec A3: transient failures under memory pressure).
+constexpr std::array<std::uint32_t, 3> kCallFailCodes = {kErrorNotEnoughMemory,
+                                                         kErrorNoSystemResources, kWsaEnobufs};
+constexpr std::uint32_t kEnableFailCode = kWsaEnobufs;
+constexpr std::uint32_t kRemoveFailCode = kWsaEinval;
+
+// The salt that separates the per-hit stream from FaultPlan::draw's (SeedStream::kFaults).
+constexpr std::uint64_t kDecisionSalt = 0x6A09E667F3BCC909ULL;
+
+std::uint64_t decision_seed(std::uint64_t seed) {
+  Rng mixer(seed ^ kDecisionSalt);
+  mixer.next();
+  return mixer.next();
+}
+
+// The calling OS thread's injected last error (see LAST ERROR in the header). One slot per
+// thread: the FaultyOs that injected it, and the code.
+struct InjectedError {
+  const FaultyOs* owner = nullptr;
+  std::uint32_t code = 0;
+};
+thread_local InjectedError t_injected;
+
+std::size_t index_of(FaultSite site) { return static_cast<std::size_t>(site); }
+
+std::string site_event(FaultSite site) { return std::string(fault_site_name(site)); }
+
+}  // namespace
+
+// Room for one faulted PSN call's kept elements and every element's injected code.
+struct FaultyOs::Scratch {
+  std::unique_ptr<SockNotifyRegistration[]> kept =
+      std::make_unique<SockNotifyRegistration[]>(kRegistrationsMax);
+  std::unique_ptr<std::uint32_t[]> codes = std::make_unique<std::uint32_t[]>(kRegistrationsMax);
+};
+
+FaultyOs::FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
+                   const TraceContext* context)
+    : ForwardingOs(inner),
+      plan_(plan),
+      trace_(trace),
+      context_(context),
+      rng_(decision_seed(seed)) {
+  READYPORT_ASSERT(trace_ == nullptr || context_ != nullptr);
+  scratch_free_.push_back(std::make_unique<Scratch>());
+}
+
+FaultyOs::~FaultyOs() {
+  // A thread's slot must not name a destroyed FaultyOs (a new one could reuse the address).
+  if (t_injected.owner == this) t_injected = InjectedError{};
+}
+
+// ---- Controls ---------------------------------------------------------------------------------
+
+void FaultyOs::set_enabled(bool enabled) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  enabled_ = enabled;
+}
+
+bool FaultyOs::enabled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return enabled_;
+}
+
+void FaultyOs::arm_next(FaultSite site) {
+  READYPORT_ASSERT(index_of(site) < kFaultSiteCount);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++armed_[index_of(site)];
+}
+
+FaultCounts FaultyOs::counts() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return counts_;
+}
+
+// ---- Drawing ----------------------------------------------------------------------------------
+
+bool FaultyOs::hit(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return hit_locked(site, choices, choice_out);
+}
+
+bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out) {
+  const std::size_t i = index_of(site);
+  READYPORT_ASSERT(i < kFaultSiteCount);
+  ++counts_.hits[i];
+  ++counts_.hits_total;
+  bool fire = false;
+  if (armed_[i] > 0) {
+    // Armed by a test: fires whatever the plan and the switch say; no random number is used.
+    --armed_[i];
+    fire = true;
+  } else if (enabled_ && plan_.active(site)) {
+    fire = rng_.chance(plan_.rate_percent(site), 100);
+  }
+  if (!fire) return false;
+  ++counts_.fired[i];
+  ++counts_.fired_total;
+  if (choices > 0) {
+    READYPORT_ASSERT(choice_out != nullptr);
+    *choice_out = rng_.below(choices);
+  }
+  return true;
+}
+
+std::uint32_t FaultyOs::draw_elements(const SockNotifyRegistration* registrations,
+                                      std::uint32_t count, std::uint32_t* codes_out) {
+  std::uint32_t stripped = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::uint8_t operation = registrations[i].operation;
+      codes_out[i] = 0;
+      if (operation == kSockNotifyOpEnable || operation == kSockNotifyOpDisable) {
+        if (hit_locked(FaultSite::kPsnEnableFails, 0, nullptr)) codes_out[i] = kEnableFailCode;
+      } else if (operation == kSockNotifyOpRemove) {
+        if (hit_locked(FaultSite::kPsnRemoveFails, 0, nullptr)) codes_out[i] = kRemoveFailCode;
+      }
+      // OP_NONE and unknown operations: no site (the OS treats them on its own).
+      if (codes_out[i] != 0) ++stripped;
+    }
+  }
+  // The lines, in array order, outside the lock.
+  for (std::uint32_t i = 0; i < count && stripped > 0; ++i) {
+    const SockNotifyRegistration& r = registrations[i];
+    if (codes_out[i] == 0) continue;
+    if (r.operation == kSockNotifyOpRemove) {
+      record_fault(site_event(FaultSite::kPsnRemoveFails) + " s=" + std::to_string(r.socket) +
+                   " code=" + os_error_name(codes_out[i]));
+    } else {
+      record_fault(site_event(FaultSite::kPsnEnableFails) + " s=" + std::to_string(r.socket) +
+                   " op=" + (r.operation == kSockNotifyOpEnable ? "ENABLE" : "DISABLE") +
+                   " code=" + os_error_name(codes_out[i]));
+    }
+  }
+  return stripped;
+}
+
+std::unique_ptr<FaultyOs::Scratch> FaultyOs::scratch_take() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!scratch_free_.empty()) {
+      std::unique_ptr<Scratch> scratch = std::move(scratch_free_.back());
+      scratch_free_.pop_back();
+      return scratch;
+    }
+  }
+  // Another thread holds every scratch (it is inside a PSN): one more, kept afterwards.
+  return std::make_unique<Scratch>();
+}
+
+void FaultyOs::scratch_give(std::unique_ptr<Scratch> scratch) {
+  READYPORT_ASSERT(scratch != nullptr);
+  std::lock_guard<std::mutex> lock(mutex_);
+  scratch_free_.push_back(std::move(scratch));
+}
+
+// ---- Trace and last error ---------------------------------------------------------------------
+
+void FaultyOs::record_fault(std::string_view event) {
+  if (trace_ == nullptr) return;
+  std::string line = "fault ";
+  line += event;
+  trace_->record(*context_, line);
+}
+
+void FaultyOs::inject_last_error(std::uint32_t code) {
+  READYPORT_ASSERT(code != 0);
+  t_injected.owner = this;
+  t_injected.code = code;
+}
+
+void FaultyOs::before_call() {
+  if (t_injected.owner == this) t_injected = InjectedError{};
+}
+
+std::uint32_t FaultyOs::last_error() {
+  // Not a clearing call: reading the last error twice gives the same value, as on Windows.
+  if (t_injected.owner == this) return t_injected.code;
+  return inner().last_error();
+}
+
+int FaultyOs::fail_socket_call(FaultSite site, Socket s, std::uint32_t code) {
+  record_fault(site_event(site) + " s=" + std::to_string(s));
+  inject_last_error(code);
+  return kSocketError;
+}
+
+// ---- The completion port ----------------------------------------------------------------------
+
+Port FaultyOs::create_io_completion_port(std::uint32_t concurrency) {
+  before_call();
+  if (hit(FaultSite::kPortCreateFails)) {
+    record_fault(site_event(FaultSite::kPortCreateFails) +
+                 " code=" + os_error_name(kErrorNotEnoughMemory));
+    inject_last_error(kErrorNotEnoughMemory);
+    return kInvalidPort;
+  }
+  return inner().create_io_completion_port(concurrency);
+}
+
+std::uint32_t FaultyOs::process_socket_notifications(Port port, std::uint32_t registration_count,
+                                                     SockNotifyRegistration* registrations,
+                                                     std::uint32_t timeout_ms,
+                                                     std::uint32_t completion_count,
+                                                     OverlappedEntry* entries,
+                                                     std::uint32_t* received_out) {
+  before_call();
+  std::uint64_t choice = 0;
+  if (hit(FaultSite::kPsnCallFails, kCallFailCodes.size(), &choice)) {
+    // Spec A3: the whole call fails before anything is applied or dequeued.
+    const std::uint32_t code = kCallFailCodes[choice];
+    std::string event = site_event(FaultSite::kPsnCallFails) + " code=" + os_error_name(code);
+    if (registration_count > 0) {
+      event += " regs=" + trace_registrations(registrations, registration_count, false);
+    }
+    record_fault(event);
+    if (received_out != nullptr) *received_out = 0;
+    return code;
+  }
+  std::unique_ptr<Scratch> scratch;
+  std::uint32_t stripped = 0;
+  if (registrations != nullptr && registration_count > 0 &&
+      registration_count <= kRegistrationsMax) {
+    scratch = scratch_take();
+    stripped = draw_elements(registrations, registration_count, scratch->codes.get());
+  }
+  std::uint32_t inner_timeout_ms = timeout_ms;
+  if (timeout_ms > 0 && completion_count > 0 && hit(FaultSite::kPsnWaitShort)) {
+    record_fault(site_event(FaultSite::kPsnWaitShort) + " timeout=" + std::to_string(timeout_ms));
+    inner_timeout_ms = 0;
+  }
+  std::uint32_t inner_count = completion_count;
+  if (completion_count >= 2 && hit(FaultSite::kPsnDequeueFewer, completion_count - 1, &choice)) {
+    inner_count = 1 + static_cast<std::uint32_t>(choice);  // in [1, completion_count - 1]
+    record_fault(site_event(FaultSite::kPsnDequeueFewer) + " count=" +
+                 std::to_string(completion_count) + " to=" + std::to_string(inner_count));
+  }
+  if (stripped == 0) {
+    if (scratch != nullptr) scratch_give(std::move(scratch));
+    return inner().process_socket_notifications(port, registration_count, registrations,
+                                                inner_timeout_ms, inner_count, entries,
+                                                received_out);
+  }
+  const std::uint32_t result = call_stripped(*scratch, port, registration_count, registrations,
+                                             inner_timeout_ms, inner_count, entries, received_out);
+  scratch_give(std::move(scratch));
+  return result;
+}
+
+std::uint32_t FaultyOs::call_stripped(Scratch& scratch, Port port, std::uint32_t registration_count,
+                                      SockNotifyRegistration* registrations,
+                                      std::uint32_t timeout_ms, std::uint32_t completion_count,
+                                      OverlappedEntry* entries, std::uint32_t* received_out) {
+  READYPORT_ASSERT(registration_count <= kRegistrationsMax);
+  SockNotifyRegistration* kept = scratch.kept.get();
+  const std::uint32_t* codes = scratch.codes.get();
+  std::uint32_t kept_count = 0;
+  for (std::uint32_t i = 0; i < registration_count; ++i) {
+    if (codes[i] == 0) kept[kept_count++] = registrations[i];
+  }
+  READYPORT_ASSERT(kept_count < registration_count);  // at least one element was left out
+  // Spec A4: registration count 0 requires a null array.
+  const std::uint32_t result =
+      inner().process_socket_notifications(port, kept_count, kept_count > 0 ? kept : nullptr,
+                                           timeout_ms, completion_count, entries, received_out);
+  // Spec A2/A3: only these two results mean the registrations were processed. On any other the
+  // whole call failed and nothing changed, so the left-out elements' results stay untouched too.
+  const bool processed = result == kErrorSuccess || result == kWaitTimeout;
+  std::uint32_t k = 0;
+  for (std::uint32_t i = 0; i < registration_count; ++i) {
+    if (codes[i] == 0) {
+      registrations[i].registration_result = kept[k++].registration_result;
+    } else if (processed) {
+      registrations[i].registration_result = codes[i];
+    }
+  }
+  READYPORT_ASSERT(k == kept_count);
+  return result;
+}
+
+bool FaultyOs::post_queued_completion_status(Port port, std::uint32_t bytes_transferred,
+                                             std::uintptr_t completion_key,
+                                             std::uintptr_t overlapped) {
+  before_call();
+  if (hit(FaultSite::kPostFails)) {
+    record_fault(site_event(FaultSite::kPostFails) +
+                 " code=" + os_error_name(kErrorNotEnoughMemory));
+    inject_last_error(kErrorNotEnoughMemory);
+    return false;
+  }
+  return inner().post_queued_completion_status(port, bytes_transferred, completion_key, overlapped);
+}
+
+// ---- Sockets ----------------------------------------------------------------------------------
+
+Socket FaultyOs::accept(Socket s, Ipv4Address* peer_out) {
+  before_call();
+  if (hit(FaultSite::kAcceptEmfile)) {
+    fail_socket_call(FaultSite::kAcceptEmfile, s, kWsaEmfile);
+    return kInvalidSocket;
+  }
+  if (hit(FaultSite::kAcceptConnreset)) {
+    fail_socket_call(FaultSite::kAcceptConnreset, s, kWsaEconnreset);
+    return kInvalidSocket;
+  }
+  const Socket accepted = inner().accept(s, peer_out);
+  if (accepted != kInvalidSocket) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    connected_.insert(accepted);
+  }
+  return accepted;
+}
+
+int FaultyOs::connect(Socket s, const Ipv4Address& address) {
+  before_call();
+  const int result = inner().connect(s, address);
+  // Whatever the result (a non-blocking connect says WSAEWOULDBLOCK): a refused socket has no
+  // peer, and an abortive close of it changes nothing.
+  std::lock_guard<std::mutex> lock(mutex_);
+  connected_.insert(s);
+  return result;
+}
+
+int FaultyOs::send(Socket s, const void* data, int length, int flags) {
+  before_call();
+  if (hit(FaultSite::kSendWouldblock)) {
+    return fail_socket_call(FaultSite::kSendWouldblock, s, kWsaEwouldblock);
+  }
+  if (hit(FaultSite::kSendConnreset)) {
+    return fail_socket_call(FaultSite::kSendConnreset, s, kWsaEconnreset);
+  }
+  if (hit(FaultSite::kSendNobufs)) return fail_socket_call(FaultSite::kSendNobufs, s, kWsaEnobufs);
+  return inner().send(s, data, length, flags);
+}
+
+int FaultyOs::recv(Socket s, void* data, int length, int flags) {
+  before_call();
+  if (hit(FaultSite::kRecvWouldblock)) {
+    return fail_socket_call(FaultSite::kRecvWouldblock, s, kWsaEwouldblock);
+  }
+  if (hit(FaultSite::kRecvConnreset)) {
+    return fail_socket_call(FaultSite::kRecvConnreset, s, kWsaEconnreset);
+  }
+  return inner().recv(s, data, length, flags);
+}
+
+int FaultyOs::closesocket(Socket s) {
+  before_call();
+  bool eligible = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    eligible = connected_.erase(s) > 0;
+  }
+  if (eligible && hit(FaultSite::kCloseAbortive)) {
+    // SO_LINGER {on, 0}: the close becomes a reset (spec D2: the peer sees ERR).
+    record_fault(site_event(FaultSite::kCloseAbortive) + " s=" + std::to_string(s));
+    (void)inner().set_linger(s, true, 0);
+  }
+  return inner().closesocket(s);
+}
+
+// ---- Threads ----------------------------------------------------------------------------------
+
+Result<std::unique_ptr<Thread>> FaultyOs::thread_start(std::string_view name,
+                                                       std::function<void()> body) {
+  before_call();
+  if (hit(FaultSite::kThreadStartFails)) {
+    record_fault(site_event(FaultSite::kThreadStartFails) + " name=" + std::string(name));
+    return Status(StatusCode::kOsError, "injected: thread_start failed");
+  }
+  return inner().thread_start(name, std::move(body));
+}
+
+}  // namespace readyport
