@@ -671,89 +671,6 @@ std::string status_text(const Status& status) {
   return status.ok() ? std::string("ok") : std::string(status_code_name(status.code()));
 }
 
-// Writes `psn.begin` before each PSN call that carries registrations, as RecordingOs is to (until
-// it does, this stand-in sits under it), and forwards every call unchanged.
-class PsnBeginOs final : public Os {
- public:
-  PsnBeginOs(Os& inner, Trace& trace, const TraceContext& context)
-      : inner_(inner), trace_(trace), context_(context) {}
-
-  std::uint32_t process_socket_notifications(Port port, std::uint32_t registration_count,
-                                             SockNotifyRegistration* registrations,
-                                             std::uint32_t timeout_ms,
-                                             std::uint32_t completion_count,
-                                             OverlappedEntry* entries,
-                                             std::uint32_t* received_out) override {
-    if (registration_count > 0 && registrations != nullptr) {
-      static const char* const kOps[] = {"NONE", "ENABLE", "DISABLE", "3", "REMOVE"};
-      std::string event = "psn.begin port=" + std::to_string(port.value) + " regs=[";
-      for (std::uint32_t i = 0; i < registration_count; ++i) {
-        const SockNotifyRegistration& r = registrations[i];
-        event +=
-            (i > 0 ? "," : "") + std::string("s=") + std::to_string(r.socket) +
-            "/key=" + std::to_string(r.completion_key) + "/filter=" + hex_text(r.event_filter) +
-            "/op=" + (r.operation <= 4 ? kOps[r.operation] : std::to_string(r.operation).c_str()) +
-            "/trig=" + hex_text(r.trigger_flags);
-      }
-      trace_.record(context_, event + "]");
-    }
-    return inner_.process_socket_notifications(port, registration_count, registrations, timeout_ms,
-                                               completion_count, entries, received_out);
-  }
-  Port create_io_completion_port(std::uint32_t n) override {
-    return inner_.create_io_completion_port(n);
-  }
-  bool close_port(Port port) override { return inner_.close_port(port); }
-  bool get_queued_completion_status_ex(Port port, OverlappedEntry* entries, std::uint32_t count,
-                                       std::uint32_t* removed_out, std::uint32_t timeout_ms,
-                                       bool alertable) override {
-    return inner_.get_queued_completion_status_ex(port, entries, count, removed_out, timeout_ms,
-                                                  alertable);
-  }
-  bool post_queued_completion_status(Port port, std::uint32_t bytes, std::uintptr_t key,
-                                     std::uintptr_t overlapped) override {
-    return inner_.post_queued_completion_status(port, bytes, key, overlapped);
-  }
-  Socket socket(int af, int type, int protocol) override {
-    return inner_.socket(af, type, protocol);
-  }
-  int bind(Socket s, const Ipv4Address& a) override { return inner_.bind(s, a); }
-  int getsockname(Socket s, Ipv4Address* a) override { return inner_.getsockname(s, a); }
-  int listen(Socket s, int backlog) override { return inner_.listen(s, backlog); }
-  Socket accept(Socket s, Ipv4Address* peer) override { return inner_.accept(s, peer); }
-  int connect(Socket s, const Ipv4Address& a) override { return inner_.connect(s, a); }
-  int send(Socket s, const void* d, int n, int f) override { return inner_.send(s, d, n, f); }
-  int recv(Socket s, void* d, int n, int f) override { return inner_.recv(s, d, n, f); }
-  int sendto(Socket s, const void* d, int n, int f, const Ipv4Address& to) override {
-    return inner_.sendto(s, d, n, f, to);
-  }
-  int recvfrom(Socket s, void* d, int n, int f, Ipv4Address* from) override {
-    return inner_.recvfrom(s, d, n, f, from);
-  }
-  int shutdown(Socket s, int how) override { return inner_.shutdown(s, how); }
-  int closesocket(Socket s) override { return inner_.closesocket(s); }
-  int set_nonblocking(Socket s, bool on) override { return inner_.set_nonblocking(s, on); }
-  int set_linger(Socket s, bool on, std::uint16_t t) override {
-    return inner_.set_linger(s, on, t);
-  }
-  int get_socket_error(Socket s, std::uint32_t* e) override {
-    return inner_.get_socket_error(s, e);
-  }
-  std::uint32_t last_error() override { return inner_.last_error(); }
-  std::unique_ptr<Mutex> mutex_create() override { return inner_.mutex_create(); }
-  Result<std::unique_ptr<Thread>> thread_start(std::string_view name,
-                                               std::function<void()> body) override {
-    return inner_.thread_start(name, std::move(body));
-  }
-  std::uint64_t now_ns() override { return inner_.now_ns(); }
-  void sleep_ms(std::uint32_t ms) override { inner_.sleep_ms(ms); }
-
- private:
-  Os& inner_;
-  Trace& trace_;
-  const TraceContext& context_;
-};
-
 SimOptions sim_options(std::uint64_t seed, Trace* trace) {
   SimOptions options;
   options.seed = seed;
@@ -771,8 +688,7 @@ struct RunWorld {
       : sim(sim_options(seed, &trace)),
         context(sim),
         fake(FakeOptions{}, sim),
-        begin(fake, trace, context),
-        os(with_begin(seed) ? static_cast<Os&>(begin) : fake, trace, context),
+        os(fake, trace, context),
         observer(trace, context) {
     trace.set_sink(&oracle);
   }
@@ -796,13 +712,10 @@ struct RunWorld {
   SimScheduler sim;
   RuntimeTraceContext context;
   FakeOs fake;
-  PsnBeginOs begin;
   RecordingOs os;
   TraceObserver observer;
   Engine* engine = nullptr;  // set once constructed
 
-  // Odd seeds have psn.begin lines, even seeds do not (the oracle must work either way).
-  static bool with_begin(std::uint64_t seed) { return seed % 2 == 1; }
 };
 
 // The workload's handler: writes hnd.* from what the workload knows (its own socket), drains the
@@ -987,7 +900,7 @@ TEST(LifetimeOracleRecorded, RealEngineRunsPassOverManySeeds) {
     EXPECT_EQ(outcome.counts.tasks_run, 1u);
     EXPECT_GE(outcome.counts.handler_entries, kPairs);
     EXPECT_GT(outcome.counts.observer_lines, 0u);
-    EXPECT_EQ(outcome.text.find(" psn.begin ") != std::string::npos, RunWorld::with_begin(seed));
+    EXPECT_NE(outcome.text.find(" psn.begin "), std::string::npos);  // RecordingOs writes them
     // The same text judged offline, as a recorded file would be, gives the same verdict.
     LifetimeOracle offline;
     offline.observe_text(outcome.text);

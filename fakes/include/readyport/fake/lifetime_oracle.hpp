@@ -98,11 +98,22 @@ struct OracleCounts {
   std::uint64_t tasks_run = 0;           // wl.task_run
   std::uint64_t faults = 0;              // fault lines
   std::uint64_t observer_lines = 0;      // obs.* lines
+  std::uint64_t unjudged = 0;  // violations not judged on real threads (OracleOptions)
+};
+
+struct OracleOptions {
+  // The trace comes from real threads (FreeRuntime, a real backend): a call's line is written
+  // when it returns, so a line that depends on its effect can come first. Then a handler entry
+  // not yet paid for (O5) is judged at finish() instead of at once, and the drain after a refused
+  // REMOVE (O8, O9) is not judged: its post and the dequeue cannot be ordered; nor are O1, O6,
+  // O7, O8 and O10, which order one thread's call against another's effect (counted as
+  // OracleCounts::unjudged). Simulation (every rule judged): false.
+  bool calls_may_lag = false;
 };
 
 class LifetimeOracle final : public TraceSink {
  public:
-  LifetimeOracle();
+  explicit LifetimeOracle(OracleOptions options = {});
   ~LifetimeOracle();
   LifetimeOracle(const LifetimeOracle&) = delete;
   LifetimeOracle& operator=(const LifetimeOracle&) = delete;
@@ -117,6 +128,9 @@ class LifetimeOracle final : public TraceSink {
   // ok, or the first violation (kInternal, a sentence naming the rule, the socket, key or
   // connection, and the line's seq).
   Status status() const;
+  // The first violation, if one was found and the oracle is not busy (never blocks): for a last
+  // report when the process is about to abort on a broken engine assertion.
+  bool try_violation(std::string* violation_out) const;
 
   // Fixed rows in a fixed order: remove_ored_with_in, stale_packet_dequeued, call_retry,
   // remove_refused_quarantined, oneshot_rearmed_all_after_out, full_batch,
