@@ -1,0 +1,17 @@
+# Documentation tests (label "docs"), cmake -P scripts, run by every leg (cheap, no build).
+# - docs.rule_ids: every rule ID used in a test name has a heading in docs/rules.md
+#   (cmake/check_rule_ids.cmake).
+# - docs.rule_ids_catches_a_missing_heading: the same check with the first used ID's heading
+#   hidden must report that ID: a check that cannot fail would prove nothing.
+add_test(NAME docs.rule_ids
+         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+                 -P ${PROJECT_SOURCE_DIR}/cmake/check_rule_ids.cmake)
+add_test(NAME docs.rule_ids_catches_a_missing_heading
+         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DDROP_HEADING=FIRST_USED
+                 -P ${PROJECT_SOURCE_DIR}/cmake/check_rule_ids.cmake)
+set_tests_properties(docs.rule_ids docs.rule_ids_catches_a_missing_heading PROPERTIES
+                     LABELS "docs" TIMEOUT 60)
+# The expected failure: its message names the hidden ID (the exit status is then not consulted).
+set_tests_properties(docs.rule_ids_catches_a_missing_heading PROPERTIES
+                     PASS_REGULAR_EXPRESSION
+                     "rule [A-G][0-9]+: used in test names but has no heading in docs/rules.md")
