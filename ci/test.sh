@@ -15,12 +15,14 @@
 #           (needs native and asan built first)
 #   wine    mingw-w64 cross-build run under Wine (ci/wine_leg.sh); tests needing the real
 #           ProcessSocketNotifications are reported as skipped
+#   canaries  each planted engine bug (cmake/canary.cmake) must make the main job's default run
+#           fail, within 60 s (ci/canaries.sh)
 #   lint    actionlint on .github/workflows (ci/actionlint.sh)
 # Exit status: non-zero when any leg failed to build or had a failing test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_legs=(native asan tsan traces wine lint)
+all_legs=(native asan tsan traces canaries wine lint)
 legs=("$@")
 if [ "${#legs[@]}" -eq 0 ]; then legs=("${all_legs[@]}"); fi
 
@@ -105,6 +107,7 @@ for leg in "${legs[@]}"; do
     asan) run_preset asan asan ;;
     tsan) run_preset tsan tsan ;;
     traces) run_check traces bash ci/compare_traces.sh build/default build/asan ;;
+    canaries) run_check canaries bash ci/canaries.sh; grep -E "^canary " "$log_dir/canaries.log" || true ;;
     wine) run_wine ;;
     lint) run_check lint bash ci/actionlint.sh ;;
     *) echo "unknown leg '$leg' (legs: ${all_legs[*]})"; broken_legs+=("$leg") ;;

@@ -1,7 +1,10 @@
-// readyport-stress: the main job. Runs the echo workload on the engine over FakeOs for many
-// seeds (stress_run.hpp), prints a progress line and a summary, and for each failing seed the one
-// command that replays it. Exit status: 0 when every seed passed, 1 on any failure, 2 on bad
-// arguments. See stress_options.hpp for the command line.
+// readyport-stress: the main job. Runs one world per seed (stress_run.hpp: the chaos workload on
+// the engine over FaultyOs(RecordingOs(FakeOs)), a fault plan, the swarm over the spec's open
+// questions, a chaos and a liveness phase, judged by the OS-side LifetimeOracle), prints a
+// progress line, a summary with the coverage table and faults fired per site, and for each
+// failing seed its parameters, trace tail and the one command that replays it. Exit status: 0
+// when every seed passed (and, with --require-coverage, every coverage row is non-zero), 1
+// otherwise, 2 on bad arguments. See stress_options.hpp for the command line.
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -35,6 +38,14 @@ extern "C" void on_abort(int signal_number) {
   (void)signal_number;
   const std::size_t size = std::strlen(g_abort_note);
   if (size != 0) (void)READYPORT_WRITE_STDERR(g_abort_note, size);
+  // What the oracle had found before the engine's own assertion fired, if anything. Not
+  // async-signal-safe (it builds a string), but the process is aborting anyway, and the oracle is
+  // read only if no thread is inside it.
+  const std::string violation = stress_abort_violation();
+  if (!violation.empty()) {
+    const std::string line = "  the oracle had found: " + violation + "\n";
+    (void)READYPORT_WRITE_STDERR(line.data(), line.size());
+  }
 }
 
 void set_abort_note(const StressOptions& options, std::uint64_t seed) {
@@ -50,33 +61,49 @@ void set_abort_note(const StressOptions& options, std::uint64_t seed) {
 struct Totals {
   std::uint64_t seeds = 0;
   std::uint64_t failures = 0;
-  std::uint64_t connections = 0;  // client connections plus server connections accepted
+  std::uint64_t connections = 0;  // client and server connections added
   std::uint64_t notifications = 0;
   std::uint64_t port_calls = 0;
-  std::uint64_t bytes_echoed = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t trace_lines = 0;
   std::uint64_t stale_packets = 0;
   std::uint64_t dropped_packets = 0;
+  std::uint64_t quarantined = 0;
   std::uint64_t steps = 0;
   std::uint64_t switches = 0;
+  NamedCounts coverage;  // stress_coverage_rows() order, summed over seeds
+  std::vector<std::uint64_t> failing_seeds;
 };
 
 void add(Totals& totals, const SeedReport& report) {
   totals.seeds++;
-  if (!report.status.ok()) totals.failures++;
-  totals.connections += report.counts.clients_started + report.counts.server.accepted;
-  totals.notifications += report.counts.engine.notifications;
-  totals.port_calls += report.counts.engine.port_calls;
-  totals.bytes_echoed += report.counts.server.bytes_echoed;
-  totals.stale_packets += report.oracle.stale_packets;
-  totals.dropped_packets += report.oracle.dropped_packets;
+  if (!report.status.ok()) {
+    totals.failures++;
+    totals.failing_seeds.push_back(report.parameters.seed);
+  }
+  totals.connections += report.counts.clients_started + report.counts.server_accepted;
+  totals.notifications += report.engine.notifications;
+  totals.port_calls += report.engine.port_calls;
+  totals.bytes_received += report.counts.bytes_received;
+  totals.trace_lines += report.trace_lines;
+  totals.stale_packets += report.engine.stale_dropped;
+  totals.dropped_packets += report.engine.closing_dropped + report.engine.unwanted_dropped;
+  totals.quarantined += report.engine.quarantined;
   totals.steps += report.sim.steps;
   totals.switches += report.sim.switches;
+  for (const auto& [name, count] : report.coverage) {
+    for (auto& row : totals.coverage) {
+      if (row.first == name) row.second += count;
+    }
+  }
 }
 
 void print_failure(const StressOptions& options, const SeedReport& report) {
   std::printf("FAIL seed %llu: %s\n", static_cast<unsigned long long>(report.parameters.seed),
               report.status.to_string().c_str());
   std::printf("  parameters: %s\n", stress_parameters_line(report.parameters).c_str());
+  std::printf("  trace hash: %s (%llu lines)\n", report.trace_hash.c_str(),
+              static_cast<unsigned long long>(report.trace_lines));
   if (!report.trace_tail.empty()) {
     std::printf("  last %zu of %llu trace lines:\n", report.trace_tail.size(),
                 static_cast<unsigned long long>(report.trace_lines));
@@ -86,17 +113,30 @@ void print_failure(const StressOptions& options, const SeedReport& report) {
 }
 
 void print_verbose(const SeedReport& report) {
-  std::printf("seed %llu %s: %s | clients %u/%u bytes %llu notifications %llu port_calls %llu "
-              "steps %llu trace %s (%llu lines)\n",
+  std::printf("seed %llu %s: %s | clients done %u cut %u refused %u, server %u, notifications "
+              "%llu port_calls %llu quarantined %llu steps %llu trace %s (%llu lines)\n",
               static_cast<unsigned long long>(report.parameters.seed),
               report.status.ok() ? "ok" : "FAIL",
               stress_parameters_line(report.parameters).c_str(), report.counts.clients_done,
-              report.parameters.workload.clients,
-              static_cast<unsigned long long>(report.counts.server.bytes_echoed),
-              static_cast<unsigned long long>(report.counts.engine.notifications),
-              static_cast<unsigned long long>(report.counts.engine.port_calls),
+              report.counts.clients_cut, report.counts.clients_refused,
+              report.counts.server_accepted,
+              static_cast<unsigned long long>(report.engine.notifications),
+              static_cast<unsigned long long>(report.engine.port_calls),
+              static_cast<unsigned long long>(report.engine.quarantined),
               static_cast<unsigned long long>(report.sim.steps), report.trace_hash.c_str(),
               static_cast<unsigned long long>(report.trace_lines));
+}
+
+// The coverage table; returns the number of zero rows.
+std::size_t print_coverage(const Totals& totals) {
+  std::size_t zero = 0;
+  std::printf("\ncoverage (summed over seeds; every row must be non-zero in the default run)\n");
+  for (const auto& [name, count] : totals.coverage) {
+    std::printf("  %-34s %12llu%s\n", name.c_str(), static_cast<unsigned long long>(count),
+                count == 0 ? "   <-- never reached" : "");
+    if (count == 0) ++zero;
+  }
+  return zero;
 }
 
 void print_summary(const StressOptions& options, const Totals& totals, double wall_s) {
@@ -104,24 +144,36 @@ void print_summary(const StressOptions& options, const Totals& totals, double wa
       totals.notifications == 0 ? 0.0
                                 : static_cast<double>(totals.port_calls) /
                                       static_cast<double>(totals.notifications);
-  std::printf("\nreadyport-stress summary (runtime %s, strategy %s, depth %u, shard %u/%u)\n",
+  std::printf("\nreadyport-stress summary (runtime %s, strategy %s, depth %u, shard %u/%u, "
+              "faults %s)\n",
               stress_runtime_name(options.runtime), stress_strategy_name(options.strategy),
-              options.pct_depth, options.shard_index + 1, options.shard_count);
+              options.pct_depth, options.shard_index + 1, options.shard_count,
+              options.faults == StressOptions::Faults::kDrawn  ? "drawn per seed"
+              : options.faults == StressOptions::Faults::kOff ? "off"
+                                                               : options.fault_plan.c_str());
   std::printf("  seeds run              %llu\n", static_cast<unsigned long long>(totals.seeds));
   std::printf("  connections            %llu\n", static_cast<unsigned long long>(totals.connections));
   std::printf("  notifications          %llu\n", static_cast<unsigned long long>(totals.notifications));
   std::printf("  port calls             %llu\n", static_cast<unsigned long long>(totals.port_calls));
   std::printf("  port calls/notification %.3f\n", per_notification);
-  std::printf("  bytes echoed           %llu\n", static_cast<unsigned long long>(totals.bytes_echoed));
+  std::printf("  bytes echoed back      %llu\n", static_cast<unsigned long long>(totals.bytes_received));
   std::printf("  stale/dropped packets  %llu/%llu\n",
               static_cast<unsigned long long>(totals.stale_packets),
               static_cast<unsigned long long>(totals.dropped_packets));
+  std::printf("  quarantined slots      %llu\n", static_cast<unsigned long long>(totals.quarantined));
+  std::printf("  trace lines judged     %llu\n", static_cast<unsigned long long>(totals.trace_lines));
   if (options.runtime == StressRuntime::kSim) {
     std::printf("  scheduler steps        %llu (%llu switches)\n",
                 static_cast<unsigned long long>(totals.steps),
                 static_cast<unsigned long long>(totals.switches));
   }
   std::printf("  failures               %llu\n", static_cast<unsigned long long>(totals.failures));
+  if (!totals.failing_seeds.empty()) {
+    std::printf("  failing seeds         ");
+    for (std::uint64_t seed : totals.failing_seeds)
+      std::printf(" %llu", static_cast<unsigned long long>(seed));
+    std::printf("\n");
+  }
   std::printf("  wall time              %.1f s\n", wall_s);
 }
 
@@ -140,6 +192,7 @@ int run(const StressOptions& options) {
   // Wall time only for the summary line: nothing in a run reads it.
   const auto wall_start = std::chrono::steady_clock::now();
   Totals totals;
+  for (const std::string& row : stress_coverage_rows()) totals.coverage.emplace_back(row, 0);
   const std::size_t progress_every = seeds.size() >= 10 ? seeds.size() / 10 : 1;
   std::signal(SIGABRT, on_abort);
   for (std::size_t i = 0; i < seeds.size(); ++i) {
@@ -155,6 +208,12 @@ int run(const StressOptions& options) {
                   static_cast<unsigned long long>(totals.notifications));
     }
     std::fflush(stdout);
+    if (!report.status.ok() && options.stop_on_failure) {
+      const std::chrono::duration<double> to_failure = std::chrono::steady_clock::now() - wall_start;
+      std::printf("first failure: seed %llu after %zu seeds and %.1f s\n",
+                  static_cast<unsigned long long>(seeds[i]), i + 1, to_failure.count());
+      break;
+    }
   }
   const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wall_start;
   print_summary(options, totals, wall.count());
@@ -162,6 +221,11 @@ int run(const StressOptions& options) {
     std::printf("  (%llu failures beyond the first %zu were not printed)\n",
                 static_cast<unsigned long long>(totals.failures - kFailuresReportedMax),
                 kFailuresReportedMax);
+  }
+  const std::size_t zero_rows = print_coverage(totals);
+  if (options.require_coverage && zero_rows != 0) {
+    std::printf("coverage: %zu row(s) never reached (--require-coverage)\n", zero_rows);
+    return 1;
   }
   return totals.failures == 0 ? 0 : 1;
 }

@@ -1,5 +1,7 @@
 #include "stress_options.hpp"
 
+#include "readyport/fake/fault_plan.hpp"
+
 #include <charconv>
 #include <string>
 #include <string_view>
@@ -53,6 +55,10 @@ const char* stress_usage() {
          "  --depth D          PCT depth (default 3)\n"
          "  --runtime X        sim (SimScheduler, replayable; default) | free (real threads)\n"
          "  --steps-max N      scheduler steps per seed at most (default 2000000)\n"
+         "  --faults X         drawn (default: a fault plan drawn from each seed, swarm),\n"
+         "                     off, or a plan: SITE[@PERCENT],... (e.g. psn.remove_fails@25)\n"
+         "  --require-coverage exit 1 when a row of the coverage table is zero\n"
+         "  --stop-on-failure  stop at the first failing seed\n"
          "  --trace            print each seed's full trace (use with --seed)\n"
          "  --verbose          print each seed's drawn parameters and result\n"
          "\n"
@@ -92,6 +98,10 @@ Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
       options.trace = true;
     } else if (arg == "--verbose") {
       options.verbose = true;
+    } else if (arg == "--require-coverage") {
+      options.require_coverage = true;
+    } else if (arg == "--stop-on-failure") {
+      options.stop_on_failure = true;
     } else if (!has_value) {
       return bad(arg, "unknown, or missing its value");
     } else if (arg == "--seeds") {
@@ -123,6 +133,18 @@ Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
       if (value == "sim") options.runtime = StressRuntime::kSim;
       else if (value == "free") options.runtime = StressRuntime::kFree;
       else return bad(value, "--runtime takes sim or free");
+      ++i;
+    } else if (arg == "--faults") {
+      if (value == "drawn") {
+        options.faults = StressOptions::Faults::kDrawn;
+      } else if (value == "off" || value == "none") {
+        options.faults = StressOptions::Faults::kOff;
+      } else {
+        Result<FaultPlan> plan = FaultPlan::parse(value);
+        if (!plan.ok()) return bad(value, plan.status().message());
+        options.faults = StressOptions::Faults::kPlan;
+        options.fault_plan = plan.value().to_string();
+      }
       ++i;
     } else if (arg == "--steps-max") {
       if (!parse_number(value, 1000, 1'000'000'000, &number)) return bad(value, "--steps-max takes 1000..1e9");

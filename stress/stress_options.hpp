@@ -2,7 +2,8 @@
 //
 //   readyport-stress [--seeds N] [--first-seed S] [--seed S] [--shard I/N]
 //                    [--strategy random|pct|mixed] [--depth D] [--runtime sim|free]
-//                    [--steps-max N] [--trace] [--verbose] [--help]
+//                    [--steps-max N] [--faults drawn|off|PLAN] [--require-coverage]
+//                    [--stop-on-failure] [--trace] [--verbose] [--help]
 //
 // Ownership: plain values. Threading: none. Errors: parse returns a Status naming the bad
 // argument; nothing is run then.
@@ -37,6 +38,11 @@ struct StressOptions {
   std::uint32_t pct_depth = 3;
   StressRuntime runtime = StressRuntime::kSim;
   std::uint64_t steps_max = 2'000'000;  // per seed
+  // The fault plan: drawn from each seed (swarm, the default), none, or exactly `fault_plan`.
+  enum class Faults : std::uint8_t { kDrawn, kOff, kPlan } faults = Faults::kDrawn;
+  std::string fault_plan;        // with kPlan: FaultPlan::to_string() syntax, checked by parse
+  bool require_coverage = false;  // exit 1 when a coverage row is zero at the end
+  bool stop_on_failure = false;   // stop at the first failing seed (canary runs)
   bool trace = false;     // print each seed's full trace (use with --seed)
   bool verbose = false;   // print each seed's parameters and result
   bool help = false;

@@ -1,5 +1,6 @@
 #include "stress_run.hpp"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -7,10 +8,12 @@
 
 #include "readyport/engine.hpp"
 #include "readyport/fake/fake_os.hpp"
+#include "readyport/fake/faulty_os.hpp"
 #include "readyport/fake/free_runtime.hpp"
 #include "readyport/fake/recording_os.hpp"
 #include "readyport/fake/rng.hpp"
 #include "readyport/fake/trace.hpp"
+#include "readyport/fake/trace_observer.hpp"
 
 namespace readyport {
 namespace {
@@ -34,32 +37,152 @@ SimStrategy strategy_for(const StressOptions& options, std::uint64_t seed) {
   READYPORT_UNREACHABLE();
 }
 
-// Everything one run builds. Heap-allocated so that an abandoned run (deadlock, step limit) can
-// be kept alive for the threads that still reference it.
+bool is_edge(Mode mode) { return mode == Mode::kPersistentEdge || mode == Mode::kOneshotEdge; }
+
+// The swarm over spec "Fake defaults": each open question read one way or the other, so that the
+// engine is shown correct under every reading Windows may take.
+FakeOptions draw_fake(std::uint64_t seed, std::uint32_t receive_buffer_bytes) {
+  static constexpr std::uint32_t kEarlyWakes[] = {0, 0, 2, 10};
+  Rng rng = SeedStreams(seed).stream(SeedStream::kSwarm);
+  FakeOptions fake;
+  fake.seed = seed;
+  fake.receive_buffer_bytes = receive_buffer_bytes;
+  fake.key_change_strict = rng.chance(1, 2);
+  fake.queued_dropped_on_disable = rng.chance(1, 2);
+  fake.remove_separate_packet = rng.chance(1, 2);
+  fake.remove_dropped_on_close = rng.chance(1, 2);
+  fake.oneshot_disarm = rng.chance(1, 2) ? OneshotDisarm::kAtQueue : OneshotDisarm::kAtDequeue;
+  fake.early_wake_ms_max = pick(rng, kEarlyWakes);
+  fake.socket_reuse = rng.chance(3, 4);
+  return fake;
+}
+
+ChaosWorkload draw_workload(Rng& rng, bool socket_reuse) {
+  static constexpr std::uint32_t kClients[] = {2, 3, 4, 6, 8, 12};
+  static constexpr std::uint32_t kPeers[] = {0, 1, 2, 3, 4};
+  static constexpr std::uint32_t kLivenessClients[] = {1, 2, 3};
+  static constexpr std::uint32_t kBytes[] = {1, 17, 300, 1024, 4096, 9000};
+  static constexpr std::uint32_t kChunks[] = {1, 7, 64, 512};
+  static constexpr std::uint32_t kServerBuffers[] = {16, 256, 4096};
+  static constexpr std::uint32_t kWorkers[] = {1, 2, 3, 4};
+  static constexpr std::uint32_t kActions[] = {20, 40, 80};
+  static constexpr std::uint32_t kCloseWeights[] = {5, 12, 25};
+  static constexpr std::uint32_t kNotifyWeights[] = {0, 10, 20};
+  static constexpr std::uint32_t kPostWeights[] = {0, 8};
+  static constexpr std::uint32_t kPeerWeights[] = {15, 25};
+  static constexpr std::uint32_t kClientWeights[] = {10, 15};
+  static constexpr std::uint32_t kHandlerClose[] = {0, 2, 10};
+  static constexpr std::uint32_t kHandlerCloseOther[] = {0, 2, 5};
+  // Edge-triggered one-shot is refused by the echo service (spec C6), so it is not drawn.
+  static constexpr Mode kModes[] = {Mode::kOneshotLevel, Mode::kOneshotLevel,
+                                    Mode::kPersistentLevel, Mode::kPersistentEdge};
+  ChaosWorkload w;
+  w.clients = pick(rng, kClients);
+  w.clients_concurrent = 1 + static_cast<std::uint32_t>(rng.below(std::min(w.clients, 6u)));
+  w.peers = pick(rng, kPeers);
+  w.liveness_clients = pick(rng, kLivenessClients);
+  w.bytes_per_client = pick(rng, kBytes);
+  w.chunk_bytes_max = pick(rng, kChunks);
+  w.buffer_bytes = pick(rng, kServerBuffers);
+  w.mode = pick(rng, kModes);
+  w.workers = pick(rng, kWorkers);
+  // Small enough that slots (and socket values) are reused within the run, large enough for the
+  // listener and every liveness client with its server end; chaos adds beyond it are refused.
+  w.connections_max = std::max(2 + w.clients_concurrent, 2 + 2 * w.liveness_clients) +
+                      static_cast<std::uint32_t>(rng.below(2 * w.clients_concurrent + w.peers + 2));
+  w.actions = pick(rng, kActions);
+  w.weight_close = pick(rng, kCloseWeights);
+  w.weight_notify = pick(rng, kNotifyWeights);
+  w.weight_post = pick(rng, kPostWeights);
+  w.weight_peer = w.peers == 0 ? 0 : pick(rng, kPeerWeights);
+  w.weight_client = pick(rng, kClientWeights);
+  // Behind-the-back closes only where socket values are never reused (chaos_workload.hpp).
+  w.weight_behind = socket_reuse ? 0 : 5;
+  w.handler_close_percent = pick(rng, kHandlerClose);
+  w.handler_close_other_percent = pick(rng, kHandlerCloseOther);
+  w.seed = rng.next();
+  return w;
+}
+
+FaultPlan plan_for(const StressOptions& options, std::uint64_t seed, Mode mode) {
+  FaultPlan plan;
+  switch (options.faults) {
+    case StressOptions::Faults::kOff: return FaultPlan::none();
+    case StressOptions::Faults::kPlan: return FaultPlan::parse(options.fault_plan).value();
+    case StressOptions::Faults::kDrawn: plan = FaultPlan::draw(seed); break;
+  }
+  // A spurious WSAEWOULDBLOCK with data present is no OS's behaviour; a level registration
+  // shrugs it off (the condition still holds), an edge one never hears of that data again.
+  if (is_edge(mode)) {
+    plan = plan.without(FaultSite::kRecvWouldblock);
+    plan = plan.without(FaultSite::kSendWouldblock);
+  }
+  return plan;
+}
+
+// Everything one run builds, in construction order. Heap-allocated so that an abandoned run
+// (deadlock, step limit) can be kept alive for the threads that still reference it.
 struct World {
-  explicit World(const StressOptions& options, const SeedParameters& parameters)
-      : trace(TraceOptions{options.trace, kTraceTailLines}) {
+  World(const StressOptions& options, const SeedParameters& parameters)
+      : oracle(OracleOptions{options.runtime == StressRuntime::kFree}),
+        trace(TraceOptions{options.trace, kTraceTailLines}),
+        sim(options.runtime == StressRuntime::kSim ? make_sim(options, parameters, trace)
+                                                   : nullptr),
+        free_runtime(sim ? nullptr : std::make_unique<FreeRuntime>()),
+        runtime(sim ? static_cast<Runtime&>(*sim) : static_cast<Runtime&>(*free_runtime)),
+        context(runtime),
+        fake(parameters.fake, runtime),
+        recording(fake, trace, context),
+        faulty(recording, parameters.plan, SeedStreams(parameters.seed).seed(SeedStream::kFaults),
+               &trace, &context),
+        observer(trace, context),
+        workload(parameters.workload) {
+    trace.set_sink(&oracle);
+    EngineOptions engine_options = chaos_engine_options(parameters.workload);
+    engine_options.batch_count = parameters.batch_count;
+    engine_options.observer = &observer;
+    engine = std::make_unique<Engine>(faulty, engine_options);
+  }
+  ~World() { trace.set_sink(nullptr); }
+
+  static std::unique_ptr<SimScheduler> make_sim(const StressOptions& options,
+                                                const SeedParameters& parameters, Trace& trace) {
     SimOptions sim_options;
     sim_options.seed = parameters.seed;
     sim_options.strategy = parameters.strategy;
     sim_options.pct_depth = options.pct_depth;
     // About the length of a run of this size (PCT spreads its change points over it).
-    sim_options.pct_steps_estimate = 2000 + 600ULL * parameters.workload.clients;
+    sim_options.pct_steps_estimate = 4000 + 800ULL * parameters.workload.clients;
     sim_options.steps_max = options.steps_max;
     sim_options.trace = &trace;
-    sim = std::make_unique<SimScheduler>(sim_options);
-    context = std::make_unique<RuntimeTraceContext>(*sim);
+    return std::make_unique<SimScheduler>(sim_options);
   }
 
+  // The workload's body: on a logical thread of the runtime.
+  void run() {
+    ChaosHooks hooks;
+    hooks.record = [this](std::string_view line) { trace.record(context, line); };
+    hooks.set_faults_enabled = [this](bool enabled) { faulty.set_enabled(enabled); };
+    result = run_chaos_workload(faulty, *engine, workload, hooks);
+  }
+
+  LifetimeOracle oracle;  // first: the trace's sink outlives every recorder
   Trace trace;
   std::unique_ptr<SimScheduler> sim;
-  std::unique_ptr<RuntimeTraceContext> context;
-  std::unique_ptr<FakeOs> fake;
-  std::unique_ptr<RecordingOs> os;
-  LifetimeOracle oracle;
+  std::unique_ptr<FreeRuntime> free_runtime;
+  Runtime& runtime;
+  RuntimeTraceContext context;
+  FakeOs fake;
+  RecordingOs recording;
+  FaultyOs faulty;
+  TraceObserver observer;
+  const ChaosWorkload workload;
   std::unique_ptr<Engine> engine;
-  EchoResult result;
+  ChaosResult result;
 };
+
+// The world whose seed is running (for stress_abort_violation); null between seeds.
+std::atomic<World*> g_running_world{nullptr};
 
 // Runs whose threads were abandoned: kept reachable until exit (never destroyed: their threads
 // still point into them, and FakeOs asserts that no thread is parked when it is destroyed).
@@ -68,25 +191,11 @@ std::vector<World*>& abandoned_worlds() {
   return worlds;
 }
 
-FakeOptions fake_options_for(const SeedParameters& parameters) {
-  FakeOptions fake_options;
-  fake_options.seed = parameters.seed;
-  fake_options.receive_buffer_bytes = parameters.receive_buffer_bytes;
-  return fake_options;
-}
-
-EngineOptions engine_options_for(const SeedParameters& parameters, EngineObserver* observer) {
-  EngineOptions engine_options = echo_engine_options(parameters.workload);
-  engine_options.batch_count = parameters.batch_count;
-  engine_options.observer = observer;
-  return engine_options;
-}
-
-// After a run that completed: the fake must hold nothing.
+// After a run that completed: the fake's ground truth must hold nothing.
 Status check_fake_empty(const FakeOs& fake) {
   const FakeStats stats = fake.stats();
-  if (stats.sockets_open == 0 && stats.registrations_live == 0 && stats.packets_queued == 0 &&
-      stats.ports_open == 0 && stats.waiters == 0) {
+  if (stats.registrations_live == 0 && stats.packets_queued == 0 && stats.ports_open == 0 &&
+      stats.waiters == 0 && stats.sockets_open == 0) {
     return Status();
   }
   return Status(StatusCode::kInternal,
@@ -98,112 +207,104 @@ Status check_fake_empty(const FakeOs& fake) {
                     " waiters=" + std::to_string(stats.waiters));
 }
 
-// The checks shared by both runtimes, in order of interest.
-Status verdict(const Status& run_status, const EchoResult& result, LifetimeOracle& oracle,
-               const FakeOs& fake) {
+// The verdict, in order of interest: the run itself, the oracle, the workload, the fake.
+Status verdict(const Status& run_status, World& world, bool completed) {
+  if (Status status = world.oracle.status(); !status.ok()) return status;
   if (!run_status.ok()) return run_status;
-  oracle.finish();
-  if (Status status = oracle.status(); !status.ok()) return status;
-  if (!result.status.ok()) return result.status;
-  if (result.counts.engine.connections_live != 0) {
+  if (!completed) return Status(StatusCode::kInternal, "the run did not complete");
+  if (Status status = world.oracle.finish(); !status.ok()) return status;
+  if (!world.result.status.ok()) return world.result.status;
+  if (world.result.engine.connections_live != 0)
     return Status(StatusCode::kInternal,
-                  "engine reports " + std::to_string(result.counts.engine.connections_live) +
+                  "engine reports " + std::to_string(world.result.engine.connections_live) +
                       " live connections after stop()");
+  return check_fake_empty(world.fake);
+}
+
+void fill_report(const StressOptions& options, World& world, SeedReport& report) {
+  report.counts = world.result.counts;
+  report.engine = world.result.engine;
+  report.oracle = world.oracle.counts();
+  // The oracle's rows, then every fault site from FaultyOs's own counts (zero rows included, so
+  // a site that never fired shows; the oracle lists only the sites it saw fire).
+  for (auto& row : world.oracle.coverage()) {
+    if (row.first.rfind("fault.", 0) != 0) report.coverage.push_back(row);
   }
-  return check_fake_empty(fake);
+  const FaultCounts faults = world.faulty.counts();
+  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
+    const auto site = static_cast<FaultSite>(i);
+    report.coverage.emplace_back(std::string("fault.") + fault_site_name(site),
+                                 faults.fired[i]);
+  }
+  report.trace_hash = world.trace.hash_hex();
+  report.trace_lines = world.trace.line_count();
+  if (!report.status.ok()) report.trace_tail = world.trace.tail();
+  if (options.trace) report.trace_text = world.trace.text();
 }
 
 void run_simulated(const StressOptions& options, SeedReport& report) {
-  World* world = new World(options, report.parameters);
-  world->fake = std::make_unique<FakeOs>(fake_options_for(report.parameters), *world->sim);
-  world->os = std::make_unique<RecordingOs>(*world->fake, world->trace, *world->context);
-  world->engine = std::make_unique<Engine>(
-      *world->os, engine_options_for(report.parameters, &world->oracle));
-  const EchoWorkload workload = report.parameters.workload;
-  Status run_status = world->sim->run([world, workload] {
-    Status started = world->engine->start();
-    if (!started.ok()) {
-      world->result.status = started;
-      return;
-    }
-    world->result = run_echo_workload(*world->os, *world->engine, workload);
-  });
-  report.status = verdict(run_status, world->result, world->oracle, *world->fake);
-  report.counts = world->result.counts;
-  report.oracle = world->oracle.counts();
+  auto world = std::make_unique<World>(options, report.parameters);
+  World* w = world.get();
+  g_running_world.store(w);
+  const Status run_status = world->sim->run([w] { w->run(); });
+  g_running_world.store(nullptr);
+  const bool completed = world->sim->outcome() == SimOutcome::kCompleted;
+  report.status = verdict(run_status, *world, completed);
+  fill_report(options, *world, report);
   report.sim = world->sim->stats();
-  report.trace_hash = world->trace.hash_hex();
-  report.trace_lines = world->trace.line_count();
-  if (!report.status.ok()) report.trace_tail = world->trace.tail();
-  if (options.trace) report.trace_text = world->trace.text();
-  if (world->sim->outcome() == SimOutcome::kCompleted) {
-    delete world;
-  } else {
-    abandoned_worlds().push_back(world);  // its threads are parked for good (see World)
-  }
+  if (!completed) abandoned_worlds().push_back(world.release());  // parked for good
 }
 
-void run_free(SeedReport& report) {
-  FreeRuntime runtime;
-  FakeOs fake(fake_options_for(report.parameters), runtime);
-  LifetimeOracle oracle;
-  EchoResult result;
-  {
-    Engine engine(fake, engine_options_for(report.parameters, &oracle));
-    Status started = engine.start();
-    if (started.ok()) {
-      result = run_echo_workload(fake, engine, report.parameters.workload);
-    } else {
-      result.status = started;
-    }
-  }
-  report.status = verdict(Status(), result, oracle, fake);
-  report.counts = result.counts;
-  report.oracle = oracle.counts();
+void run_free(const StressOptions& options, SeedReport& report) {
+  World world(options, report.parameters);
+  g_running_world.store(&world);
+  world.run();
+  g_running_world.store(nullptr);
+  report.status = verdict(Status(), world, true);
+  fill_report(options, world, report);
 }
 
 }  // namespace
 
 SeedParameters stress_parameters(const StressOptions& options, std::uint64_t seed) {
-  static constexpr std::uint32_t kClients[] = {1, 2, 3, 4, 6, 8, 12};
-  static constexpr std::uint32_t kBytes[] = {1, 17, 300, 1024, 4096, 9000, 20000};
-  static constexpr std::uint32_t kChunks[] = {1, 7, 64, 512, 2048};
-  static constexpr std::uint32_t kServerBuffers[] = {16, 256, 4096};
-  static constexpr std::uint32_t kWorkers[] = {1, 2, 3, 4};
   static constexpr std::uint32_t kBatches[] = {1, 2, 4, 16, 64};
   static constexpr std::uint32_t kReceiveBuffers[] = {64, 512, 4096, 65536};
-  // Edge-triggered one-shot is refused by the echo server (spec C6), so it is not drawn.
-  static constexpr Mode kModes[] = {Mode::kOneshotLevel, Mode::kOneshotLevel,
-                                    Mode::kPersistentLevel, Mode::kPersistentEdge};
-
   SeedParameters parameters;
   parameters.seed = seed;
   parameters.strategy = strategy_for(options, seed);
   Rng rng = SeedStreams(seed).stream(SeedStream::kWorkload);
-  EchoWorkload& w = parameters.workload;
-  w.clients = pick(rng, kClients);
-  w.clients_concurrent = 1 + static_cast<std::uint32_t>(rng.below(w.clients));
-  w.bytes_per_client = pick(rng, kBytes);
-  w.chunk_bytes_max = pick(rng, kChunks);
-  w.buffer_bytes = pick(rng, kServerBuffers);
-  w.mode = pick(rng, kModes);
-  w.workers = pick(rng, kWorkers);
-  w.seed = rng.next();
   parameters.batch_count = pick(rng, kBatches);
-  parameters.receive_buffer_bytes = pick(rng, kReceiveBuffers);
+  parameters.fake = draw_fake(seed, pick(rng, kReceiveBuffers));
+  parameters.workload = draw_workload(rng, parameters.fake.socket_reuse);
+  parameters.plan = plan_for(options, seed, parameters.workload.mode);
   return parameters;
 }
 
 std::string stress_parameters_line(const SeedParameters& p) {
-  const EchoWorkload& w = p.workload;
+  const ChaosWorkload& w = p.workload;
+  const FakeOptions& f = p.fake;
+  auto flag = [](bool value) { return value ? "1" : "0"; };
   return "seed=" + std::to_string(p.seed) + " strategy=" + sim_strategy_name(p.strategy) +
          " clients=" + std::to_string(w.clients) +
          " concurrent=" + std::to_string(w.clients_concurrent) +
+         " peers=" + std::to_string(w.peers) + " liveness=" + std::to_string(w.liveness_clients) +
          " bytes=" + std::to_string(w.bytes_per_client) +
          " chunk_max=" + std::to_string(w.chunk_bytes_max) +
          " server_buffer=" + std::to_string(w.buffer_bytes) + " mode=" + mode_name(w.mode) +
          " workers=" + std::to_string(w.workers) + " batch=" + std::to_string(p.batch_count) +
-         " receive_buffer=" + std::to_string(p.receive_buffer_bytes);
+         " table=" + std::to_string(w.connections_max) + " actions=" + std::to_string(w.actions) +
+         " weights=" + std::to_string(w.weight_close) + "/" + std::to_string(w.weight_notify) +
+         "/" + std::to_string(w.weight_post) + "/" + std::to_string(w.weight_peer) + "/" +
+         std::to_string(w.weight_client) + "/" + std::to_string(w.weight_behind) +
+         " handler_close=" + std::to_string(w.handler_close_percent) + "/" +
+         std::to_string(w.handler_close_other_percent) +
+         " receive_buffer=" + std::to_string(f.receive_buffer_bytes) + " fake=[key_strict=" +
+         flag(f.key_change_strict) + " drop_on_disable=" + flag(f.queued_dropped_on_disable) +
+         " remove_separate=" + flag(f.remove_separate_packet) +
+         " remove_dropped_on_close=" + flag(f.remove_dropped_on_close) + " disarm=" +
+         (f.oneshot_disarm == OneshotDisarm::kAtQueue ? "queue" : "dequeue") +
+         " early_wake_ms=" + std::to_string(f.early_wake_ms_max) +
+         " reuse=" + flag(f.socket_reuse) + "] faults=" + p.plan.to_string();
 }
 
 SeedReport stress_run_seed(const StressOptions& options, std::uint64_t seed) {
@@ -212,16 +313,31 @@ SeedReport stress_run_seed(const StressOptions& options, std::uint64_t seed) {
   if (options.runtime == StressRuntime::kSim) {
     run_simulated(options, report);
   } else {
-    run_free(report);
+    run_free(options, report);
   }
   return report;
+}
+
+std::string stress_abort_violation() {
+  const World* world = g_running_world.load();
+  std::string violation;
+  if (world == nullptr || !world->oracle.try_violation(&violation)) return "";
+  return violation;
+}
+
+std::vector<std::string> stress_coverage_rows() {
+  std::vector<std::string> rows = LifetimeOracle::coverage_names();
+  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i)
+    rows.push_back(std::string("fault.") + fault_site_name(static_cast<FaultSite>(i)));
+  return rows;
 }
 
 std::string stress_replay_command(const StressOptions& options, const SeedReport& report) {
   std::string command = "bash ci/stress.sh --seed " + std::to_string(report.parameters.seed) +
                         " --strategy " + sim_strategy_name(report.parameters.strategy) +
                         " --depth " + std::to_string(options.pct_depth) +
-                        " --steps-max " + std::to_string(options.steps_max) + " --verbose --trace";
+                        " --steps-max " + std::to_string(options.steps_max) +
+                        " --faults " + report.parameters.plan.to_string() + " --verbose --trace";
   if (options.runtime == StressRuntime::kFree) {
     // Real threads do not replay; the same seed's workload under the scheduler is the next step.
     command += "   (this failure ran on real threads: the command replays its workload under the "

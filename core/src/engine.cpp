@@ -402,6 +402,13 @@ Status Engine::close(ConnId id) {
         slot.close_requested = true;
         return Status();
       case SlotState::kRemoving:
+#if defined(READYPORT_CANARY_double_remove)
+        // CANARY double_remove: close() of a removing connection issues its REMOVE again.
+        direct.append(SockNotifyRegistration{slot.socket, slots_->key_of(index), kInterestNone,
+                                             kSockNotifyOpRemove, 0, 0},
+                      RegRef{index, slot.generation});
+        break;
+#endif
       case SlotState::kQuarantined:
       case SlotState::kClosing:
         // Already closing: close() is idempotent.
@@ -540,6 +547,13 @@ void Engine::apply_results(const SockNotifyRegistration* regs, const RegRef* ref
       // Failed (spec B6): no REMOVE packet will come, so the slot is still ours. Transition
       // kRemoving -> kQuarantined: the port may still hold a packet for the key (spec E4).
       ++stats_.registration_failures;
+#if defined(READYPORT_CANARY_remove_failure_as_done)
+      // CANARY remove_failure_as_done: a refused REMOVE read as "nothing is registered, nothing
+      // is queued": the engine posts itself the REMOVE packet and closes on it, with no drain.
+      if (os_.post_queued_completion_status(port_, kSockNotifyEventRemove,
+                                            slots_->key_of(ref.slot), 0))
+        continue;
+#endif
       Slot& slot = slots_->at(ref.slot);
       READYPORT_ASSERT(slot.generation == ref.generation && slot.state == SlotState::kRemoving);
       slot.state = SlotState::kQuarantined;
@@ -906,7 +920,12 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
     case SlotState::kLive:
       // REMOVE is issued only after kLive -> kRemoving.
       READYPORT_ASSERT(!remove);
+#if defined(READYPORT_CANARY_dispatch_after_close)
+      // CANARY dispatch_after_close: packets of a connection being closed still reach its handler.
+      if (false) {
+#else
       if (slot.close_requested) {
+#endif
         // Closing: the handler is not entered again; the pending registration's result (or the
         // deferred list) leads to the REMOVE.
         READYPORT_ASSERT(slot.op_in_flight || slot.deferred);
@@ -946,7 +965,13 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
       }
       return;
     case SlotState::kRemoving:
+#if defined(READYPORT_CANARY_free_before_remove)
+      // CANARY free_before_remove: any packet of a removing slot is taken as its REMOVE, so the
+      // socket is closed and the slot freed while the real REMOVE packet is still to come.
+      if (true) {
+#else
       if (remove) {
+#endif
         // Transition kRemoving -> kClosing: the last packet for the key (spec E3).
         if (options_.observer) options_.observer->on_remove_seen(id);
         move_to_closing(index, d);

@@ -248,7 +248,8 @@ class Engine final {
 
   // Closes the connection: its registration is removed, and after the REMOVE packet the socket
   // is closed and on_closed called (on some driver thread). After close() returns the handler is
-  // not entered again, except by a call already running on another thread. Idempotent while the
+  // not entered again, except by a call another driver had already taken up (running, or its
+  // packet dequeued before close() returned: it may still be entered once). Idempotent while the
   // connection is closing (returns ok). Threading: any thread, also from its own or another
   // connection's handler (then the REMOVE rides the driver's next port call). Errors:
   // kNotFound (never added, or on_closed already ran), kFailedPrecondition (not started or

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The canary leg: builds the engine with each planted bug (cmake/canary.cmake) and requires the
+# main job's default run to catch it: readyport-stress must fail, and soon. Prints, per canary,
+# the first failing seed and the seconds to it. The same default run passes without a canary
+# (ctest stress.default_coverage in the native leg).
+#   bash ci/canaries.sh                      # every canary
+#   bash ci/canaries.sh double_remove        # one
+# Exit status: non-zero when a canary survived or a build failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+canaries=("$@")
+if [ "${#canaries[@]}" -eq 0 ]; then
+  canaries=(free_before_remove remove_failure_as_done dispatch_after_close double_remove)
+fi
+jobs="${READYPORT_JOBS:-$(nproc)}"
+limit_s="${READYPORT_CANARY_LIMIT_S:-60}"
+survived=()
+for canary in "${canaries[@]}"; do
+  dir="build/canary-$canary"
+  log="$dir.log"
+  mkdir -p build
+  if ! { cmake --preset default -B "$dir" -DREADYPORT_CANARY="$canary" \
+           -DREADYPORT_CONSUMER_TESTS=OFF >"$log" 2>&1 &&
+         cmake --build "$dir" -j "$jobs" --target readyport-stress >>"$log" 2>&1; }; then
+    tail -n 40 "$log"
+    echo "canary $canary: BUILD FAILED"
+    survived+=("$canary(build)")
+    continue
+  fi
+  start=$(date +%s.%N)
+  "$dir/stress/readyport-stress" --stop-on-failure >"$dir.run.log" 2>&1
+  rc=$?
+  seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+  first=$(grep -m1 -E '^FAIL seed|aborted during seed' "$dir.run.log" || true)
+  if [ "$rc" -eq 0 ] || [ -z "$first" ]; then
+    echo "canary $canary: SURVIVED the default run (exit $rc, ${seconds} s)"
+    tail -n 30 "$dir.run.log"
+    survived+=("$canary")
+  elif awk -v s="$seconds" -v l="$limit_s" 'BEGIN { exit !(s > l) }'; then
+    echo "canary $canary: caught, but only after ${seconds} s (limit ${limit_s} s): $first"
+    survived+=("$canary(slow)")
+  else
+    echo "canary $canary: caught in ${seconds} s: $first"
+    grep -m1 -E '^first failure' "$dir.run.log" || true
+  fi
+done
+if [ "${#survived[@]}" -ne 0 ]; then
+  echo "canaries not caught: ${survived[*]}"
+  exit 1
+fi
+echo "all ${#canaries[@]} canaries caught"
