@@ -9,9 +9,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "readyport/fake/lifetime_oracle.hpp"
 #include "stress_options.hpp"
 #include "stress_run.hpp"
 
@@ -177,6 +180,32 @@ void print_summary(const StressOptions& options, const Totals& totals, double wa
   std::printf("  wall time              %.1f s\n", wall_s);
 }
 
+// --check-trace FILE: the oracle's verdict on a recorded trace (a run of this driver, or a
+// RecordingOs trace from any backend). Exit 0 when it holds, 1 on a violation, 2 when unreadable.
+int check_trace(const StressOptions& options) {
+  std::ifstream file(options.check_trace, std::ios::binary);
+  if (!file) {
+    std::fprintf(stderr, "readyport-stress: cannot read '%s'\n", options.check_trace.c_str());
+    return 2;
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  LifetimeOracle oracle(OracleOptions{options.runtime == StressRuntime::kFree});
+  oracle.observe_text(text.str());
+  Status verdict = oracle.status();
+  if (verdict.ok()) verdict = oracle.finish();
+  const OracleCounts counts = oracle.counts();
+  std::printf("check-trace %s: %llu lines, %llu port calls, %llu packets, %llu handler entries, "
+              "%llu connections\n",
+              options.check_trace.c_str(), static_cast<unsigned long long>(counts.lines),
+              static_cast<unsigned long long>(counts.port_calls),
+              static_cast<unsigned long long>(counts.packets),
+              static_cast<unsigned long long>(counts.handler_entries),
+              static_cast<unsigned long long>(counts.connections));
+  std::printf("verdict: %s\n", verdict.ok() ? "ok" : verdict.to_string().c_str());
+  return verdict.ok() ? 0 : 1;
+}
+
 int run(const StressOptions& options) {
   // The seeds of this shard: first_seed + k for k in [0, seeds) with k % count == index.
   std::vector<std::uint64_t> seeds;
@@ -200,7 +229,15 @@ int run(const StressOptions& options) {
     const SeedReport report = stress_run_seed(options, seeds[i]);
     add(totals, report);
     if (options.verbose) print_verbose(report);
-    if (!report.trace_text.empty()) std::fputs(report.trace_text.c_str(), stdout);
+    if (options.trace) std::fputs(report.trace_text.c_str(), stdout);
+    if (!options.trace_out.empty()) {
+      std::ofstream out(options.trace_out, std::ios::binary | std::ios::trunc);
+      out << report.trace_text;
+      if (!out) {
+        std::fprintf(stderr, "readyport-stress: cannot write '%s'\n", options.trace_out.c_str());
+        return 2;
+      }
+    }
     if (!report.status.ok() && totals.failures <= kFailuresReportedMax) print_failure(options, report);
     if ((i + 1) % progress_every == 0 || i + 1 == seeds.size()) {
       std::printf("progress: %zu/%zu seeds, %llu failures, %llu notifications\n", i + 1,
@@ -244,5 +281,6 @@ int main(int argc, char** argv) {
     std::fputs(readyport::stress_usage(), stdout);
     return 0;
   }
+  if (!options.value().check_trace.empty()) return readyport::check_trace(options.value());
   return readyport::run(options.value());
 }

@@ -60,6 +60,9 @@ const char* stress_usage() {
          "  --require-coverage exit 1 when a row of the coverage table is zero\n"
          "  --stop-on-failure  stop at the first failing seed\n"
          "  --trace            print each seed's full trace (use with --seed)\n"
+         "  --trace-out F      write the seed's full trace to the file F (with --seed)\n"
+         "  --check-trace F    judge the recorded trace file F with the lifetime oracle (no run);\n"
+         "                     with --runtime free, as a trace of real threads\n"
          "  --verbose          print each seed's drawn parameters and result\n"
          "\n"
          "Every failure prints the one command that replays its seed. Exit status 1 on any\n"
@@ -134,6 +137,14 @@ Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
       else if (value == "free") options.runtime = StressRuntime::kFree;
       else return bad(value, "--runtime takes sim or free");
       ++i;
+    } else if (arg == "--trace-out") {
+      if (value.empty()) return bad(arg, "--trace-out takes a file name");
+      options.trace_out = std::string(value);
+      ++i;
+    } else if (arg == "--check-trace") {
+      if (value.empty()) return bad(arg, "--check-trace takes a file name");
+      options.check_trace = std::string(value);
+      ++i;
     } else if (arg == "--faults") {
       if (value == "drawn") {
         options.faults = StressOptions::Faults::kDrawn;
@@ -158,6 +169,8 @@ Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
     if (seeds_given && options.seeds != 1) return bad("--seed", "--seed runs one seed; drop --seeds");
     options.seeds = 1;
   }
+  if (!options.trace_out.empty() && options.seeds != 1)
+    return bad("--trace-out", "--trace-out writes one seed's trace: use it with --seed");
   if (options.seeds - 1 > ~std::uint64_t{0} - options.first_seed) return bad("--first-seed", "seed range wraps around");
   return options;
 }

@@ -4,6 +4,8 @@
 //                    [--strategy random|pct|mixed] [--depth D] [--runtime sim|free]
 //                    [--steps-max N] [--faults drawn|off|PLAN] [--require-coverage]
 //                    [--stop-on-failure] [--trace] [--verbose] [--help]
+//   readyport-stress --seed S --trace-out FILE       (the seed's trace, for --check-trace)
+//   readyport-stress --check-trace FILE [--runtime free]
 //
 // Ownership: plain values. Threading: none. Errors: parse returns a Status naming the bad
 // argument; nothing is run then.
@@ -46,6 +48,11 @@ struct StressOptions {
   bool trace = false;     // print each seed's full trace (use with --seed)
   bool verbose = false;   // print each seed's parameters and result
   bool help = false;
+  // Judge this recorded trace file with the LifetimeOracle instead of running seeds (with
+  // --runtime free: a trace from real threads, judged by the order-free rules only).
+  std::string check_trace;
+  // Write the full trace of the (one) seed run to this file, as text (needs --seed).
+  std::string trace_out;
 };
 
 // Parses argv[1..argc). Errors: kInvalidArgument naming the argument.

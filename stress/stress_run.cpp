@@ -125,7 +125,7 @@ FaultPlan plan_for(const StressOptions& options, std::uint64_t seed, Mode mode) 
 struct World {
   World(const StressOptions& options, const SeedParameters& parameters)
       : oracle(OracleOptions{options.runtime == StressRuntime::kFree}),
-        trace(TraceOptions{options.trace, kTraceTailLines}),
+        trace(TraceOptions{options.trace || !options.trace_out.empty(), kTraceTailLines}),
         sim(options.runtime == StressRuntime::kSim ? make_sim(options, parameters, trace)
                                                    : nullptr),
         free_runtime(sim ? nullptr : std::make_unique<FreeRuntime>()),
@@ -239,7 +239,7 @@ void fill_report(const StressOptions& options, World& world, SeedReport& report)
   report.trace_hash = world.trace.hash_hex();
   report.trace_lines = world.trace.line_count();
   if (!report.status.ok()) report.trace_tail = world.trace.tail();
-  if (options.trace) report.trace_text = world.trace.text();
+  if (options.trace || !options.trace_out.empty()) report.trace_text = world.trace.text();
 }
 
 void run_simulated(const StressOptions& options, SeedReport& report) {
