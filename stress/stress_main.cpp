@@ -17,6 +17,7 @@
 #include "readyport/fake/lifetime_oracle.hpp"
 #include "stress_options.hpp"
 #include "stress_run.hpp"
+#include "stress_shrink.hpp"
 
 #ifdef _WIN32
 #include <io.h>
@@ -206,6 +207,43 @@ int check_trace(const StressOptions& options) {
   return verdict.ok() ? 0 : 1;
 }
 
+// --shrink: the failing seed's minimal case and its replay command. Exit 0 when shrunk, 1 when
+// the seed does not fail.
+int shrink(const StressOptions& options) {
+  const std::uint64_t seed = options.first_seed;
+  std::printf("readyport-stress: shrinking seed %llu\n", static_cast<unsigned long long>(seed));
+  std::signal(SIGABRT, on_abort);
+  set_abort_note(options, seed);
+  const ShrinkResult result = stress_shrink(options, seed, stress_run_seed);
+  if (!result.status.ok()) {
+    std::printf("%s\n", result.status.to_string().c_str());
+    return 1;
+  }
+  const SeedReport& a = result.original;
+  const SeedReport& b = result.minimal;
+  std::printf("failure kept: %s (signature %s)\n", b.status.to_string().c_str(),
+              result.signature.c_str());
+  std::printf("%-26s %14s %14s\n", "", "original", "shrunk");
+  auto row = [](const char* what, std::uint64_t before, std::uint64_t after) {
+    std::printf("%-26s %14llu %14llu\n", what, static_cast<unsigned long long>(before),
+                static_cast<unsigned long long>(after));
+  };
+  row("fault sites active", a.parameters.plan.active_count(), b.parameters.plan.active_count());
+  row("faults fired", stress_faults_fired(a), stress_faults_fired(b));
+  row("scheduler switches", a.sim.switches, b.sim.switches);
+  row("PCT depth", a.parameters.strategy == SimStrategy::kPct ? options.pct_depth : 0,
+      b.parameters.strategy == SimStrategy::kPct ? result.options.pct_depth : 0);
+  row("director actions", a.parameters.workload.actions, b.parameters.workload.actions);
+  row("clients", a.parameters.workload.clients, b.parameters.workload.clients);
+  row("raw peers", a.parameters.workload.peers, b.parameters.workload.peers);
+  row("trace lines", a.trace_lines, b.trace_lines);
+  std::printf("runs while shrinking: %u\n", result.runs);
+  std::printf("minimal parameters: %s\n", stress_parameters_line(b.parameters).c_str());
+  std::printf("minimal trace hash: %s\n", b.trace_hash.c_str());
+  std::printf("replay: %s\n", stress_replay_command(result.options, b).c_str());
+  return 0;
+}
+
 int run(const StressOptions& options) {
   // The seeds of this shard: first_seed + k for k in [0, seeds) with k % count == index.
   std::vector<std::uint64_t> seeds;
@@ -282,5 +320,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!options.value().check_trace.empty()) return readyport::check_trace(options.value());
+  if (options.value().shrink) return readyport::shrink(options.value());
   return readyport::run(options.value());
 }

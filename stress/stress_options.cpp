@@ -60,6 +60,9 @@ const char* stress_usage() {
          "  --require-coverage exit 1 when a row of the coverage table is zero\n"
          "  --stop-on-failure  stop at the first failing seed\n"
          "  --trace            print each seed's full trace (use with --seed)\n"
+         "  --shrink           with --seed: shrink a failing seed (fault sites, PCT depth, workload)\n"
+         "                     while it fails with the same rule; prints the minimal replay\n"
+         "  --actions-max N, --clients-max N, --peers-max N   cap the drawn workload\n"
          "  --trace-out F      write the seed's full trace to the file F (with --seed)\n"
          "  --check-trace F    judge the recorded trace file F with the lifetime oracle (no run);\n"
          "                     with --runtime free, as a trace of real threads\n"
@@ -103,6 +106,8 @@ Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
       options.verbose = true;
     } else if (arg == "--require-coverage") {
       options.require_coverage = true;
+    } else if (arg == "--shrink") {
+      options.shrink = true;
     } else if (arg == "--stop-on-failure") {
       options.stop_on_failure = true;
     } else if (!has_value) {
@@ -137,6 +142,13 @@ Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
       else if (value == "free") options.runtime = StressRuntime::kFree;
       else return bad(value, "--runtime takes sim or free");
       ++i;
+    } else if (arg == "--actions-max" || arg == "--clients-max" || arg == "--peers-max") {
+      if (!parse_number(value, 0, 1'000'000, &number)) return bad(value, "a cap is 0..1e6");
+      const auto cap = static_cast<std::uint32_t>(number);
+      if (arg == "--actions-max") options.actions_max = cap;
+      if (arg == "--clients-max") options.clients_max = cap;
+      if (arg == "--peers-max") options.peers_max = cap;
+      ++i;
     } else if (arg == "--trace-out") {
       if (value.empty()) return bad(arg, "--trace-out takes a file name");
       options.trace_out = std::string(value);
@@ -169,6 +181,8 @@ Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
     if (seeds_given && options.seeds != 1) return bad("--seed", "--seed runs one seed; drop --seeds");
     options.seeds = 1;
   }
+  if (options.shrink && options.seeds != 1)
+    return bad("--shrink", "--shrink works on one failing seed: use it with --seed");
   if (!options.trace_out.empty() && options.seeds != 1)
     return bad("--trace-out", "--trace-out writes one seed's trace: use it with --seed");
   if (options.seeds - 1 > ~std::uint64_t{0} - options.first_seed) return bad("--first-seed", "seed range wraps around");

@@ -6,6 +6,7 @@
 //                    [--stop-on-failure] [--trace] [--verbose] [--help]
 //   readyport-stress --seed S --trace-out FILE       (the seed's trace, for --check-trace)
 //   readyport-stress --check-trace FILE [--runtime free]
+//   readyport-stress --seed S [...] --shrink [--actions-max N] [--clients-max N] [--peers-max N]
 //
 // Ownership: plain values. Threading: none. Errors: parse returns a Status naming the bad
 // argument; nothing is run then.
@@ -53,6 +54,15 @@ struct StressOptions {
   std::string check_trace;
   // Write the full trace of the (one) seed run to this file, as text (needs --seed).
   std::string trace_out;
+  // Shrink the failing seed (needs --seed): fewer fault sites, a lower PCT depth, a smaller
+  // workload, while it still fails with the same rule; prints the minimal replay command.
+  bool shrink = false;
+  // Caps on the drawn workload (kNoCap: none): director actions, clients, raw peers. Set by
+  // --shrink and printed in its replay command.
+  static constexpr std::uint32_t kNoCap = ~std::uint32_t{0};
+  std::uint32_t actions_max = kNoCap;
+  std::uint32_t clients_max = kNoCap;
+  std::uint32_t peers_max = kNoCap;
 };
 
 // Parses argv[1..argc). Errors: kInvalidArgument naming the argument.

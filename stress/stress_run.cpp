@@ -276,6 +276,13 @@ SeedParameters stress_parameters(const StressOptions& options, std::uint64_t see
   parameters.batch_count = pick(rng, kBatches);
   parameters.fake = draw_fake(seed, pick(rng, kReceiveBuffers));
   parameters.workload = draw_workload(rng, parameters.fake.socket_reuse);
+  // Caps (--shrink): applied after the draw, so the rest of the seed's choices stay the same.
+  ChaosWorkload& w = parameters.workload;
+  w.actions = std::min(w.actions, options.actions_max);
+  w.clients = std::min(w.clients, options.clients_max);
+  w.clients_concurrent = std::min(w.clients_concurrent, std::max(w.clients, 1u));
+  w.peers = std::min(w.peers, options.peers_max);
+  if (w.peers == 0) w.weight_peer = 0;
   parameters.plan = plan_for(options, seed, parameters.workload.mode);
   return parameters;
 }
@@ -337,7 +344,12 @@ std::string stress_replay_command(const StressOptions& options, const SeedReport
                         " --strategy " + sim_strategy_name(report.parameters.strategy) +
                         " --depth " + std::to_string(options.pct_depth) +
                         " --steps-max " + std::to_string(options.steps_max) +
-                        " --faults " + report.parameters.plan.to_string() + " --verbose --trace";
+                        " --faults " + report.parameters.plan.to_string();
+  constexpr std::uint32_t kNoCap = StressOptions::kNoCap;
+  if (options.actions_max != kNoCap) command += " --actions-max " + std::to_string(options.actions_max);
+  if (options.clients_max != kNoCap) command += " --clients-max " + std::to_string(options.clients_max);
+  if (options.peers_max != kNoCap) command += " --peers-max " + std::to_string(options.peers_max);
+  command += " --verbose --trace";
   if (options.runtime == StressRuntime::kFree) {
     // Real threads do not replay; the same seed's workload under the scheduler is the next step.
     command += "   (this failure ran on real threads: the command replays its workload under the "
