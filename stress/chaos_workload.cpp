@@ -146,9 +146,8 @@ void post_task(World& world) {
 }
 
 // Closes a server socket behind the engine's back, then tells the engine (spec E4: its REMOVE
-// fails, and it must not free the slot on a guess). Only where socket values are never reused:
-// otherwise the engine's own closesocket could close a stranger's socket, a contract no engine
-// can keep.
+// fails, and it must not free the slot on a guess). Drawn only where an engine can keep its
+// contract despite it (chaos_workload.hpp).
 void close_behind(World& world) {
   Known known;
   if (!world.pick_known(&known) || known.server == nullptr) return;

@@ -5,8 +5,11 @@
 // raw peers (plain sockets the engine does not know: they connect, send, read, shut down, reset
 // abortively or go silent), closes connections from outside (engine.close on another thread
 // than the handler's), notifies and posts racing with those closes, closes a registered socket
-// behind the engine's back and then tells the engine (spec E4; only when socket values are
-// never reused, otherwise the engine's later closesocket would close a stranger's socket), and
+// behind the engine's back and then tells the engine (spec E4). Closing a socket the engine owns
+// breaks the embedder's side of the contract, so it is drawn only where an engine can still keep
+// its own: where socket values are never reused (otherwise the engine's later closesocket would
+// close a stranger's socket) and where a REMOVE already applied is still delivered when the
+// socket is closed (otherwise the engine would wait for it forever; spec "Fake defaults"), and
 // adds while others close. Handlers close themselves (kInterestClose) and other connections from
 // inside. The engine's table is small, so slots and socket values are reused within a run.
 //

@@ -57,7 +57,7 @@ FakeOptions draw_fake(std::uint64_t seed, std::uint32_t receive_buffer_bytes) {
   return fake;
 }
 
-ChaosWorkload draw_workload(Rng& rng, bool socket_reuse) {
+ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
   static constexpr std::uint32_t kClients[] = {2, 3, 4, 6, 8, 12};
   static constexpr std::uint32_t kPeers[] = {0, 1, 2, 3, 4};
   static constexpr std::uint32_t kLivenessClients[] = {1, 2, 3};
@@ -96,8 +96,9 @@ ChaosWorkload draw_workload(Rng& rng, bool socket_reuse) {
   w.weight_post = pick(rng, kPostWeights);
   w.weight_peer = w.peers == 0 ? 0 : pick(rng, kPeerWeights);
   w.weight_client = pick(rng, kClientWeights);
-  // Behind-the-back closes only where socket values are never reused (chaos_workload.hpp).
-  w.weight_behind = socket_reuse ? 0 : 5;
+  // Behind-the-back closes only where socket values are never reused and a REMOVE already
+  // applied is still delivered when the socket is closed (chaos_workload.hpp says why).
+  w.weight_behind = fake.socket_reuse || fake.remove_dropped_on_close ? 0 : 5;
   w.handler_close_percent = pick(rng, kHandlerClose);
   w.handler_close_other_percent = pick(rng, kHandlerCloseOther);
   w.seed = rng.next();
@@ -275,7 +276,7 @@ SeedParameters stress_parameters(const StressOptions& options, std::uint64_t see
   Rng rng = SeedStreams(seed).stream(SeedStream::kWorkload);
   parameters.batch_count = pick(rng, kBatches);
   parameters.fake = draw_fake(seed, pick(rng, kReceiveBuffers));
-  parameters.workload = draw_workload(rng, parameters.fake.socket_reuse);
+  parameters.workload = draw_workload(rng, parameters.fake);
   // Caps (--shrink): applied after the draw, so the rest of the seed's choices stay the same.
   ChaosWorkload& w = parameters.workload;
   w.actions = std::min(w.actions, options.actions_max);

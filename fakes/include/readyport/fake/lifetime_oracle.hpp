@@ -104,10 +104,12 @@ struct OracleCounts {
 struct OracleOptions {
   // The trace comes from real threads (FreeRuntime, a real backend): a call's line is written
   // when it returns, so a line that depends on its effect can come first. Then a handler entry
-  // not yet paid for (O5) is judged at finish() instead of at once, and the drain after a refused
-  // REMOVE (O8, O9) is not judged: its post and the dequeue cannot be ordered; nor are O1, O6,
-  // O7, O8 and O10, which order one thread's call against another's effect (counted as
-  // OracleCounts::unjudged). Simulation (every rule judged): false.
+  // not yet paid for (O5) is judged at finish() instead of at once; O1, O6, O7, O8 and O10, and
+  // the parts of O9 and O12 that order on_closed or the free against a close, a REMOVE's dequeue
+  // or a drain on another thread, are not judged (O1/O6/O7/O8/O10 are counted as
+  // OracleCounts::unjudged). What stays judged holds whatever the lag: two handlers at once,
+  // wrong connection, handler after on_closed, on_closed twice or under a running handler, the
+  // end-of-run checks. Simulation (every rule judged): false.
   bool calls_may_lag = false;
 };
 
