@@ -103,13 +103,15 @@ struct OracleCounts {
 
 struct OracleOptions {
   // The trace comes from real threads (FreeRuntime, a real backend): a call's line is written
-  // when it returns, so a line that depends on its effect can come first. Then a handler entry
-  // not yet paid for (O5) is judged at finish() instead of at once; O1, O6, O7, O8 and O10, and
-  // the parts of O9 and O12 that order on_closed or the free against a close, a REMOVE's dequeue
-  // or a drain on another thread, are not judged (O1/O6/O7/O8/O10 are counted as
-  // OracleCounts::unjudged). What stays judged holds whatever the lag: two handlers at once,
-  // wrong connection, handler after on_closed, on_closed twice or under a running handler, the
-  // end-of-run checks. Simulation (every rule judged): false.
+  // when it returns, so a line that depends on its effect can come first (a closesocket can be
+  // recorded after the socket value's next life began). Then O1, O5, O6, O7, O8 and O10, and the
+  // parts of O2, O9, O11 and O12 that tie a close, a REMOVE's dequeue or a drain on another
+  // thread to a connection, are not judged (O1/O5/O6/O7/O8/O10 are counted as
+  // OracleCounts::unjudged). What stays judged holds whatever the lag: two handlers at once
+  // (O3), a handler given another connection's socket or id (O4), a handler after its REMOVE
+  // packet or its on_closed (O2), on_closed twice, for a failed add or under a running handler
+  // (O9), ports, tasks and handlers left at the end (O11), the engine's handler events against
+  // the handlers' own (O12). Simulation (every rule judged): false.
   bool calls_may_lag = false;
 };
 
