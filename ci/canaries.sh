@@ -2,7 +2,9 @@
 # The canary leg: builds the engine with each planted bug (cmake/canary.cmake) and requires the
 # main job's default run to catch it: readyport-stress must fail, and soon. Prints, per canary,
 # the first failing seed and the seconds to it. The same default run passes without a canary
-# (ctest stress.default_coverage in the native leg).
+# (ctest stress.default_coverage in the native leg). Then the engine property (properties/, when
+# RapidCheck is installed) must catch the canary too and shrink it to at most 10 commands: its
+# pinned test EngineProperty.Canary_<name>_ShrinksToAtMost10 (docs/properties.md).
 #   bash ci/canaries.sh                      # every canary
 #   bash ci/canaries.sh double_remove        # one
 # Exit status: non-zero when a canary survived or a build failed.
@@ -43,6 +45,25 @@ for canary in "${canaries[@]}"; do
   else
     echo "canary $canary: caught in ${seconds} s: $first"
     grep -m1 -E '^first failure' "$dir.run.log" || true
+  fi
+  # The engine property on the same canary (built only where RapidCheck is found).
+  if [ -d "$dir/properties" ] &&
+     cmake --build "$dir" -j "$jobs" --target readyport_properties_test >>"$log" 2>&1; then
+    start=$(date +%s.%N)
+    "$dir/properties/readyport_properties_test" \
+      --gtest_filter="EngineProperty.Canary_${canary}_ShrinksToAtMost10" >"$dir.property.log" 2>&1
+    rc=$?
+    seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+    if [ "$rc" -eq 0 ] && grep -q '^\[  PASSED  \] 1 test' "$dir.property.log"; then
+      echo "canary $canary: property $(grep -m1 -E "^canary $canary: failed and shrank" \
+        "$dir.property.log" | sed "s/^canary $canary: //"); binary ${seconds} s"
+    else
+      echo "canary $canary: the engine property did not catch and shrink it (exit $rc)"
+      tail -n 40 "$dir.property.log"
+      survived+=("$canary(property)")
+    fi
+  else
+    echo "canary $canary: engine property not built (no RapidCheck?)"
   fi
 done
 if [ "${#survived[@]}" -ne 0 ]; then

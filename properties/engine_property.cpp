@@ -1,0 +1,137 @@
+// The engine property and its runner. See engine_property.hpp.
+#include "engine_property.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "property_runner.hpp"
+
+namespace readyport::properties {
+namespace {
+
+// The last failing case (RapidCheck accepts each failing shrink at once, so the last failure it
+// ran is its final counterexample). GoogleTest's thread only.
+EnginePropertyOutcome g_last_failure;
+
+// Counted over a whole check, printed after it: what the cases reached.
+struct Coverage {
+  std::uint64_t cases = 0;
+  std::uint64_t modes[4] = {};
+  std::uint64_t fired[kFaultSiteCount] = {};
+  std::uint64_t remove_refused = 0;
+  std::uint64_t quarantined = 0;
+  std::uint64_t close_inside = 0;
+  std::uint64_t echo_checked = 0;
+};
+Coverage g_coverage;
+
+void print_coverage(const Coverage& c) {
+  std::cout << "engine property coverage (cases reaching each state, of " << c.cases << "):\n";
+  for (std::uint32_t m = 0; m < 4; ++m)
+    std::cout << "  added " << mode_name(static_cast<Mode>(m)) << ": " << c.modes[m] << "\n";
+  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+    std::cout << "  fired " << fault_site_name(static_cast<FaultSite>(i)) << ": " << c.fired[i]
+              << "\n";
+  }
+  std::cout << "  remove refused (oracle): " << c.remove_refused << "\n"
+            << "  quarantined (EngineStats): " << c.quarantined << "\n"
+            << "  close inside a handler: " << c.close_inside << "\n"
+            << "  echo checked on a survivor: " << c.echo_checked << "\n";
+}
+
+}  // namespace
+
+std::string engine_failure_text(const EngineCase& engine_case, const EngineRunResult& r) {
+  std::ostringstream out;
+  out << "engine property failed: rule " << (r.rule.empty() ? "?" : r.rule);
+  if (r.failed_step >= 0) {
+    out << " after step " << r.failed_step;
+  } else {
+    out << " at the end (liveness, stop or finish)";
+  }
+  out << "\n" << r.status.to_string() << "\ncase: " << case_text(engine_case) << "faults fired:";
+  bool any = false;
+  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+    if (r.fired[i] == 0) continue;
+    out << " " << fault_site_name(static_cast<FaultSite>(i)) << " x" << r.fired[i];
+    any = true;
+  }
+  out << (any ? "" : " none") << "; quarantined " << r.quarantined << "; scheduler steps "
+      << r.steps << "\nreplay: the RC_PARAMS=\"reproduce=...\" line below, with "
+      << "--gtest_filter set to this test\n";
+  return out.str();
+}
+
+void engine_property(const EngineCase& engine_case) {
+  const EngineRunResult r = run_engine_case_isolated(engine_case);
+  ++g_coverage.cases;
+  for (std::uint32_t m = 0; m < 4; ++m) {
+    const bool added = (r.modes_added & (1u << m)) != 0;
+    if (added) ++g_coverage.modes[m];
+  }
+  std::uint64_t fired_total = 0;
+  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+    if (r.fired[i] != 0) ++g_coverage.fired[i];
+    fired_total += r.fired[i];
+  }
+  if (r.removes_refused != 0) ++g_coverage.remove_refused;
+  if (r.quarantined != 0) ++g_coverage.quarantined;
+  if (r.closes_inside != 0) ++g_coverage.close_inside;
+  if (r.echoed_connections != 0) ++g_coverage.echo_checked;
+  RC_CLASSIFY(r.fired[static_cast<std::size_t>(FaultSite::kPsnRemoveFails)] != 0,
+              "remove_fails fired");
+  RC_CLASSIFY(r.quarantined != 0, "quarantined");
+  RC_CLASSIFY(fired_total == 0, "no fault fired");
+  RC_CLASSIFY(fired_total >= 3, "3+ faults fired");
+  RC_CLASSIFY(r.adds_ok == 0, "no connection");
+  RC_CLASSIFY(r.adds_ok >= 4, "4+ connections");
+  if (!r.status.ok()) {
+    g_last_failure.failed = true;
+    g_last_failure.shrunk = engine_case;
+    g_last_failure.result = r;
+    RC_FAIL(engine_failure_text(engine_case, r));
+  }
+}
+
+EnginePropertyOutcome check_engine_property(bool expect_failure) {
+  const auto start = std::chrono::steady_clock::now();
+  g_last_failure = EnginePropertyOutcome{};
+  g_coverage = Coverage{};
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  rc::detail::TestMetadata metadata;
+  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
+  metadata.description = info->name();
+  std::string error;
+  rc::detail::TestParams params = property_params(metadata.id, &error);
+  EXPECT_TRUE(error.empty()) << error;
+  const char* rc_params = std::getenv("RC_PARAMS");
+  if (rc_params == nullptr || std::string(rc_params).find("max_success") == std::string::npos) {
+    // property_params scaled kPropertyCasesDefault; the engine's cases are costlier.
+    const double scale = static_cast<double>(params.maxSuccess) / kPropertyCasesDefault;
+    params.maxSuccess = std::max(1, static_cast<int>(std::lround(kEngineCasesDefault * scale)));
+  }
+  const rc::detail::TestResult result = rc::detail::checkTestable(
+      [](void) { engine_property(*gen_engine_case()); }, metadata, params);
+  EnginePropertyOutcome outcome = g_last_failure;
+  outcome.failed = !result.template is<rc::detail::SuccessResult>();
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ostringstream message;
+  rc::detail::printResultMessage(result, message);
+  print_coverage(g_coverage);
+  if (!outcome.failed) {
+    std::cout << message.str() << std::endl;
+  } else if (expect_failure) {
+    std::cout << message.str() << std::endl;
+  } else {
+    ADD_FAILURE() << message.str();
+  }
+  return outcome;
+}
+
+}  // namespace readyport::properties

@@ -1,0 +1,72 @@
+// The engine property (issue 9, items 2, 4 and 5): see docs/properties.md "The engine property".
+#include "engine_property.hpp"
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <vector>
+
+#include "engine_pinned.hpp"
+
+namespace readyport::properties {
+namespace {
+
+#if !defined(READYPORT_CANARY_free_before_remove) &&     \
+    !defined(READYPORT_CANARY_remove_failure_as_done) && \
+    !defined(READYPORT_CANARY_dispatch_after_close) && !defined(READYPORT_CANARY_double_remove)
+
+TEST(EngineProperty, LifetimesAndEcho) {
+  const EnginePropertyOutcome outcome = check_engine_property();
+  EXPECT_FALSE(outcome.failed);
+}
+
+// Without a canary the engine is correct on every pinned counterexample.
+TEST(EngineProperty, PinnedCasesPass) {
+  for (const PinnedCase& pinned : pinned_cases()) {
+    const EngineRunResult r = run_engine_case_isolated(pinned.engine_case);
+    EXPECT_TRUE(r.status.ok()) << pinned.canary << ": "
+                               << engine_failure_text(pinned.engine_case, r);
+  }
+}
+
+#else
+
+// With a canary compiled in: its pinned case still fails with the same rule, and the property
+// still finds a counterexample of at most kPinnedShrunkMax commands.
+void check_canary(const char* canary) {
+  const EnginePropertyOutcome outcome = check_engine_property(/*expect_failure=*/true);
+  ASSERT_TRUE(outcome.failed) << "the property did not catch canary " << canary;
+  std::cout << "canary " << canary << ": failed and shrank to " << outcome.shrunk.commands.size()
+            << " commands in " << outcome.seconds << " s (rule " << outcome.result.rule << ")\n"
+            << case_text(outcome.shrunk);
+  EXPECT_LE(outcome.shrunk.commands.size(), kPinnedShrunkMax) << case_text(outcome.shrunk);
+  const PinnedCase* pinned = pinned_case(canary);
+  ASSERT_NE(pinned, nullptr) << "no pinned case for canary " << canary;
+  const EngineRunResult replay = run_engine_case_isolated(pinned->engine_case);
+  EXPECT_FALSE(replay.status.ok()) << "the pinned case of " << canary << " passes";
+  EXPECT_EQ(replay.rule, pinned->rule) << engine_failure_text(pinned->engine_case, replay);
+}
+
+#if defined(READYPORT_CANARY_free_before_remove)
+TEST(EngineProperty, Canary_free_before_remove_ShrinksToAtMost10) {
+  check_canary("free_before_remove");
+}
+#endif
+#if defined(READYPORT_CANARY_remove_failure_as_done)
+TEST(EngineProperty, Canary_remove_failure_as_done_ShrinksToAtMost10) {
+  check_canary("remove_failure_as_done");
+}
+#endif
+#if defined(READYPORT_CANARY_dispatch_after_close)
+TEST(EngineProperty, Canary_dispatch_after_close_ShrinksToAtMost10) {
+  check_canary("dispatch_after_close");
+}
+#endif
+#if defined(READYPORT_CANARY_double_remove)
+TEST(EngineProperty, Canary_double_remove_ShrinksToAtMost10) { check_canary("double_remove"); }
+#endif
+
+#endif
+
+}  // namespace
+}  // namespace readyport::properties

@@ -1,0 +1,617 @@
+// One engine property case in the stress world. See engine_world.hpp.
+#include "engine_world.hpp"
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "readyport/engine.hpp"
+#include "readyport/fake/fake_os.hpp"
+#include "readyport/fake/faulty_os.hpp"
+#include "readyport/fake/lifetime_oracle.hpp"
+#include "readyport/fake/recording_os.hpp"
+#include "readyport/fake/rng.hpp"
+#include "readyport/fake/sim_scheduler.hpp"
+#include "readyport/fake/trace.hpp"
+#include "readyport/fake/trace_observer.hpp"
+
+namespace readyport::properties {
+namespace {
+
+constexpr std::uint32_t kConnectionsMax = 6;  // the engine's table: small, so slots are reused
+constexpr std::uint32_t kTasksMax = 32;
+constexpr std::uint32_t kBufferBytes = 512;     // the handler's echo buffer
+constexpr std::uint32_t kLivenessRounds = 100;  // of kLivenessRoundMs virtual ms each
+constexpr std::uint32_t kLivenessRoundMs = 20;
+constexpr std::uint64_t kStepsMax = 3'000'000;
+
+bool is_edge(Mode mode) { return mode == Mode::kPersistentEdge || mode == Mode::kOneshotEdge; }
+
+std::uint8_t payload(std::uint64_t offset) { return static_cast<std::uint8_t>(offset % 251); }
+
+std::string id_text(ConnId id) {
+  return std::to_string(id.slot) + "/" + std::to_string(id.generation);
+}
+
+std::string hex_text(std::uint32_t value) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string text;
+  do {
+    text.insert(text.begin(), kDigits[value & 15]);
+    value >>= 4;
+  } while (value != 0);
+  return "0x" + text;
+}
+
+std::string status_text(const Status& status) {
+  return status.ok() ? "ok" : status_code_name(status.code());
+}
+
+struct World;
+
+// The trace's sink: the oracle, and the first violation handed to the early hook as it is found
+// (so a later abort does not lose it).
+class CheckingSink final : public TraceSink {
+ public:
+  CheckingSink(LifetimeOracle& oracle, const std::function<void(const Status&)>& hook)
+      : oracle_(oracle), hook_(hook) {}
+  void on_trace_line(std::string_view line) override {
+    oracle_.on_trace_line(line);
+    if (reported_ || !hook_) return;
+    const Status status = oracle_.status();
+    if (status.ok()) return;
+    reported_ = true;
+    hook_(status);
+  }
+
+ private:
+  LifetimeOracle& oracle_;
+  const std::function<void(const Status&)>& hook_;
+  bool reported_ = false;  // under the trace's mutex
+};
+
+// The echo handler of one connection: writes hnd.* lines naming the socket it was added for.
+class EchoHandler final : public Handler {
+ public:
+  EchoHandler(World& world, Socket socket, Mode mode, Interest interest)
+      : world_(world), socket_(socket), mode_(mode), interest_(interest), buffer_(kBufferBytes) {}
+  Interest on_events(ConnId id, Socket socket, std::uint32_t events) override;
+  void on_closed(ConnId id) override;
+
+  void request_close_inside(bool by_call) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    close_inside_ = by_call ? 2 : 1;
+  }
+  std::uint32_t closed_count() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return closed_count_;
+  }
+
+ private:
+  Interest body(ConnId id, std::uint32_t events);
+  Interest rearm(bool want_out) const {
+    if (is_edge(mode_)) return kInterestIn | kInterestOut | kInterestHangup;
+    const Interest base = static_cast<Interest>(interest_ & ~kInterestOut);
+    return want_out ? static_cast<Interest>(base | kInterestOut) : base;
+  }
+
+  World& world_;
+  const Socket socket_;
+  const Mode mode_;
+  const Interest interest_;
+  std::vector<char> buffer_;  // handler threads only (never two at once for one connection)
+  std::uint32_t offset_ = 0;
+  std::uint32_t length_ = 0;
+  mutable std::mutex mutex_;        // never held across a seam call
+  std::uint32_t close_inside_ = 0;  // 1: return kInterestClose; 2: call engine.close
+  std::uint32_t closed_count_ = 0;
+  bool ended_ = false;  // on_closed ran
+};
+
+class RecordTask final : public Task {
+ public:
+  RecordTask(World& world, std::uint32_t index) : world_(world), index_(index) {}
+  void run() override;
+
+ private:
+  World& world_;
+  const std::uint32_t index_;
+};
+
+// A connection the case added: the engine's socket, the director's peer, the echo model.
+struct Conn {
+  ConnId id;
+  Socket socket = kInvalidSocket;
+  Socket peer = kInvalidSocket;
+  std::unique_ptr<EchoHandler> handler;
+  std::uint64_t sent = 0;      // bytes the peer sent
+  std::uint64_t received = 0;  // bytes the peer read back
+  bool close_requested = false;
+  bool peer_ended = false;  // shut down or reset: the echo is not required
+  bool peer_reading = true;
+  // ONESHOT|EDGE misses data that arrives between the handler's last read and the re-arm (spec
+  // C5, C6: discouraged, and refused by the chaos workload): its lifetimes are judged, its echo
+  // is not.
+  bool echo_required = true;
+};
+
+struct World {
+  World(const EngineCase& engine_case_in, const std::function<void(const Status&)>& hook)
+      : engine_case(engine_case_in),
+        sink(oracle, hook),
+        trace(TraceOptions{false, 40}),
+        sim(make_sim_options(engine_case_in, trace)),
+        context(sim),
+        fake(FakeOptions{}, sim),
+        recording(fake, trace, context),
+        faulty(recording, FaultPlan::none(),
+               SeedStreams(engine_case_in.seed).seed(SeedStream::kFaults), &trace, &context),
+        observer(trace, context),
+        edge_in_case(case_has_edge(engine_case_in)) {
+    trace.set_sink(&sink);
+    EngineOptions options;
+    options.connections_max = kConnectionsMax;
+    options.workers_max = engine_case.workers + 1;
+    options.batch_count = engine_case.batch_count;
+    options.wait_timeout_ms = 200;
+    options.tasks_max = kTasksMax;
+    options.observer = &observer;
+    engine = std::make_unique<Engine>(faulty, options);
+    for (std::uint32_t i = 0; i < kTasksMax; ++i)
+      tasks.push_back(std::make_unique<RecordTask>(*this, i));
+  }
+  ~World() { trace.set_sink(nullptr); }
+
+  static SimOptions make_sim_options(const EngineCase& c, Trace& trace) {
+    SimOptions options;
+    options.seed = c.seed;
+    options.strategy = SimStrategy::kRandom;
+    options.steps_max = kStepsMax;
+    options.trace = &trace;
+    return options;
+  }
+
+  void record(std::string_view line) { trace.record(context, line); }
+  void fail(const std::string& rule, const std::string& sentence) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failure.empty()) {
+      failure = sentence;
+      failure_rule = rule;
+    }
+  }
+  bool failed() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return !failure.empty();
+  }
+
+  void main();
+  void execute(const EngineCommand& command);
+  void add(const EngineCommand& command);
+  void close(Conn& conn);
+  Status notify(Conn& conn, std::uint32_t events);
+  void peer_send(Conn& conn, std::uint32_t bytes);
+  std::uint64_t read_peers();  // bytes read back
+  void liveness();
+  void finish();
+  Conn* pick(std::uint32_t index) {
+    if (conns.empty()) return nullptr;
+    return conns[index % conns.size()].get();
+  }
+  Conn* by_socket(Socket socket) {
+    for (auto& conn : conns) {
+      if (conn->socket == socket) return conn.get();
+    }
+    return nullptr;
+  }
+
+  const EngineCase engine_case;
+  LifetimeOracle oracle;  // first: the trace's sink outlives every recorder
+  CheckingSink sink;
+  Trace trace;
+  SimScheduler sim;
+  RuntimeTraceContext context;
+  FakeOs fake;
+  RecordingOs recording;
+  FaultyOs faulty;
+  TraceObserver observer;
+  std::unique_ptr<Engine> engine;
+  const bool edge_in_case;
+
+  std::vector<std::unique_ptr<Thread>> workers;
+  Socket listener = kInvalidSocket;
+  Ipv4Address listener_address;
+  std::vector<std::unique_ptr<Conn>> conns;  // director only (handlers use their own state)
+  std::vector<std::unique_ptr<RecordTask>> tasks;
+  std::uint32_t tasks_posted = 0;
+
+  std::mutex mutex;  // guards failure; never held across a seam call
+  std::string failure;
+  std::string failure_rule;
+  std::int32_t failed_step = -1;
+  EngineRunResult result;
+};
+
+Interest EchoHandler::on_events(ConnId id, Socket socket, std::uint32_t events) {
+  world_.record("hnd.enter s=" + std::to_string(socket_) + " id=" + id_text(id) +
+                " arg_s=" + std::to_string(socket) + " ev=" + hex_text(events));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (ended_) {
+      world_.fail("closed", "handler of s=" + std::to_string(socket_) + " id=" + id_text(id) +
+                                " entered after its on_closed");
+    }
+  }
+  const Interest result = body(id, events);
+  world_.record("hnd.leave s=" + std::to_string(socket_) + " ret=" + hex_text(result));
+  return result;
+}
+
+Interest EchoHandler::body(ConnId id, std::uint32_t events) {
+  std::uint32_t close_inside = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    close_inside = close_inside_;
+    close_inside_ = 0;
+  }
+  if (close_inside == 1) return kInterestClose;
+  if (close_inside == 2) {
+    const Status status = world_.engine->close(id);
+    world_.record("wl.close s=" + std::to_string(socket_) + " id=" + id_text(id) + " -> " +
+                  status_text(status));
+    if (!status.ok())
+      world_.fail("close", "close(" + id_text(id) + ") from its handler: " + status.to_string());
+    return rearm(false);
+  }
+  if ((events & kSockNotifyEventErr) != 0) return kInterestClose;
+  Os& os = world_.faulty;
+  for (;;) {
+    while (length_ > 0) {
+      const int sent = os.send(socket_, buffer_.data() + offset_, static_cast<int>(length_), 0);
+      if (sent > 0) {
+        offset_ += static_cast<std::uint32_t>(sent);
+        length_ -= static_cast<std::uint32_t>(sent);
+        continue;
+      }
+      if (os.last_error() == kWsaEwouldblock) return rearm(true);
+      return kInterestClose;
+    }
+    const int got = os.recv(socket_, buffer_.data(), static_cast<int>(buffer_.size()), 0);
+    if (got > 0) {
+      offset_ = 0;
+      length_ = static_cast<std::uint32_t>(got);
+      continue;
+    }
+    if (got == 0) return kInterestClose;
+    if (os.last_error() == kWsaEwouldblock) return rearm(false);
+    return kInterestClose;
+  }
+}
+
+void EchoHandler::on_closed(ConnId id) {
+  world_.record("hnd.closed s=" + std::to_string(socket_) + " id=" + id_text(id));
+  std::lock_guard<std::mutex> lock(mutex_);
+  ended_ = true;
+  ++closed_count_;
+}
+
+void RecordTask::run() { world_.record("wl.task_run task=" + std::to_string(index_)); }
+
+void World::add(const EngineCommand& command) {
+  // A loopback pair through the recording layer (no faults: the setup is not under test).
+  const Socket local = recording.socket(kAfInet, kSockStream, kIpprotoTcp);
+  READYPORT_ASSERT(local != kInvalidSocket);
+  READYPORT_ASSERT(faulty.connect(local, listener_address) == 0);  // close.abortive knows it
+  READYPORT_ASSERT(recording.set_nonblocking(local, true) == 0);
+  const Socket peer = recording.accept(listener, nullptr);
+  READYPORT_ASSERT(peer != kInvalidSocket);
+  auto conn = std::make_unique<Conn>();
+  conn->socket = local;
+  conn->peer = peer;
+  conn->handler = std::make_unique<EchoHandler>(*this, local, command.mode, command.interest);
+  conn->echo_required = command.mode != Mode::kOneshotEdge;
+  record("wl.adding s=" + std::to_string(local));
+  const Result<ConnId> id = engine->add(local, command.interest, command.mode, *conn->handler);
+  if (!id.ok()) {
+    record("wl.add s=" + std::to_string(local) + " -> " + status_code_name(id.status().code()));
+    if (id.status().code() != StatusCode::kResourceExhausted &&
+        id.status().code() != StatusCode::kOsError) {
+      fail("add", "add failed: " + id.status().to_string());
+    }
+    READYPORT_ASSERT(recording.closesocket(local) == 0);
+    READYPORT_ASSERT(recording.closesocket(peer) == 0);
+    return;
+  }
+  record("wl.add s=" + std::to_string(local) + " -> ok id=" + id_text(id.value()));
+  conn->id = id.value();
+  result.modes_added |= 1u << static_cast<std::uint32_t>(command.mode);
+  ++result.adds_ok;
+  Conn& added = *conn;
+  conns.push_back(std::move(conn));
+  // An edge that happened before the registration is never reported (spec C5): the handler
+  // tries its I/O once (retried while the post fails: an armed post fault).
+  if (is_edge(command.mode)) {
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      if (notify(added, kSockNotifyEventIn | kSockNotifyEventOut).code() != StatusCode::kOsError)
+        break;
+    }
+  }
+}
+
+void World::close(Conn& conn) {
+  const ConnId id = conn.id;
+  const Status status = engine->close(id);
+  record("wl.close s=" + std::to_string(conn.socket) + " id=" + id_text(id) + " -> " +
+         status_text(status));
+  if (!status.ok() && status.code() != StatusCode::kNotFound)
+    fail("close", "close(" + id_text(id) + ") failed: " + status.to_string());
+  conn.close_requested = true;
+}
+
+Status World::notify(Conn& conn, std::uint32_t events) {
+  const Status status = engine->notify(conn.id, events);
+  record("wl.notify s=" + std::to_string(conn.socket) + " id=" + id_text(conn.id) +
+         " ev=" + hex_text(events) + " -> " + status_text(status));
+  if (!status.ok() && status.code() != StatusCode::kNotFound &&
+      status.code() != StatusCode::kOsError)
+    fail("notify", "notify(" + id_text(conn.id) + ") failed: " + status.to_string());
+  return status;
+}
+
+void World::peer_send(Conn& conn, std::uint32_t bytes) {
+  if (conn.peer_ended) return;
+  char chunk[512];
+  while (bytes > 0) {
+    const std::uint32_t size =
+        bytes < sizeof chunk ? bytes : static_cast<std::uint32_t>(sizeof chunk);
+    for (std::uint32_t i = 0; i < size; ++i) chunk[i] = static_cast<char>(payload(conn.sent + i));
+    const int n = recording.send(conn.peer, chunk, static_cast<int>(size), 0);
+    if (n <= 0) return;  // the buffer is full (WSAEWOULDBLOCK) or the connection is gone
+    conn.sent += static_cast<std::uint64_t>(n);
+    bytes -= static_cast<std::uint32_t>(n);
+  }
+}
+
+std::uint64_t World::read_peers() {
+  std::uint64_t moved = 0;
+  char chunk[512];
+  for (auto& conn_ptr : conns) {
+    Conn& conn = *conn_ptr;
+    while (conn.peer_reading && !conn.peer_ended) {
+      const int n = recording.recv(conn.peer, chunk, static_cast<int>(sizeof chunk), 0);
+      if (n <= 0) {
+        if (n == 0 || recording.last_error() != kWsaEwouldblock) conn.peer_reading = false;
+        break;
+      }
+      for (int i = 0; i < n; ++i) {
+        if (static_cast<std::uint8_t>(chunk[i]) !=
+            payload(conn.received + static_cast<std::uint64_t>(i))) {
+          fail("echo", "echo of s=" + std::to_string(conn.socket) + ": byte " +
+                           std::to_string(conn.received + static_cast<std::uint64_t>(i)) +
+                           " differs from what the peer sent");
+          break;
+        }
+      }
+      conn.received += static_cast<std::uint64_t>(n);
+      moved += static_cast<std::uint64_t>(n);
+      if (conn.received > conn.sent)
+        fail("echo", "echo of s=" + std::to_string(conn.socket) + ": more bytes back than sent");
+    }
+  }
+  return moved;
+}
+
+void World::execute(const EngineCommand& c) {
+  using K = EngineCommandKind;
+  Conn* conn = c.kind == K::kAdd || c.kind == K::kPost || c.kind == K::kArm || c.kind == K::kRun
+                   ? nullptr
+                   : pick(c.conn);
+  switch (c.kind) {
+    case K::kAdd:
+      add(c);
+      return;
+    case K::kPeerSend:
+      if (conn != nullptr) peer_send(*conn, c.value);
+      return;
+    case K::kPeerShutdown:
+      if (conn != nullptr && !conn->peer_ended) {
+        (void)recording.shutdown(conn->peer, kSdSend);
+        conn->peer_ended = true;
+      }
+      return;
+    case K::kPeerReset:
+      if (conn != nullptr && conn->peer != kInvalidSocket) {
+        (void)recording.set_linger(conn->peer, true, 0);
+        READYPORT_ASSERT(recording.closesocket(conn->peer) == 0);
+        conn->peer = kInvalidSocket;
+        conn->peer_ended = true;
+        conn->peer_reading = false;
+      }
+      return;
+    case K::kClose:
+      if (conn != nullptr) close(*conn);
+      return;
+    case K::kCloseInside:
+      if (conn != nullptr) {
+        conn->handler->request_close_inside(c.value % 2 != 0);
+        conn->close_requested = true;
+        ++result.closes_inside;
+        (void)notify(*conn, kSockNotifyEventIn);
+      }
+      return;
+    case K::kNotify:
+      if (conn != nullptr) (void)notify(*conn, c.value);
+      return;
+    case K::kPost: {
+      if (tasks_posted >= kTasksMax) return;
+      const std::uint32_t index = tasks_posted;
+      const Status status = engine->post(*tasks[index]);
+      record("wl.post task=" + std::to_string(index) + " -> " + status_text(status));
+      if (status.ok()) {
+        ++tasks_posted;
+      } else if (status.code() != StatusCode::kOsError) {
+        fail("post", "post() failed: " + status.to_string());
+      }
+      return;
+    }
+    case K::kArm:
+      if (edge_in_case &&
+          (c.site == FaultSite::kRecvWouldblock || c.site == FaultSite::kSendWouldblock))
+        return;  // see case_has_edge
+      faulty.arm_next(c.site);
+      return;
+    case K::kRun:
+      faulty.sleep_ms(c.value);
+      (void)read_peers();
+      return;
+  }
+}
+
+void World::liveness() {
+  record("phase liveness");
+  for (std::uint32_t round = 0; round < kLivenessRounds && !failed() && oracle.status().ok();
+       ++round) {
+    faulty.sleep_ms(kLivenessRoundMs);
+    (void)read_peers();
+    bool settled = true;
+    for (auto& conn : conns) {
+      const bool survivor = conn->echo_required && !conn->close_requested && !conn->peer_ended &&
+                            conn->handler->closed_count() == 0;
+      if (survivor && conn->received != conn->sent) settled = false;
+    }
+    if (settled) break;
+  }
+  for (auto& conn : conns) {
+    if (!conn->echo_required || conn->close_requested || conn->peer_ended ||
+        conn->handler->closed_count() != 0)
+      continue;
+    ++result.echoed_connections;
+    if (conn->received != conn->sent) {
+      fail("echo", "liveness: connection s=" + std::to_string(conn->socket) + " id=" +
+                       id_text(conn->id) + " open, its peer sent " + std::to_string(conn->sent) +
+                       " bytes and read back " + std::to_string(conn->received) + " after " +
+                       std::to_string(kLivenessRounds * kLivenessRoundMs) + " virtual ms");
+    }
+  }
+}
+
+void World::main() {
+  record("phase start");
+  const Status started = engine->start();
+  READYPORT_ASSERT(started.ok());
+  for (std::uint32_t i = 0; i < engine_case.workers; ++i) {
+    Engine& e = *engine;
+    Result<std::unique_ptr<Thread>> thread =
+        faulty.thread_start("worker", [&e] { (void)e.run_worker(); });
+    READYPORT_ASSERT(thread.ok());
+    workers.push_back(std::move(thread).value());
+  }
+  listener = recording.socket(kAfInet, kSockStream, kIpprotoTcp);
+  READYPORT_ASSERT(recording.bind(listener, Ipv4Address{kLoopbackHost, 0}) == 0);
+  READYPORT_ASSERT(recording.getsockname(listener, &listener_address) == 0);
+  READYPORT_ASSERT(recording.listen(listener, kSomaxconn) == 0);
+  READYPORT_ASSERT(recording.set_nonblocking(listener, true) == 0);
+  record("phase commands");
+  for (std::size_t i = 0; i < engine_case.commands.size(); ++i) {
+    execute(engine_case.commands[i]);
+    if (!oracle.status().ok() || failed()) {
+      failed_step = static_cast<std::int32_t>(i);
+      break;
+    }
+  }
+  if (!failed() && oracle.status().ok()) liveness();
+  record("phase stop");
+  const Status stopped = engine->stop();
+  for (auto& worker : workers) worker->join();
+  record("phase end");
+  if (!stopped.ok()) fail("stop", "stop() failed: " + stopped.to_string());
+  for (auto& conn : conns) {
+    if (conn->peer != kInvalidSocket) READYPORT_ASSERT(recording.closesocket(conn->peer) == 0);
+    conn->peer = kInvalidSocket;
+  }
+  READYPORT_ASSERT(recording.closesocket(listener) == 0);
+}
+
+void World::finish() {
+  Status status = oracle.status();
+  std::string rule;
+  if (status.ok() && failed()) {
+    std::lock_guard<std::mutex> lock(mutex);
+    status = Status(StatusCode::kInternal, failure);
+    rule = failure_rule;
+  }
+  if (status.ok() && sim.outcome() != SimOutcome::kCompleted) {
+    status = Status(StatusCode::kInternal, std::string("the run did not complete: ") +
+                                               sim_outcome_name(sim.outcome()) + "\n" +
+                                               sim.describe_threads());
+    rule = "run";
+  }
+  if (status.ok()) status = oracle.finish();
+  if (status.ok()) {
+    for (auto& conn : conns) {
+      const std::uint32_t closed = conn->handler->closed_count();
+      if (closed != 1) {
+        status = Status(StatusCode::kInternal, "connection s=" + std::to_string(conn->socket) +
+                                                   " id=" + id_text(conn->id) +
+                                                   ": on_closed called " + std::to_string(closed) +
+                                                   " times (once per successful add)");
+        rule = "closed";
+        break;
+      }
+    }
+  }
+  const EngineStats stats = engine->stats();
+  if (status.ok() && stats.connections_live != 0) {
+    status =
+        Status(StatusCode::kInternal, "engine reports " + std::to_string(stats.connections_live) +
+                                          " live connections after stop()");
+    rule = "leak";
+  }
+  const FakeStats fake_stats = fake.stats();
+  if (status.ok() && (fake_stats.sockets_open != 0 || fake_stats.registrations_live != 0 ||
+                      fake_stats.packets_queued != 0 || fake_stats.ports_open != 0)) {
+    status =
+        Status(StatusCode::kInternal,
+               "leak: the fake still holds sockets=" + std::to_string(fake_stats.sockets_open) +
+                   " registrations=" + std::to_string(fake_stats.registrations_live) +
+                   " packets=" + std::to_string(fake_stats.packets_queued) +
+                   " ports=" + std::to_string(fake_stats.ports_open));
+    rule = "leak";
+  }
+  result.status = status;
+  result.rule = rule_of(status, rule);
+  result.failed_step = status.ok() ? -1 : failed_step;
+  const FaultCounts faults = faulty.counts();
+  result.fired = faults.fired;
+  result.quarantined = stats.quarantined;
+  result.removes_refused = oracle.counts().removes_refused;
+  result.steps = sim.stats().steps;
+}
+
+}  // namespace
+
+std::string rule_of(const Status& status, const std::string& fallback) {
+  const std::string& message = status.message();
+  if (message.size() >= 2 && message[0] == 'O' && message[1] >= '0' && message[1] <= '9')
+    return message.substr(0, message.find(' '));
+  return fallback;
+}
+
+EngineRunResult run_engine_case(const EngineCase& engine_case,
+                                const std::function<void(const Status&)>& on_violation) {
+  auto world = std::make_unique<World>(engine_case, on_violation);
+  World* w = world.get();
+  const Status run_status = w->sim.run([w] { w->main(); });
+  if (!run_status.ok() && w->sim.outcome() == SimOutcome::kCompleted)
+    w->fail("run", run_status.to_string());
+  w->finish();
+  EngineRunResult result = w->result;
+  if (w->sim.outcome() != SimOutcome::kCompleted) {
+    (void)world.release();  // its threads are parked for good and point into it
+  }
+  return result;
+}
+
+}  // namespace readyport::properties
