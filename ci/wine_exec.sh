@@ -13,8 +13,15 @@ export WINEDLLOVERRIDES="${WINEDLLOVERRIDES:-mscoree,mshtml=}"
 out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
-wine "$@" </dev/null >"$out" 2>"$err"
-status=$?
+# Wine's own client/server link can drop ("wine client error:...: recvmsg: Connection reset by
+# peer") before the program ran: that is Wine failing, not the test, so such a run is repeated
+# (twice at most, with a note). A program's own failure is never repeated.
+for attempt in 1 2 3; do
+  wine "$@" </dev/null >"$out" 2>"$err"
+  status=$?
+  if [ "$status" -eq 0 ] || ! grep -q '^wine client error' "$err" || [ "$attempt" -eq 3 ]; then break; fi
+  echo "wine_exec: Wine's client/server link failed (attempt $attempt); running it again" >&2
+done
 tr -d '\r' <"$out"
 tr -d '\r' <"$err" >&2
 exit "$status"
