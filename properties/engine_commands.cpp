@@ -1,85 +1,10 @@
-// The engine property's commands and their generator. See engine_commands.hpp.
+// The engine property's generators. See engine_commands.hpp.
 #include "engine_commands.hpp"
 
-#include <sstream>
 #include <tuple>
+#include <vector>
 
 namespace readyport::properties {
-namespace {
-
-std::string interest_text(Interest interest) {
-  std::string text;
-  auto add = [&](Interest bit, const char* name) {
-    if ((interest & bit) == 0) return;
-    if (!text.empty()) text += "|";
-    text += name;
-  };
-  add(kInterestIn, "IN");
-  add(kInterestOut, "OUT");
-  add(kInterestHangup, "HANGUP");
-  return text.empty() ? "NONE" : text;
-}
-
-std::string events_text(std::uint32_t events) {
-  std::string text = interest_text(static_cast<Interest>(events & kInterestAll));
-  if ((events & kSockNotifyEventErr) != 0) text += "|ERR";
-  return text;
-}
-
-}  // namespace
-
-std::string command_text(const EngineCommand& c) {
-  const std::string conn = "c" + std::to_string(c.conn);
-  switch (c.kind) {
-    case EngineCommandKind::kAdd:
-      return std::string("add(") + mode_name(c.mode) + " " + interest_text(c.interest) + ")";
-    case EngineCommandKind::kPeerSend:
-      return "peer_send(" + conn + ", " + std::to_string(c.value) + ")";
-    case EngineCommandKind::kPeerShutdown:
-      return "peer_shutdown(" + conn + ")";
-    case EngineCommandKind::kPeerReset:
-      return "peer_reset(" + conn + ")";
-    case EngineCommandKind::kClose:
-      return "close(" + conn + ")";
-    case EngineCommandKind::kCloseInside:
-      return "close_inside(" + conn + (c.value % 2 == 0 ? ", return)" : ", call)");
-    case EngineCommandKind::kNotify:
-      return "notify(" + conn + ", " + events_text(c.value) + ")";
-    case EngineCommandKind::kPost:
-      return "post()";
-    case EngineCommandKind::kArm:
-      return std::string("arm(") + fault_site_name(c.site) + ")";
-    case EngineCommandKind::kRun:
-      return "run(" + std::to_string(c.value) + " ms)";
-  }
-  return "?";
-}
-
-std::ostream& operator<<(std::ostream& out, const EngineCommand& command) {
-  return out << command_text(command);
-}
-
-std::string case_text(const EngineCase& c) {
-  std::ostringstream out;
-  out << "seed=" << c.seed << " workers=" << c.workers << " batch=" << c.batch_count << " ("
-      << c.commands.size() << " commands)\n";
-  for (std::size_t i = 0; i < c.commands.size(); ++i)
-    out << "  " << i << ": " << command_text(c.commands[i]) << "\n";
-  return out.str();
-}
-
-std::ostream& operator<<(std::ostream& out, const EngineCase& engine_case) {
-  return out << case_text(engine_case);
-}
-
-bool case_has_edge(const EngineCase& engine_case) {
-  for (const EngineCommand& c : engine_case.commands) {
-    if (c.kind == EngineCommandKind::kAdd &&
-        (c.mode == Mode::kPersistentEdge || c.mode == Mode::kOneshotEdge))
-      return true;
-  }
-  return false;
-}
 
 rc::Gen<EngineCommand> gen_engine_command() {
   using K = EngineCommandKind;

@@ -1,69 +1,16 @@
-// properties/engine_commands.hpp: the commands of the engine property (issue 9, item 2) and the
-// generated case that carries them: immutable values, so RapidCheck shrinks the list and each
-// command's fields, and a case is fully determined by its value (seed included).
+// properties/engine_commands.hpp: RapidCheck generators of the engine property's commands and
+// cases (engine_case.hpp holds the values and their text).
 //
 //   readyport::properties::EngineCase c = *readyport::properties::gen_engine_case();
-//   std::cout << c;   // one line of parameters, then one command per line
 //
-// Commands name a connection by an index into the connections the case has added so far (taken
-// modulo their number; a no-op while there is none), so every sublist of a case is a valid case.
-// Ownership: plain values. Threading: none. Errors: none (every value is valid).
+// Ownership: none. Threading: RapidCheck's. Errors: none (every generated value is valid).
 #pragma once
 
 #include <rapidcheck.h>
 
-#include <cstdint>
-#include <ostream>
-#include <string>
-#include <vector>
-
-#include "readyport/engine.hpp"
-#include "readyport/fake/fault_plan.hpp"
+#include "engine_case.hpp"
 
 namespace readyport::properties {
-
-enum class EngineCommandKind : std::uint8_t {
-  kAdd = 0,       // add a loopback TCP connection (mode, interest) with an echo handler
-  kPeerSend,      // the peer sends `value` bytes (what its send buffer takes)
-  kPeerShutdown,  // the peer shuts down its sending side (FIN)
-  kPeerReset,     // the peer closes abortively (SO_LINGER {on, 0}): the engine's side sees ERR
-  kClose,         // engine.close(id) from the director
-  kCloseInside,   // the handler closes itself on its next call (even value: returns
-                  // kInterestClose; odd: calls engine.close(id)), then notify(IN) to call it
-  kNotify,        // engine.notify(id, value's bits of IN/OUT/HANGUP/ERR, at least IN)
-  kPost,          // engine.post(task)
-  kArm,           // FaultyOs::arm_next(site)
-  kRun,           // the director sleeps `value` virtual ms (workers run), then reads its peers
-};
-
-struct EngineCommand {
-  EngineCommandKind kind = EngineCommandKind::kRun;
-  std::uint32_t conn = 0;   // connection index (mod the number added so far)
-  std::uint32_t value = 0;  // bytes, ms or event bits, by kind
-  Mode mode = Mode::kOneshotLevel;
-  Interest interest = kInterestIn;
-  FaultSite site = FaultSite::kPsnRemoveFails;
-};
-
-// A case: the seed of the scheduler, the fault draws and the payloads; worker threads; the
-// engine's batch size; the commands in order.
-struct EngineCase {
-  std::uint64_t seed = 0;
-  std::uint32_t workers = 2;
-  std::uint32_t batch_count = 64;
-  std::vector<EngineCommand> commands;
-};
-
-// `add(c0 oneshot_level IN)`, `peer_send(c1, 300)`, `arm(psn.remove_fails)`, ...
-std::string command_text(const EngineCommand& command);
-std::ostream& operator<<(std::ostream& out, const EngineCommand& command);
-// `seed=.. workers=.. batch=..` then `  <i>: <command>` per line.
-std::string case_text(const EngineCase& engine_case);
-std::ostream& operator<<(std::ostream& out, const EngineCase& engine_case);
-
-// Whether a case has an edge-mode add (then stale-mask faults are not armed: an edge
-// registration never reports data again after a spurious WSAEWOULDBLOCK, which no OS does).
-bool case_has_edge(const EngineCase& engine_case);
 
 rc::Gen<EngineCommand> gen_engine_command();
 // The seed is drawn without shrinking (a different seed is a different case, not a smaller one).

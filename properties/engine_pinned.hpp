@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine_commands.hpp"
+#include "engine_case.hpp"
 
 namespace readyport::properties {
 

@@ -47,27 +47,6 @@ void print_coverage(const Coverage& c) {
 
 }  // namespace
 
-std::string engine_failure_text(const EngineCase& engine_case, const EngineRunResult& r) {
-  std::ostringstream out;
-  out << "engine property failed: rule " << (r.rule.empty() ? "?" : r.rule);
-  if (r.failed_step >= 0) {
-    out << " after step " << r.failed_step;
-  } else {
-    out << " at the end (liveness, stop or finish)";
-  }
-  out << "\n" << r.status.to_string() << "\ncase: " << case_text(engine_case) << "faults fired:";
-  bool any = false;
-  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
-    if (r.fired[i] == 0) continue;
-    out << " " << fault_site_name(static_cast<FaultSite>(i)) << " x" << r.fired[i];
-    any = true;
-  }
-  out << (any ? "" : " none") << "; quarantined " << r.quarantined << "; scheduler steps "
-      << r.steps << "\nreplay: the RC_PARAMS=\"reproduce=...\" line below, with "
-      << "--gtest_filter set to this test\n";
-  return out.str();
-}
-
 void engine_property(const EngineCase& engine_case) {
   const EngineRunResult r = run_engine_case_isolated(engine_case);
   ++g_coverage.cases;
@@ -127,9 +106,9 @@ EnginePropertyOutcome check_engine_property(bool expect_failure) {
   if (!outcome.failed) {
     std::cout << message.str() << std::endl;
   } else if (expect_failure) {
-    std::cout << message.str() << std::endl;
+    std::cout << message.str() << "\n" << property_replay_line(metadata, result) << std::endl;
   } else {
-    ADD_FAILURE() << message.str();
+    ADD_FAILURE() << message.str() << "\n" << property_replay_line(metadata, result);
   }
   return outcome;
 }

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "engine_commands.hpp"
+#include "engine_replay.hpp"
 #include "engine_world.hpp"
 
 namespace readyport::properties {
@@ -32,8 +33,6 @@ struct EnginePropertyOutcome {
 
 // The property on one case: runs it, classifies it, RC_FAILs with the report.
 void engine_property(const EngineCase& engine_case);
-// The report of a failed case: steps, rule, message, what fired.
-std::string engine_failure_text(const EngineCase& engine_case, const EngineRunResult& result);
 
 // Runs the property in the current GoogleTest test. `expect_failure`: a failure is the expected
 // outcome (a canary build): it is returned, not reported as a test failure.

@@ -27,7 +27,7 @@
 #include <functional>
 #include <string>
 
-#include "engine_commands.hpp"
+#include "engine_case.hpp"
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/status.hpp"
 

@@ -5,6 +5,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// RapidCheck's own encoder of the `reproduce=` value (src/detail/Serialization, not in its
+// installed headers); declared here with the signature of the pinned version.
+namespace rc::detail {
+std::string reproduceMapToString(const std::unordered_map<std::string, Reproduce>& map);
+}  // namespace rc::detail
 
 namespace readyport::properties {
 
@@ -41,6 +50,22 @@ rc::detail::TestParams property_params(const std::string& test_id, std::string* 
   }
   params.maxSuccess = std::max(1, static_cast<int>(std::lround(kPropertyCasesDefault * scale)));
   return params;
+}
+
+std::string property_replay_line(const rc::detail::TestMetadata& metadata,
+                                 const rc::detail::TestResult& result) {
+  if (!result.template is<rc::detail::FailureResult>()) return "";
+  const auto& failure = result.template get<rc::detail::FailureResult>();
+  std::unordered_map<std::string, rc::detail::Reproduce> map;
+  map.emplace(metadata.id, failure.reproduce);
+  // The GoogleTest filter names the test "Suite.Name"; the RapidCheck id is "Suite/Name".
+  std::string filter = metadata.id;
+  const std::size_t slash = filter.find('/');
+  if (slash != std::string::npos) filter[slash] = '.';
+  const std::vector<std::string> argv = ::testing::internal::GetArgvs();
+  const std::string binary = argv.empty() ? "readyport_properties_test" : argv.front();
+  return "replay: RC_PARAMS=\"reproduce=" + rc::detail::reproduceMapToString(map) + "\" " +
+         binary + " --gtest_filter='" + filter + "'";
 }
 
 }  // namespace readyport::properties

@@ -34,6 +34,13 @@ inline constexpr int kPropertyCasesDefault = 500;
 // configuration: seed=...") mixed with `test_id`, so that each test draws its own cases.
 rc::detail::TestParams property_params(const std::string& test_id, std::string* error_out);
 
+// For a failed result: the one command that replays it, RapidCheck's reproduce string in
+// RC_PARAMS with this test binary and this test's --gtest_filter:
+//   replay: RC_PARAMS="reproduce=BchdlNGdvJ3XzVXbg..." build/default/properties/readyport_properties_test --gtest_filter='Suite.Test'
+// "" for a result that is not a failure.
+std::string property_replay_line(const rc::detail::TestMetadata& metadata,
+                                 const rc::detail::TestResult& result);
+
 template <typename Testable>
 void check_property(Testable&& testable) {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -51,7 +58,7 @@ void check_property(Testable&& testable) {
   } else {
     std::ostringstream message;
     rc::detail::printResultMessage(result, message);
-    FAIL() << message.str();
+    FAIL() << message.str() << "\n" << property_replay_line(metadata, result);
   }
 }
 
