@@ -237,6 +237,9 @@ void fill_report(const StressOptions& options, World& world, SeedReport& report)
     report.coverage.emplace_back(std::string("fault.") + fault_site_name(site),
                                  faults.fired[i]);
   }
+  if (world.faulty.fired_hits_complete()) {
+    report.fired_hits = FaultPlan::of_hits(world.faulty.fired_hits()).to_string();
+  }
   report.trace_hash = world.trace.hash_hex();
   report.trace_lines = world.trace.line_count();
   if (!report.status.ok()) report.trace_tail = world.trace.tail();
@@ -340,8 +343,9 @@ std::vector<std::string> stress_coverage_rows() {
   return rows;
 }
 
-std::string stress_replay_command(const StressOptions& options, const SeedReport& report) {
-  std::string command = "bash ci/stress.sh --seed " + std::to_string(report.parameters.seed) +
+std::string stress_replay_command(const StressOptions& options, const SeedReport& report,
+                                  std::string_view program) {
+  std::string command = std::string(program) + " --seed " + std::to_string(report.parameters.seed) +
                         " --strategy " + sim_strategy_name(report.parameters.strategy) +
                         " --depth " + std::to_string(options.pct_depth) +
                         " --steps-max " + std::to_string(options.steps_max) +

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -66,6 +67,10 @@ struct SeedReport {
   std::uint64_t trace_lines = 0;
   std::vector<std::string> trace_tail;  // the last lines, kept for failure reports
   std::string trace_text;    // the full trace, only with StressOptions::trace
+  // The faults that fired by the plan, as a plan of pinned hits (`site#n,...`, or `none`): with
+  // the same options otherwise, `--faults <fired_hits>` replays this run exactly. Empty when more
+  // fired than a plan holds (FaultyOs::fired_hits_complete() false).
+  std::string fired_hits;
 };
 
 // Runs one seed as described above.
@@ -78,7 +83,9 @@ std::vector<std::string> stress_coverage_rows();
 // driver's last words when a broken engine assertion aborts the process in the middle of a seed.
 std::string stress_abort_violation();
 
-// The one command that replays `report`'s seed, printed with each failure.
-std::string stress_replay_command(const StressOptions& options, const SeedReport& report);
+// The one command that replays `report`'s seed with the built binary `program` (no install, no
+// rebuild), printed with each failure.
+std::string stress_replay_command(const StressOptions& options, const SeedReport& report,
+                                  std::string_view program = "build/default/stress/readyport-stress");
 
 }  // namespace readyport

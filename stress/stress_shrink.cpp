@@ -4,12 +4,16 @@
 #include <cctype>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace readyport {
 namespace {
 
 // Bounds: every step below is a finite descent, but a runner that misbehaves must not loop.
-constexpr std::uint32_t kRunsMax = 400;
+constexpr std::uint32_t kRunsMax = 600;
+constexpr std::uint32_t kPassesMax = 6;
+// PCT depths tried in place of a random schedule (fewer preemptions: depth 1 has no change point).
+constexpr std::uint32_t kPctDepthTriedMax = 3;
 
 class Shrinker {
  public:
@@ -36,16 +40,27 @@ class Shrinker {
     best_.strategy = result.original.parameters.strategy == SimStrategy::kPct
                          ? StressStrategy::kPct
                          : StressStrategy::kRandom;
-    shrink_sites();
-    shrink_depth();
-    shrink_cap(&StressOptions::actions_max, result.original.parameters.workload.actions);
-    shrink_cap(&StressOptions::clients_max, result.original.parameters.workload.clients);
-    shrink_cap(&StressOptions::peers_max, result.original.parameters.workload.peers);
-    shrink_sites();
+    const SeedParameters& drawn = result.original.parameters;
+    // Passes until nothing shrinks: after a pass that changed nothing, no single fault, site,
+    // depth step or workload unit can go (1-minimal over those), unless the budget ran out.
+    bool changed = true;
+    std::uint32_t passes = 0;
+    while (changed && passes < kPassesMax && runs_ < kRunsMax) {
+      ++passes;
+      changed = false;
+      changed |= shrink_sites();
+      changed |= shrink_hits();
+      changed |= shrink_schedule();
+      changed |= shrink_cap(&StressOptions::actions_max, drawn.workload.actions);
+      changed |= shrink_cap(&StressOptions::clients_max, drawn.workload.clients);
+      changed |= shrink_cap(&StressOptions::peers_max, drawn.workload.peers);
+    }
     result.options = best_;
     result.minimal = minimal_;
     result.signature = signature_;
     result.runs = runs_;
+    result.passes = passes;
+    result.one_minimal = !changed && runs_ < kRunsMax;
     return result;
   }
 
@@ -61,45 +76,134 @@ class Shrinker {
     return true;
   }
 
-  void shrink_sites() {
+  FaultPlan plan() const {
+    return best_.faults == StressOptions::Faults::kPlan ? FaultPlan::parse(best_.fault_plan).value()
+                                                        : FaultPlan::none();
+  }
+
+  static void set_plan(StressOptions& options, const FaultPlan& plan) {
+    const bool empty = plan.active_count() == 0;
+    options.faults = empty ? StressOptions::Faults::kOff : StressOptions::Faults::kPlan;
+    options.fault_plan = empty ? "" : plan.to_string();
+  }
+
+  // Whole sites, one at a time (removing a site removes every fault it fired).
+  bool shrink_sites() {
+    bool any = false;
     bool changed = true;
-    while (changed && best_.faults == StressOptions::Faults::kPlan) {
+    while (changed && runs_ < kRunsMax) {
       changed = false;
-      const FaultPlan plan = FaultPlan::parse(best_.fault_plan).value();
+      const FaultPlan current = plan();
       for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
         const auto site = static_cast<FaultSite>(i);
-        if (!plan.active(site)) continue;
+        if (!current.active(site)) continue;
         StressOptions candidate = best_;
-        const FaultPlan smaller = plan.without(site);
-        candidate.faults = smaller.active_count() == 0 ? StressOptions::Faults::kOff
-                                                        : StressOptions::Faults::kPlan;
-        candidate.fault_plan = smaller.active_count() == 0 ? "" : smaller.to_string();
+        set_plan(candidate, current.without(site));
         if (try_options(candidate)) {
-          changed = true;
+          changed = any = true;
           break;  // the plan changed: start over from the smaller one
         }
       }
     }
+    return any;
   }
 
-  void shrink_depth() {
-    if (best_.strategy != StressStrategy::kPct) return;
-    for (std::uint32_t depth = 1; depth < best_.pct_depth; ++depth) {
+  // The faults that fired in the smallest failing run, as pinned hits (FaultyOs decides each hit
+  // from (seed, site, hit number) alone, so this plan replays that run), then removed in chunks
+  // (delta debugging's complements) and one at a time until no single fault can go.
+  bool shrink_hits() {
+    if (minimal_.fired_hits.empty()) return false;  // more fired than a plan holds
+    const FaultPlan fired = FaultPlan::parse(minimal_.fired_hits).value();
+    bool any = false;
+    if (!(plan() == fired)) {
       StressOptions candidate = best_;
-      candidate.pct_depth = depth;
-      if (try_options(candidate)) return;
+      set_plan(candidate, fired);
+      if (!try_options(candidate)) return false;  // should not happen: the same run
+      // Not counted as a change: the same faults, written as hits.
+    }
+    std::size_t chunks = 2;
+    while (runs_ < kRunsMax) {
+      const std::vector<FaultHit> hits = plan().hits();
+      if (hits.empty()) break;
+      chunks = std::min(chunks, hits.size());
+      bool removed = false;
+      for (std::size_t c = 0; c < chunks && !removed; ++c) {
+        const std::size_t begin = hits.size() * c / chunks;
+        const std::size_t end = hits.size() * (c + 1) / chunks;
+        std::vector<FaultHit> rest(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(begin));
+        rest.insert(rest.end(), hits.begin() + static_cast<std::ptrdiff_t>(end), hits.end());
+        StressOptions candidate = best_;
+        set_plan(candidate, FaultPlan::of_hits(rest));
+        if (try_options(candidate)) {
+          removed = any = true;
+          tighten_to_fired();
+        }
+      }
+      if (removed) {
+        chunks = std::max<std::size_t>(chunks - 1, 2);
+      } else if (chunks >= hits.size()) {
+        break;  // every single fault was tried: 1-minimal over the fired faults
+      } else {
+        chunks = std::min(chunks * 2, hits.size());
+      }
+    }
+    return any;
+  }
+
+  // After a smaller plan was kept: keep only the hits that really fired in that run (a listed
+  // hit the run never reached is not a fault of the case).
+  void tighten_to_fired() {
+    if (minimal_.fired_hits.empty()) return;
+    const FaultPlan fired = FaultPlan::parse(minimal_.fired_hits).value();
+    if (fired.hits().size() < plan().hits().size()) {
+      StressOptions tighter = best_;
+      set_plan(tighter, fired);
+      best_ = tighter;  // the same run: these are exactly the faults that fired in it
     }
   }
 
-  // Halves a workload cap (from the drawn value) while the run still fails; then tries 0.
-  void shrink_cap(std::uint32_t StressOptions::*cap, std::uint32_t drawn) {
+  // The schedule: a lower PCT depth (fewer priority change points); a random schedule is tried
+  // as PCT of depth 1..kPctDepthTriedMax (runs to a block between change points: few
+  // preemptions).
+  bool shrink_schedule() {
+    if (best_.strategy == StressStrategy::kPct) {
+      for (std::uint32_t depth = 1; depth < best_.pct_depth; ++depth) {
+        StressOptions candidate = best_;
+        candidate.pct_depth = depth;
+        if (try_options(candidate)) return true;
+      }
+      return false;
+    }
+    for (std::uint32_t depth = 1; depth <= kPctDepthTriedMax; ++depth) {
+      StressOptions candidate = best_;
+      candidate.strategy = StressStrategy::kPct;
+      candidate.pct_depth = depth;
+      if (try_options(candidate)) return true;
+    }
+    return false;
+  }
+
+  // A workload cap (from the drawn value): halved while the run still fails, then lowered by one
+  // while it still fails, so that at the end cap - 1 passes (or the cap is 0).
+  bool shrink_cap(std::uint32_t StressOptions::*cap, std::uint32_t drawn) {
+    bool any = false;
     std::uint32_t value = std::min(best_.*cap, drawn);
-    while (value > 0) {
+    if (best_.*cap != value) best_.*cap = value;  // the same run: the cap is the drawn value
+    while (value > 0 && runs_ < kRunsMax) {
       StressOptions candidate = best_;
       candidate.*cap = value / 2;
       if (!try_options(candidate)) break;
       value /= 2;
+      any = true;
     }
+    while (value > 0 && runs_ < kRunsMax) {
+      StressOptions candidate = best_;
+      candidate.*cap = value - 1;
+      if (!try_options(candidate)) break;
+      value -= 1;
+      any = true;
+    }
+    return any;
   }
 
   const std::uint64_t seed_;
@@ -119,8 +223,18 @@ std::string stress_failure_signature(const Status& status) {
       std::isdigit(static_cast<unsigned char>(message[1])) != 0) {
     return message.substr(0, message.find(' '));
   }
-  return std::string(status_code_name(status.code())) + ": " +
-         message.substr(0, message.find(':'));
+  // Otherwise the code and the first words, numbers written as N (a step limit reached at
+  // another virtual time is the same failure).
+  std::string words;
+  for (const char c : message.substr(0, message.find(':'))) {
+    const bool digit = std::isdigit(static_cast<unsigned char>(c)) != 0;
+    if (!digit) {
+      words += c;
+    } else if (words.empty() || words.back() != 'N') {
+      words += 'N';
+    }
+  }
+  return std::string(status_code_name(status.code())) + ": " + words;
 }
 
 std::uint64_t stress_faults_fired(const SeedReport& report) {

@@ -1,6 +1,10 @@
 // FaultPlan: site names, the swarm draw, and the text form. See fault_plan.hpp.
 #include "readyport/fake/fault_plan.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
 #include "readyport/assert.hpp"
 #include "readyport/fake/rng.hpp"
 
@@ -50,6 +54,16 @@ bool parse_rate(std::string_view text, std::uint32_t* rate_out) {
   return true;
 }
 
+// A decimal hit number 1..2^64-1 (no sign, no leading '+'); false otherwise.
+bool parse_hit(std::string_view text, std::uint64_t* hit_out) {
+  if (text.empty() || text.front() < '0' || text.front() > '9') return false;
+  std::uint64_t hit = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), hit);
+  if (error != std::errc() || end != text.data() + text.size() || hit == 0) return false;
+  *hit_out = hit;
+  return true;
+}
+
 }  // namespace
 
 const char* fault_site_name(FaultSite site) { return kSiteNames[index_of(site)]; }
@@ -83,20 +97,56 @@ Result<FaultPlan> FaultPlan::parse(std::string_view text) {
     const std::string_view token = text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (token.empty()) return bad_token(token, "empty token in '" + std::string(text) + "'");
-    const std::size_t at = token.find('@');
-    std::uint32_t rate = kRateDefaultPercent;
-    if (at != std::string_view::npos && !parse_rate(token.substr(at + 1), &rate)) {
-      return bad_token(token, "the rate must be a whole percent from 1 to 100");
-    }
+    const std::size_t at = token.find_first_of("@#");
     const Result<FaultSite> site = fault_site_parse(token.substr(0, at));
     if (!site.ok()) {
       return bad_token(token, "unknown site (known: " + known_sites() + ")");
     }
-    if (plan.active(site.value())) return bad_token(token, "the site is given twice");
-    plan = plan.with(site.value(), rate);
+    const std::size_t i = index_of(site.value());
+    if (at != std::string_view::npos && token[at] == '#') {
+      std::uint64_t hit = 0;
+      if (!parse_hit(token.substr(at + 1), &hit)) {
+        return bad_token(token, "the hit must be a whole number from 1 to 2^64-1");
+      }
+      if (plan.rates_percent_[i] != 0) {
+        return bad_token(token, "the site is both rated (@) and pinned (#)");
+      }
+      if (plan.hits_.size() >= kHitsMax) {
+        return bad_token(token, "more than " + std::to_string(kHitsMax) + " pinned hits");
+      }
+      const FaultHit entry{site.value(), hit};
+      if (std::find(plan.hits_.begin(), plan.hits_.end(), entry) != plan.hits_.end()) {
+        return bad_token(token, "the hit is given twice");
+      }
+      plan.hits_.push_back(entry);
+    } else {
+      std::uint32_t rate = kRateDefaultPercent;
+      if (at != std::string_view::npos && !parse_rate(token.substr(at + 1), &rate)) {
+        return bad_token(token, "the rate must be a whole percent from 1 to 100");
+      }
+      if (plan.rates_percent_[i] != 0) return bad_token(token, "the site is given twice");
+      if (plan.pinned(site.value())) {
+        return bad_token(token, "the site is both rated (@) and pinned (#)");
+      }
+      plan.rates_percent_[i] = static_cast<std::uint8_t>(rate);
+    }
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
+  std::sort(plan.hits_.begin(), plan.hits_.end());
+  return plan;
+}
+
+FaultPlan FaultPlan::of_hits(std::vector<FaultHit> hits) {
+  READYPORT_ASSERT(hits.size() <= kHitsMax);
+  std::sort(hits.begin(), hits.end());
+  READYPORT_ASSERT(std::adjacent_find(hits.begin(), hits.end()) == hits.end());
+  FaultPlan plan;
+  for (const FaultHit& entry : hits) {
+    READYPORT_ASSERT(entry.hit >= 1);
+    (void)index_of(entry.site);
+  }
+  plan.hits_ = std::move(hits);
   return plan;
 }
 
@@ -105,19 +155,25 @@ FaultPlan FaultPlan::restricted_to(const std::vector<FaultSite>& sites) const {
   for (const FaultSite site : sites) {
     const std::size_t i = index_of(site);
     plan.rates_percent_[i] = rates_percent_[i];
+    for (const FaultHit& entry : hits_) {
+      if (entry.site == site) plan.hits_.push_back(entry);
+    }
   }
+  std::sort(plan.hits_.begin(), plan.hits_.end());
+  plan.hits_.erase(std::unique(plan.hits_.begin(), plan.hits_.end()), plan.hits_.end());
   return plan;
 }
 
 FaultPlan FaultPlan::without(FaultSite site) const {
   FaultPlan plan = *this;
   plan.rates_percent_[index_of(site)] = 0;
+  std::erase_if(plan.hits_, [site](const FaultHit& entry) { return entry.site == site; });
   return plan;
 }
 
 FaultPlan FaultPlan::with(FaultSite site, std::uint32_t rate_percent) const {
   READYPORT_ASSERT(rate_percent >= 1 && rate_percent <= 100);
-  FaultPlan plan = *this;
+  FaultPlan plan = without(site);
   plan.rates_percent_[index_of(site)] = static_cast<std::uint8_t>(rate_percent);
   return plan;
 }
@@ -126,20 +182,39 @@ std::uint32_t FaultPlan::rate_percent(FaultSite site) const {
   return rates_percent_[index_of(site)];
 }
 
+bool FaultPlan::pinned(FaultSite site) const {
+  const auto it = std::lower_bound(hits_.begin(), hits_.end(), FaultHit{site, 0});
+  return it != hits_.end() && it->site == site;
+}
+
+bool FaultPlan::fires_at(FaultSite site, std::uint64_t hit) const {
+  return std::binary_search(hits_.begin(), hits_.end(), FaultHit{site, hit});
+}
+
 std::uint32_t FaultPlan::active_count() const {
   std::uint32_t count = 0;
-  for (const std::uint8_t rate : rates_percent_) count += rate != 0 ? 1 : 0;
+  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+    count += active(static_cast<FaultSite>(i)) ? 1 : 0;
+  }
   return count;
 }
 
 std::string FaultPlan::to_string() const {
   std::string text;
   for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
-    if (rates_percent_[i] == 0) continue;
-    if (!text.empty()) text += ',';
-    text += kSiteNames[i];
-    text += '@';
-    text += std::to_string(rates_percent_[i]);
+    if (rates_percent_[i] != 0) {
+      if (!text.empty()) text += ',';
+      text += kSiteNames[i];
+      text += '@';
+      text += std::to_string(rates_percent_[i]);
+    }
+    for (const FaultHit& entry : hits_) {
+      if (index_of(entry.site) != i) continue;
+      if (!text.empty()) text += ',';
+      text += kSiteNames[i];
+      text += '#';
+      text += std::to_string(entry.hit);
+    }
   }
   return text.empty() ? std::string("none") : text;
 }

@@ -17,13 +17,24 @@ constexpr std::array<std::uint32_t, 3> kCallFailCodes = {kErrorNotEnoughMemory,
 constexpr std::uint32_t kEnableFailCode = kWsaEnobufs;
 constexpr std::uint32_t kRemoveFailCode = kWsaEinval;
 
-// The salt that separates the per-hit stream from FaultPlan::draw's (SeedStream::kFaults).
+// The salt that separates the per-hit decisions from FaultPlan::draw's stream (SeedStream::
+// kFaults).
 constexpr std::uint64_t kDecisionSalt = 0x6A09E667F3BCC909ULL;
 
 std::uint64_t decision_seed(std::uint64_t seed) {
   Rng mixer(seed ^ kDecisionSalt);
   mixer.next();
   return mixer.next();
+}
+
+// The random numbers of one hit: a pure function of (decision seed, site, hit number, purpose),
+// so that a hit's decision never depends on any other hit (see DETERMINISM in the header).
+enum class Purpose : std::uint64_t { kFire = 1, kChoice = 2 };
+Rng hit_rng(std::uint64_t seed, std::size_t site, std::uint64_t hit, Purpose purpose) {
+  Rng mixer(seed ^ ((static_cast<std::uint64_t>(site) + 1) * 0x9E3779B97F4A7C15ULL) ^
+            (hit * 0xD1B54A32D192ED03ULL) ^ (static_cast<std::uint64_t>(purpose) << 56));
+  mixer.next();
+  return Rng(mixer.next());
 }
 
 // The calling OS thread's injected last error (see LAST ERROR in the header). One slot per
@@ -53,7 +64,7 @@ FaultyOs::FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
       plan_(plan),
       trace_(trace),
       context_(context),
-      rng_(decision_seed(seed)) {
+      decision_seed_(decision_seed(seed)) {
   READYPORT_ASSERT(trace_ == nullptr || context_ != nullptr);
   scratch_free_.push_back(std::make_unique<Scratch>());
 }
@@ -81,6 +92,16 @@ void FaultyOs::arm_next(FaultSite site) {
   ++armed_[index_of(site)];
 }
 
+std::vector<FaultHit> FaultyOs::fired_hits() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fired_hits_;
+}
+
+bool FaultyOs::fired_hits_complete() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fired_hits_complete_;
+}
+
 FaultCounts FaultyOs::counts() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return counts_;
@@ -96,22 +117,31 @@ bool FaultyOs::hit(FaultSite site, std::uint64_t choices, std::uint64_t* choice_
 bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out) {
   const std::size_t i = index_of(site);
   READYPORT_ASSERT(i < kFaultSiteCount);
-  ++counts_.hits[i];
+  const std::uint64_t hit = ++counts_.hits[i];
   ++counts_.hits_total;
   bool fire = false;
+  bool armed = false;
   if (armed_[i] > 0) {
-    // Armed by a test: fires whatever the plan and the switch say; no random number is used.
+    // Armed by a test: fires whatever the plan and the switch say.
     --armed_[i];
     fire = true;
+    armed = true;
+  } else if (enabled_ && plan_.pinned(site)) {
+    fire = plan_.fires_at(site, hit);
   } else if (enabled_ && plan_.active(site)) {
-    fire = rng_.chance(plan_.rate_percent(site), 100);
+    fire = hit_rng(decision_seed_, i, hit, Purpose::kFire).chance(plan_.rate_percent(site), 100);
   }
   if (!fire) return false;
   ++counts_.fired[i];
   ++counts_.fired_total;
+  if (!armed && fired_hits_.size() < kFiredHitsMax) {
+    fired_hits_.push_back(FaultHit{site, hit});
+  } else if (!armed) {
+    fired_hits_complete_ = false;
+  }
   if (choices > 0) {
     READYPORT_ASSERT(choice_out != nullptr);
-    *choice_out = rng_.below(choices);
+    *choice_out = hit_rng(decision_seed_, i, hit, Purpose::kChoice).below(choices);
   }
   return true;
 }

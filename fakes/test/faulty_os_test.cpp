@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -214,6 +215,65 @@ TEST(FaultPlan, ParseErrorsNameTheBadToken) {
   EXPECT_NE(FaultPlan::parse("x,x").status().message().find("unknown site"), std::string::npos);
   EXPECT_NE(FaultPlan::parse("send.nobufs,send.nobufs").status().message().find("twice"),
             std::string::npos);
+}
+
+TEST(FaultPlan, PinnedHitsRoundTripInEnumAndHitOrder) {
+  const Result<FaultPlan> parsed = FaultPlan::parse(
+      "psn.remove_fails#17,post.fails@10,psn.call_fails#3,psn.remove_fails#2");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  const FaultPlan& plan = parsed.value();
+  EXPECT_EQ(plan.to_string(), "psn.call_fails#3,psn.remove_fails#2,psn.remove_fails#17,post.fails@10");
+  EXPECT_EQ(FaultPlan::parse(plan.to_string()).value(), plan);
+  EXPECT_TRUE(plan.pinned(FaultSite::kPsnRemoveFails));
+  EXPECT_TRUE(plan.active(FaultSite::kPsnRemoveFails));
+  EXPECT_EQ(plan.rate_percent(FaultSite::kPsnRemoveFails), 0u);
+  EXPECT_TRUE(plan.fires_at(FaultSite::kPsnRemoveFails, 17));
+  EXPECT_FALSE(plan.fires_at(FaultSite::kPsnRemoveFails, 3));
+  EXPECT_FALSE(plan.pinned(FaultSite::kPostFails));
+  EXPECT_EQ(plan.active_count(), 3u);
+  EXPECT_EQ(plan.without(FaultSite::kPsnRemoveFails).to_string(), "psn.call_fails#3,post.fails@10");
+  EXPECT_EQ(plan.restricted_to({FaultSite::kPsnRemoveFails}).to_string(),
+            "psn.remove_fails#2,psn.remove_fails#17");
+  EXPECT_EQ(plan.with(FaultSite::kPsnCallFails, 5).to_string(),
+            "psn.call_fails@5,psn.remove_fails#2,psn.remove_fails#17,post.fails@10");
+  const FaultPlan hits = FaultPlan::of_hits(
+      {{FaultSite::kCloseAbortive, 9}, {FaultSite::kPsnWaitShort, 1}});
+  EXPECT_EQ(hits.to_string(), "psn.wait_short#1,close.abortive#9");
+  EXPECT_EQ(FaultPlan::of_hits({}).to_string(), "none");
+  EXPECT_EQ(FaultPlan::parse("post.fails#18446744073709551615").value().hits().front().hit,
+            18446744073709551615ULL);
+}
+
+TEST(FaultPlan, PinnedHitErrorsNameTheBadToken) {
+  struct Bad {
+    const char* text;
+    const char* why;
+  };
+  const Bad bad[] = {
+      {"post.fails#0", "from 1"},
+      {"post.fails#-1", "from 1"},
+      {"post.fails#+1", "from 1"},
+      {"post.fails#", "from 1"},
+      {"post.fails#x", "from 1"},
+      {"post.fails#18446744073709551616", "from 1"},
+      {"post.fails#3,post.fails#3", "hit is given twice"},
+      {"post.fails@5,post.fails#3", "both rated"},
+      {"post.fails#3,post.fails@5", "both rated"},
+      {"bogus#3", "unknown site"},
+  };
+  for (const Bad& b : bad) {
+    const Result<FaultPlan> parsed = FaultPlan::parse(b.text);
+    ASSERT_FALSE(parsed.ok()) << b.text;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << b.text;
+    EXPECT_NE(parsed.status().message().find(b.why), std::string::npos)
+        << b.text << ": " << parsed.status().message();
+  }
+  std::string many;
+  for (std::size_t i = 1; i <= FaultPlan::kHitsMax + 1; ++i) {
+    if (!many.empty()) many += ',';
+    many += "post.fails#" + std::to_string(i);
+  }
+  EXPECT_NE(FaultPlan::parse(many).status().message().find("pinned hits"), std::string::npos);
 }
 
 TEST(FaultPlan, DrawIsAPureSwarmFunctionOfTheSeedAndRoundTrips) {
@@ -708,16 +768,18 @@ TEST_F(FaultyOsTest, RateHundredFiresEveryHitAndAnInactiveSiteNever) {
   EXPECT_TRUE(fake_.close_port(drain));
 }
 
-// One scripted sequence of calls; returns what each call returned.
-std::vector<std::uint32_t> script(std::uint64_t seed, std::string* trace_out) {
+constexpr const char* kScriptPlan =
+    "psn.call_fails@25,psn.dequeue_fewer@50,psn.wait_short@50,post.fails@25,psn.enable_fails@25";
+
+// One scripted sequence of calls; returns what each call returned. `fired_out`, when not null,
+// gets the plan of the hits that fired.
+std::vector<std::uint32_t> script(std::uint64_t seed, std::string* trace_out,
+                                  const FaultPlan& plan = FaultPlan::parse(kScriptPlan).value(),
+                                  FaultPlan* fired_out = nullptr) {
   FakeOs fake;
   Trace trace;
   ZeroContext context;
-  FaultyOs os(fake,
-              FaultPlan::parse("psn.call_fails@25,psn.dequeue_fewer@50,psn.wait_short@50,"
-                               "post.fails@25,psn.enable_fails@25")
-                  .value(),
-              seed, &trace, &context);
+  FaultyOs os(fake, plan, seed, &trace, &context);
   const Port port = os.create_io_completion_port(0);
   Ipv4Address address{};
   const Socket s = fake.socket(kAfInet, kSockDgram, kIpprotoUdp);
@@ -746,7 +808,62 @@ std::vector<std::uint32_t> script(std::uint64_t seed, std::string* trace_out) {
   EXPECT_EQ(fake.closesocket(s), 0);
   EXPECT_TRUE(os.close_port(port));
   *trace_out = trace.text();
+  EXPECT_TRUE(os.fired_hits_complete());
+  if (fired_out != nullptr) *fired_out = FaultPlan::of_hits(os.fired_hits());
   return results;
+}
+
+// The lines of `trace` that start with `prefix` (after the seq/time/thread columns).
+std::vector<std::string> lines_with(const std::string& trace, const std::string& prefix) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < trace.size()) {
+    const std::size_t end = trace.find('\n', start);
+    const std::string line = trace.substr(start, end - start);
+    if (line.find(" " + prefix) != std::string::npos) lines.push_back(line);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+// The plan of exactly the hits that fired replays the run byte for byte; leaving one post.fails
+// hit out removes that one fault and changes no other post or call-failure decision.
+TEST(FaultyOsReplay, FiredHitsReplayTheRunAndOneHitLessChangesOnlyIt) {
+  std::string rated_trace;
+  FaultPlan fired;
+  const std::vector<std::uint32_t> rated =
+      script(42, &rated_trace, FaultPlan::parse(kScriptPlan).value(), &fired);
+  ASSERT_GT(fired.hits().size(), 20u);
+  EXPECT_EQ(FaultPlan::parse(fired.to_string()).value(), fired);
+  std::string pinned_trace;
+  FaultPlan fired_again;
+  EXPECT_EQ(script(42, &pinned_trace, fired, &fired_again), rated);
+  EXPECT_EQ(pinned_trace, rated_trace);
+  EXPECT_EQ(fired_again, fired);
+
+  // Leave out the first post.fails hit.
+  std::vector<FaultHit> fewer = fired.hits();
+  const auto first_post = std::find_if(fewer.begin(), fewer.end(), [](const FaultHit& h) {
+    return h.site == FaultSite::kPostFails;
+  });
+  ASSERT_NE(first_post, fewer.end());
+  fewer.erase(first_post);
+  std::string fewer_trace;
+  FaultPlan fired_fewer;
+  (void)script(42, &fewer_trace, FaultPlan::of_hits(fewer), &fired_fewer);
+  EXPECT_EQ(fired_fewer.hits().size(), fired.hits().size() - 1);
+  const std::vector<std::string> posts = lines_with(rated_trace, "fault post.fails");
+  const std::vector<std::string> posts_fewer = lines_with(fewer_trace, "fault post.fails");
+  ASSERT_EQ(posts_fewer.size() + 1, posts.size());
+  const std::vector<std::string> calls = lines_with(rated_trace, "fault psn.call_fails");
+  const std::vector<std::string> calls_fewer = lines_with(fewer_trace, "fault psn.call_fails");
+  ASSERT_EQ(calls.size(), calls_fewer.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    // The same code at the same hit (the seq and time columns may differ: one line fewer).
+    EXPECT_EQ(calls[i].substr(calls[i].find(" fault ")),
+              calls_fewer[i].substr(calls_fewer[i].find(" fault ")));
+  }
 }
 
 TEST(FaultyOsReplay, SameSeedSameDecisionsOtherSeedOthers) {

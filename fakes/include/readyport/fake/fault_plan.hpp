@@ -33,9 +33,20 @@
 //   close.abortive     closesocket of a connected stream socket resets it (the peer sees ERR) [D2]
 // The enum order is stable (it fixes to_string's order and draw's stream): append new sites only.
 //
-// Text syntax: `none` (or `off`), or comma-separated `site@rate` tokens, rate a decimal percent
-// 1..100; `site` alone means rate kRateDefaultPercent. to_string writes the active sites in enum
-// order, always with `@rate`; parse accepts any order but refuses duplicates.
+// Text syntax: `none` (or `off`), or comma-separated tokens:
+//   `site@rate`  the site fires on each hit with probability rate (a decimal percent 1..100);
+//                `site` alone means rate kRateDefaultPercent;
+//   `site#n`     the site fires at exactly its n-th hit (n from 1: FaultyOs counts each site's
+//                hits from the start of the run), and at no other; one token per firing, so a
+//                site pinned this way is given by all its `#n` tokens, e.g.
+//                `psn.remove_fails#3,psn.remove_fails#17`.
+// A site is either rated or pinned, never both. to_string writes the sites in enum order, rated
+// ones with `@rate`, pinned ones as their `#n` tokens in increasing n; parse accepts any order
+// but refuses a site given twice, a hit given twice, and a site both rated and pinned.
+// Why pinned hits: a run's decision at a hit depends only on (seed, site, hit number)
+// (faulty_os.hpp, DETERMINISM), so the plan made of exactly the hits that fired in a run replays
+// that run, and leaving one of them out changes that one fault only. The shrinker
+// (stress/stress_shrink.hpp) removes fired faults one at a time this way.
 //
 // Why draw() activates each site with probability 1/2 at 2, 10 or 25 percent: swarm testing
 // (Groce et al.) wins by leaving some sites off in each run, so that paths which a frequent
@@ -90,12 +101,25 @@ const char* fault_site_name(FaultSite site);
 // The site named `name` exactly; kInvalidArgument naming `name` otherwise.
 Result<FaultSite> fault_site_parse(std::string_view name);
 
+// One hit of one site: the site's `hit`-th draw in a run (1-based).
+struct FaultHit {
+  FaultSite site = FaultSite::kPsnCallFails;
+  std::uint64_t hit = 1;
+
+  friend bool operator==(const FaultHit& a, const FaultHit& b) = default;
+  friend bool operator<(const FaultHit& a, const FaultHit& b) {
+    return a.site != b.site ? a.site < b.site : a.hit < b.hit;
+  }
+};
+
 struct FaultPlan {
  public:
   // The rate of a site written without `@rate`.
   static constexpr std::uint32_t kRateDefaultPercent = 25;
   // The rates draw() picks from.
   static constexpr std::array<std::uint32_t, 3> kDrawRatesPercent = {2, 10, 25};
+  // The most pinned hits a plan holds (parse refuses more; of_hits asserts).
+  static constexpr std::size_t kHitsMax = 20000;
 
   // No site active (the same as none()).
   FaultPlan() = default;
@@ -105,29 +129,41 @@ struct FaultPlan {
   // SeedStreams(seed).stream(SeedStream::kFaults), two numbers per site in enum order.
   static FaultPlan draw(std::uint64_t seed);
   // The inverse of to_string (see the syntax at the top). kInvalidArgument naming the bad token:
-  // unknown site, rate not a number, rate 0 or above 100, a site given twice, an empty token.
+  // unknown site, rate not a number, rate 0 or above 100, a hit number not a decimal from 1 to
+  // 2^64-1, a site given twice or both rated and pinned, a hit given twice, more than kHitsMax
+  // hits, an empty token.
   static Result<FaultPlan> parse(std::string_view text);
+  // The plan that fires exactly at `hits` (any order, no duplicates; at most kHitsMax:
+  // asserted) and nowhere else.
+  static FaultPlan of_hits(std::vector<FaultHit> hits);
 
   // This plan with only the sites in `sites` kept active (at their rates).
   FaultPlan restricted_to(const std::vector<FaultSite>& sites) const;
-  // This plan with `site` inactive.
+  // This plan with `site` inactive (its rate or its pinned hits gone).
   FaultPlan without(FaultSite site) const;
   // This plan with `site` active at `rate_percent`, which must be in 1..100 (asserted).
   FaultPlan with(FaultSite site, std::uint32_t rate_percent) const;
 
-  bool active(FaultSite site) const { return rate_percent(site) != 0; }
-  // Per-hit probability in percent: 1..100 when active, 0 when not.
+  bool active(FaultSite site) const { return rate_percent(site) != 0 || pinned(site); }
+  // Per-hit probability in percent: 1..100 when rated, 0 when not (inactive or pinned).
   std::uint32_t rate_percent(FaultSite site) const;
+  // Whether `site` fires at listed hits only (`site#n`).
+  bool pinned(FaultSite site) const;
+  // For a pinned site: whether its `hit`-th hit is listed.
+  bool fires_at(FaultSite site, std::uint64_t hit) const;
+  // The pinned hits, sorted by site (enum order), then hit.
+  const std::vector<FaultHit>& hits() const { return hits_; }
   std::uint32_t active_count() const;
-  // `psn.call_fails@25,psn.remove_fails@2`: active sites in enum order; `none` when empty.
+  // `psn.call_fails@25,psn.remove_fails#3`: active sites in enum order; `none` when empty.
   std::string to_string() const;
 
   friend bool operator==(const FaultPlan& a, const FaultPlan& b) {
-    return a.rates_percent_ == b.rates_percent_;
+    return a.rates_percent_ == b.rates_percent_ && a.hits_ == b.hits_;
   }
 
  private:
-  std::array<std::uint8_t, kFaultSiteCount> rates_percent_{};  // 0: inactive
+  std::array<std::uint8_t, kFaultSiteCount> rates_percent_{};  // 0: not rated
+  std::vector<FaultHit> hits_;                                 // sorted, unique
 };
 
 }  // namespace readyport

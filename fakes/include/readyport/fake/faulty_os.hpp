@@ -78,12 +78,16 @@
 // threads that used it have ended (as os.hpp requires anyway), or a new FaultyOs at the same
 // address could see their stale slots.
 //
-// DETERMINISM: the per-hit decisions (fire or not, and the drawn code or count) come from one Rng
-// owned by this FaultyOs, seeded from `seed` mixed with a salt of its own, so it never equals the
-// stream FaultPlan::draw reads even when both get the same seed. The Rng is guarded by a
-// std::mutex that is never held across a call into the inner Os (nor while recording). In
-// simulation one logical thread runs at a time, so the order of hits, and hence the run, is a
-// pure function of the seed. With real threads (FreeRuntime) the order of hits is not.
+// DETERMINISM: each site counts its hits from 1. The decision at a site's n-th hit (fire or not,
+// and the drawn code or count) is a pure function of (seed mixed with a salt of its own, so it
+// never equals the stream FaultPlan::draw reads, the site, n): a hit's decision never depends on
+// another hit's. So the plan made of exactly the hits that fired (fired_hits(), as
+// FaultPlan::of_hits) replays the run, and leaving one hit out of it changes that one fault and
+// what follows from it, nothing else (the shrinker's per-fault step, stress_shrink.hpp). A
+// pinned site (`site#n`) fires at its listed hits only; an armed hit fires whatever the plan.
+// The state is guarded by a std::mutex that is never held across a call into the inner Os (nor
+// while recording). In simulation one logical thread runs at a time, so the order of hits, and
+// hence the run, is a pure function of the seed. With real threads (FreeRuntime) it is not.
 //
 // Ownership: borrows `inner`, `trace` and `context`, which must outlive it. Mutexes and threads
 // are the inner Os's. Holds up to one scratch array of kRegistrationsMax elements per thread that
@@ -140,6 +144,11 @@ class FaultyOs final : public ForwardingOs {
   void arm_next(FaultSite site);
   FaultCounts counts() const;
   const FaultPlan& plan() const { return plan_; }
+  // The hits that fired by the plan (armed ones excluded), in firing order: at most
+  // kFiredHitsMax; fired_hits_complete() is false when more fired than that were kept.
+  static constexpr std::size_t kFiredHitsMax = FaultPlan::kHitsMax;
+  std::vector<FaultHit> fired_hits() const;
+  bool fired_hits_complete() const;
 
   // ---- Os: the intercepted calls (see WHAT FIRES); the rest is ForwardingOs's. ----
   Port create_io_completion_port(std::uint32_t concurrency) override;
@@ -194,10 +203,12 @@ class FaultyOs final : public ForwardingOs {
   const TraceContext* const context_;
 
   mutable std::mutex mutex_;
-  Rng rng_;                                             // guarded by mutex_
+  const std::uint64_t decision_seed_;
   bool enabled_ = true;                                 // guarded by mutex_
   std::array<std::uint32_t, kFaultSiteCount> armed_{};  // guarded by mutex_
   FaultCounts counts_;                                  // guarded by mutex_
+  std::vector<FaultHit> fired_hits_;                    // guarded by mutex_
+  bool fired_hits_complete_ = true;                     // guarded by mutex_
   std::set<Socket> connected_;                          // guarded by mutex_: close.abortive's
   std::vector<std::unique_ptr<Scratch>> scratch_free_;  // guarded by mutex_
 };
