@@ -11,6 +11,7 @@
 #include "readyport/fake/free_runtime.hpp"
 #include "readyport/fake/recording_os.hpp"
 #include "readyport/fake/sim_scenario.hpp"
+#include "seed_env.hpp"
 #include "sim_harness.hpp"
 
 namespace readyport {
@@ -112,7 +113,11 @@ TEST(FreeRuntime, FakeOsLocksPostsAndDequeuesUnderTrueConcurrency) {
 // The standard scenario (three dequeuers, a producer, an Os mutex, datagrams, re-arms) on real
 // threads, recorded: its invariants hold under any real interleaving.
 TEST(FreeRuntime, StandardScenarioOnRealThreads) {
-  for (std::uint64_t seed = 0; seed < 5; ++seed) {
+  // The seed draws the fake and the workload; real threads choose the interleaving.
+  const test::SeedLoop seeds = test::seed_loop(0, 5);  // or READYPORT_SEED's (seed_env.hpp)
+  ASSERT_TRUE(seeds.ok()) << seeds.error();
+  for (const std::uint64_t seed : seeds.seeds()) {
+    SCOPED_TRACE(test::seed_replay(seed));
     FreeRuntime runtime;
     FakeOptions fake_options;
     fake_options.seed = seed;
