@@ -9,7 +9,7 @@
 #   bash ci/canaries.sh double_remove        # one
 # Exit status: non-zero when a canary survived or a build failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 canaries=("$@")
 if [ "${#canaries[@]}" -eq 0 ]; then

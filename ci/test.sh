@@ -12,15 +12,22 @@
 #   asan    clang-19 with AddressSanitizer + UndefinedBehaviorSanitizer, every test
 #   tsan    clang-19 with ThreadSanitizer, every test
 #   traces  the same seeds' traces from the g++ build and the clang (asan) build, byte for byte
-#           (needs native and asan built first)
+#           (builds only readyport-sim-trace in build/default and build/asan: a no-op after the
+#           native and asan legs, a few minutes on its own, as in the CI's traces job)
 #   wine    mingw-w64 cross-build run under Wine (ci/wine_leg.sh); tests needing the real
 #           ProcessSocketNotifications are reported as skipped
 #   canaries  each planted engine bug (cmake/canary.cmake) must make the main job's default run
 #           fail, within 60 s (ci/canaries.sh)
 #   lint    actionlint on .github/workflows (ci/actionlint.sh)
+#
+# Output: per leg, the ctest lines of failed and skipped tests, then the whole output of each
+# failed test (the assertion and the replay line; at most READYPORT_FAILED_OUTPUT_LINES lines a
+# test, default 400: the first third and the end), then "---- leg X: N passed, N failed,
+# N skipped". Files: build/logs/<leg>.{configure,build,ctest}.log, and JUnit XML per leg in
+# build/logs/<leg>.junit.xml (ctest's own for the ctest legs, one test case for the other legs).
 # Exit status: non-zero when any leg failed to build or had a failing test.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 all_legs=(native asan tsan traces canaries wine lint)
 legs=("$@")
@@ -47,6 +54,53 @@ ctest_counts() {
   echo "$((total - failed - skipped)) $failed $skipped"
 }
 
+# print_failed_output LOG: the output ctest kept (--output-on-failure, the test presets' setting)
+# of every failed, timed-out or crashed test in LOG, each under its result line. A test's output
+# longer than READYPORT_FAILED_OUTPUT_LINES lines (default 400) is cut in the middle, keeping the
+# first third and the end; at most 30 tests are shown.
+print_failed_output() {
+  local log="$1"
+  awk -v lines_max="${READYPORT_FAILED_OUTPUT_LINES:-400}" -v tests_max=30 -v log_file="$log" '
+    function flush(   i, head) {
+      if (!show) return
+      if (n <= lines_max) {
+        for (i = 1; i <= n; i++) print buf[i]
+      } else {
+        head = int(lines_max / 3)
+        for (i = 1; i <= head; i++) print buf[i]
+        print "     [... " (n - lines_max) " lines left out here; the whole output is in " log_file " ...]"
+        for (i = n - (lines_max - head) + 1; i <= n; i++) print buf[i]
+      }
+      show = 0; n = 0
+    }
+    /^ *[0-9]+\/[0-9]+ Test +#/ {
+      flush()
+      if ($0 ~ /\*\*\*(Failed|Timeout|Exception|Not Run)/ && $0 !~ /Disabled/) {
+        shown++
+        if (shown <= tests_max) { show = 1; print "==== output of" substr($0, index($0, ":") + 1) }
+      }
+      next
+    }
+    /^ *Start +[0-9]+: / || /^[0-9]+% tests passed, / { flush(); next }
+    show { buf[++n] = $0 }
+    END {
+      flush()
+      if (shown > tests_max) print "     [" (shown - tests_max) " more failed tests: their output is in " log_file "]"
+    }' "$log"
+}
+
+# write_junit_check LEG PASSED LOG: a JUnit file with one test case for a leg that is one check.
+write_junit_check() {
+  local leg="$1" passed="$2" log="$3" failure=""
+  if [ "$passed" -ne 1 ]; then
+    # The log's end as CDATA: "]]>" split, and the control characters XML 1.0 forbids dropped.
+    failure="<failure message=\"leg $leg failed\"><![CDATA[$(tail -n 60 "$log" |
+      tr -d '\000-\010\013\014\016-\037' | sed 's/]]>/]]]]><![CDATA[>/g')]]></failure>"
+  fi
+  printf '<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="%s" tests="1" failures="%d" skipped="0">\n  <testcase name="%s" classname="ci.%s">%s</testcase>\n</testsuite>\n' \
+    "$leg" "$((1 - passed))" "$leg" "$leg" "$failure" >"$log_dir/$leg.junit.xml"
+}
+
 # run_preset LEG PRESET: configure, build and test one CMake preset.
 run_preset() {
   local leg="$1" preset="$2" log="$log_dir/$1.ctest.log"
@@ -58,12 +112,18 @@ run_preset() {
     tail -n 80 "$log_dir/$leg.build.log"; broken_legs+=("$leg(build)"); return
   fi
   echo "==== leg $leg: ctest"
+  # JUnit XML beside the logs (an absolute path: ctest reads a relative one from the build tree).
   # shellcheck disable=SC2086 # CTEST_ARGS is a list of words on purpose
-  ctest --preset "$preset" -j "$jobs" ${CTEST_ARGS:-} >"$log" 2>&1
+  ctest --preset "$preset" -j "$jobs" --output-junit "$PWD/$log_dir/$leg.junit.xml" \
+    ${CTEST_ARGS:-} >"$log" 2>&1
   local rc=$?
   # Failures, skips and the summary; every test's line is in the log.
   grep -E 'tests passed|\*\*\*|Total Test|The following|^[[:space:]]+[0-9]+ - ' "$log" | grep -vE '^ *Start +[0-9]+:' || true
-  echo "     (full ctest log: $log)"
+  if grep -qE '^ *[0-9]+/[0-9]+ Test +#.*\*\*\*(Failed|Timeout|Exception|Not Run)' "$log"; then
+    echo "==== leg $leg: output of the failed tests"
+    print_failed_output "$log"
+  fi
+  echo "     (full ctest log: $log; JUnit: $log_dir/$leg.junit.xml)"
   read -r p f s < <(ctest_counts "$log")
   passed_total=$((passed_total + p)); failed_total=$((failed_total + f)); skipped_total=$((skipped_total + s))
   if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ] || [ "$((p + f + s))" -eq 0 ]; then broken_legs+=("$leg"); fi
@@ -77,12 +137,43 @@ run_check() {
   if "$@" >"$log_dir/$leg.log" 2>&1; then
     tail -n 3 "$log_dir/$leg.log"
     passed_total=$((passed_total + 1))
+    write_junit_check "$leg" 1 "$log_dir/$leg.log"
     echo "---- leg $leg: 1 passed, 0 failed, 0 skipped"
   else
     tail -n 40 "$log_dir/$leg.log"
     failed_total=$((failed_total + 1)); broken_legs+=("$leg")
+    write_junit_check "$leg" 0 "$log_dir/$leg.log"
     echo "---- leg $leg: 0 passed, 1 failed, 0 skipped"
   fi
+}
+
+# build_sim_trace PRESET: configures the preset's tree when it has no cache yet and brings its
+# readyport-sim-trace up to date (only that target). Logs: build/logs/traces.PRESET.log.
+build_sim_trace() {
+  local preset="$1" log="$log_dir/traces.$1.log"
+  : >"$log"
+  if [ ! -f "build/$preset/CMakeCache.txt" ] && ! cmake --preset "$preset" >>"$log" 2>&1; then
+    tail -n 40 "$log"; echo "traces: configuring preset $preset failed (log: $log)"; return 1
+  fi
+  if ! cmake --build --preset "$preset" -j "$jobs" --target readyport-sim-trace >>"$log" 2>&1; then
+    tail -n 60 "$log"; echo "traces: building readyport-sim-trace (preset $preset) failed (log: $log)"
+    return 1
+  fi
+}
+
+# run_traces: the g++ build's traces against the clang build's, the tools built first.
+run_traces() {
+  local preset
+  echo "==== leg traces: readyport-sim-trace in build/default (g++) and build/asan (clang)"
+  for preset in default asan; do
+    if ! build_sim_trace "$preset"; then
+      failed_total=$((failed_total + 1)); broken_legs+=("traces(build)")
+      write_junit_check traces 0 "$log_dir/traces.$preset.log"
+      echo "---- leg traces: 0 passed, 1 failed, 0 skipped"
+      return
+    fi
+  done
+  run_check traces bash ci/compare_traces.sh build/default build/asan
 }
 
 # run_wine: the mingw+Wine leg prints its own ctest report and a "---- leg wine:" count line.
@@ -90,7 +181,9 @@ run_wine() {
   local log="$log_dir/wine.leg.log"
   bash ci/wine_leg.sh </dev/null >"$log" 2>&1
   local rc=$?
-  grep -E '^====|tests passed|\*\*\*|Total Test|The following|^[[:space:]]+[0-9]+ - |compare_traces|^---- leg|^wine' "$log" | grep -vE '^ *Start +[0-9]+:' || true
+  # Everything the leg printed but the lines of passed tests: its steps, failed and skipped
+  # tests, the output of the failed ones, the trace comparison and its count line.
+  grep -vE '^ *[0-9]+/[0-9]+ Test +#.*[[:space:]]Passed[[:space:]]' "$log" || true
   echo "     (full log: $log)"
   local counts
   counts=$(grep -E '^---- leg wine: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -n 1)
@@ -98,7 +191,7 @@ run_wine() {
     read -r p f s < <(sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$counts")
     passed_total=$((passed_total + p)); failed_total=$((failed_total + f)); skipped_total=$((skipped_total + s))
   fi
-  if [ "$rc" -ne 0 ] || [ -z "$counts" ]; then tail -n 40 "$log"; broken_legs+=("wine"); fi
+  if [ "$rc" -ne 0 ] || [ -z "$counts" ]; then broken_legs+=("wine"); fi
 }
 
 for leg in "${legs[@]}"; do
@@ -106,7 +199,7 @@ for leg in "${legs[@]}"; do
     native) run_preset native default ;;
     asan) run_preset asan asan ;;
     tsan) run_preset tsan tsan ;;
-    traces) run_check traces bash ci/compare_traces.sh build/default build/asan ;;
+    traces) run_traces ;;
     canaries) run_check canaries bash ci/canaries.sh; grep -E "^canary " "$log_dir/canaries.log" || true ;;
     wine) run_wine ;;
     lint) run_check lint bash ci/actionlint.sh ;;

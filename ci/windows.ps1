@@ -13,7 +13,9 @@
 #   passes them to the linker (CMake links with lld-link/link directly, which does not add them),
 #   and puts the runtime DLL's directory on PATH for the tests.
 # - Logs: build/logs/<preset>.{configure,build,ctest}.log; ctest's own files under
-#   build/<preset>/Testing. The workflow uploads both when a step fails.
+#   build/<preset>/Testing; JUnit XML in build/logs/<preset>.junit.xml; a failing stress test's
+#   failure bundles (seed-<S>.json) under build/<preset>/stress. The workflow uploads the JUnit
+#   file always and the rest when a step fails. Replay a bundle: pwsh ci/replay.ps1 (docs/ci.md).
 # Exit status: non-zero when configure, build or any test fails.
 [CmdletBinding()]
 param(
@@ -76,4 +78,5 @@ if ($Preset -eq 'clang-cl-asan') {
 
 Invoke-Logged 'configure' (Join-Path $logDir "$Preset.configure.log") 'cmake' $configureArgs
 Invoke-Logged 'build' (Join-Path $logDir "$Preset.build.log") 'cmake' @('--build', '--preset', $Preset, '-j', "$Jobs")
-Invoke-Logged 'ctest' (Join-Path $logDir "$Preset.ctest.log") 'ctest' @('--preset', $Preset, '-j', "$Jobs", '--output-on-failure')
+Invoke-Logged 'ctest' (Join-Path $logDir "$Preset.ctest.log") 'ctest' @('--preset', $Preset, '-j', "$Jobs", '--output-on-failure',
+  '--output-junit', (Join-Path $logDir "$Preset.junit.xml"))

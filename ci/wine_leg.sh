@@ -13,12 +13,16 @@
 #    reads it hangs), boots the prefix, and kills the server in an EXIT trap;
 # 4. runs ctest (tests are discovered at test time through Wine, DISCOVERY_MODE PRE_TEST) and
 #    prints its output: tests that need the real ProcessSocketNotifications, which Wine 8 lacks,
-#    are reported by ctest as skipped, not passed;
-# 5. where the determinism tool readyport-sim-trace exists in both this build and the native one
-#    (build/default), compares its trace hash for a few seeds: the fake must behave the same when
-#    compiled for Windows.
+#    are reported by ctest as skipped, not passed; the whole output of each failed test (at most
+#    READYPORT_FAILED_OUTPUT_LINES lines a test, default 400); JUnit XML in
+#    build/logs/wine.junit.xml;
+# 5. compares the determinism tool readyport-sim-trace of this build (under Wine) with the native
+#    one's (READYPORT_NATIVE_BUILD_DIR, default build/default) over a few seeds: the fake must
+#    behave the same when compiled for Windows. The native tool is built first (only that target;
+#    the tree is configured with the preset "default" when it has no cache yet), so the check runs
+#    on a machine that built nothing else, such as the CI's Wine job.
 # Prints "---- leg wine: N passed, N failed, N skipped" last. Exit status: non-zero when a step
-# failed, a test failed, or a trace hash differs.
+# failed, a test failed, a trace tool could not be built, or a trace hash differs.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -104,18 +108,46 @@ echo "==== leg wine: ctest"
 ctest_log="$log_dir/wine.ctest.log"
 # Output goes to a file, not a pipe; the preset sets the same WINE* variables.
 # shellcheck disable=SC2086 # CTEST_ARGS is a list of words on purpose
-ctest --preset mingw -j "$jobs" ${CTEST_ARGS:-} </dev/null >"$ctest_log" 2>&1
+ctest --preset mingw -j "$jobs" --output-junit "$PWD/$log_dir/wine.junit.xml" ${CTEST_ARGS:-} \
+  </dev/null >"$ctest_log" 2>&1
 ctest_rc=$?
 # ctest's report: one line per test, then its summary (the skipped tests listed as "(Skipped)",
 # the failed ones as "(Failed)"). Every test's output is in the log.
 grep -E '^ *[0-9]+/[0-9]+ Test +#' "$ctest_log"
 sed -n '/tests passed, .* failed out of/,$p' "$ctest_log"
-echo "     full ctest output: $ctest_log"
-if grep -qE '^ *[0-9]+/[0-9]+ Test +#.*\*\*\*(Failed|Timeout|Exception)' "$ctest_log"; then
-  echo "==== leg wine: output of the failed tests (at most 60 lines each)"
-  awk '/^ *[0-9]+\/[0-9]+ Test +#/ { show = ($0 ~ /\*\*\*(Failed|Timeout|Exception)/); n = 0; next }
-       /tests passed, .* failed out of/ { show = 0 }
-       show && n < 60 { print; n++ }' "$ctest_log" | head -n 600
+echo "     full ctest output: $ctest_log; JUnit: $log_dir/wine.junit.xml"
+if grep -qE '^ *[0-9]+/[0-9]+ Test +#.*\*\*\*(Failed|Timeout|Exception|Not Run)' "$ctest_log"; then
+  echo "==== leg wine: output of the failed tests"
+  # The output ctest kept for each failed test, under its result line; one longer than
+  # READYPORT_FAILED_OUTPUT_LINES is cut in the middle (the first third and the end are kept);
+  # at most 30 tests. (The same reading as ci/test.sh's print_failed_output.)
+  awk -v lines_max="${READYPORT_FAILED_OUTPUT_LINES:-400}" -v tests_max=30 -v log_file="$ctest_log" '
+    function flush(   i, head) {
+      if (!show) return
+      if (n <= lines_max) {
+        for (i = 1; i <= n; i++) print buf[i]
+      } else {
+        head = int(lines_max / 3)
+        for (i = 1; i <= head; i++) print buf[i]
+        print "     [... " (n - lines_max) " lines left out here; the whole output is in " log_file " ...]"
+        for (i = n - (lines_max - head) + 1; i <= n; i++) print buf[i]
+      }
+      show = 0; n = 0
+    }
+    /^ *[0-9]+\/[0-9]+ Test +#/ {
+      flush()
+      if ($0 ~ /\*\*\*(Failed|Timeout|Exception|Not Run)/ && $0 !~ /Disabled/) {
+        shown++
+        if (shown <= tests_max) { show = 1; print "==== output of" substr($0, index($0, ":") + 1) }
+      }
+      next
+    }
+    /^ *Start +[0-9]+: / || /^[0-9]+% tests passed, / { flush(); next }
+    show { buf[++n] = $0 }
+    END {
+      flush()
+      if (shown > tests_max) print "     [" (shown - tests_max) " more failed tests: their output is in " log_file "]"
+    }' "$ctest_log"
 fi
 
 summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$ctest_log" | tail -n 1)
@@ -133,15 +165,30 @@ if [ "$ctest_rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq 0 ]; then fail
 # ---- 5. the fake's trace hash: Windows build against the native build ------------------------
 # ci/compare_traces.sh (the determinism tool's own comparison) runs both tools; the Windows one
 # through a wrapper around ci/wine_exec.sh (output through files, CR LF turned into LF).
+# The native tool: configured with the preset "default" when its tree has no cache yet, then
+# only that target brought up to date (a no-op after the native leg).
 native_dir="${READYPORT_NATIVE_BUILD_DIR:-build/default}"
+native_log="$log_dir/wine.native_sim_trace.log"
+echo "==== leg wine: the native readyport-sim-trace ($native_dir)"
+: >"$native_log"
+if [ ! -f "$native_dir/CMakeCache.txt" ] &&
+   ! cmake --preset default -B "$native_dir" >>"$native_log" 2>&1; then
+  tail -n 40 "$native_log"
+  echo "wine leg: configuring $native_dir (preset default) failed (log: $native_log)"
+  failures+=("native-sim-trace")
+elif ! cmake --build "$native_dir" -j "$jobs" --target readyport-sim-trace >>"$native_log" 2>&1; then
+  tail -n 60 "$native_log"
+  echo "wine leg: building readyport-sim-trace in $native_dir failed (log: $native_log)"
+  failures+=("native-sim-trace")
+fi
 native_tool=$(find "$native_dir" -type f -name 'readyport-sim-trace' -perm -u+x 2>/dev/null | head -n 1)
 windows_tool=$(find "$build_dir" -type f -name 'readyport-sim-trace.exe' 2>/dev/null | head -n 1)
 if [ -z "$windows_tool" ]; then
-  echo "==== leg wine: trace hash comparison skipped: readyport-sim-trace.exe is not built"
+  echo "wine leg: trace hash comparison not run: $build_dir has no readyport-sim-trace.exe"
+  failures+=("trace-hashes")
 elif [ -z "$native_tool" ]; then
-  echo "==== leg wine: trace hash comparison skipped: $native_dir has no readyport-sim-trace (run the native leg first)"
-elif [ ! -f ci/compare_traces.sh ]; then
-  echo "==== leg wine: trace hash comparison skipped: ci/compare_traces.sh is missing"
+  echo "wine leg: trace hash comparison not run: $native_dir has no readyport-sim-trace"
+  failures+=("trace-hashes")
 else
   echo "==== leg wine: trace hashes, $native_tool against $windows_tool under Wine"
   wrapper="$build_dir/readyport-sim-trace-wine"
