@@ -58,10 +58,12 @@ std::string property_replay_line(const rc::detail::TestMetadata& metadata,
   const auto& failure = result.template get<rc::detail::FailureResult>();
   std::unordered_map<std::string, rc::detail::Reproduce> map;
   map.emplace(metadata.id, failure.reproduce);
-  // The GoogleTest filter names the test "Suite.Name"; the RapidCheck id is "Suite/Name".
-  std::string filter = metadata.id;
-  const std::size_t slash = filter.find('/');
-  if (slash != std::string::npos) filter[slash] = '.';
+  // The GoogleTest filter names the running test "Suite.Name" (both may hold '/': a
+  // parameterised test's prefix and parameter), not RapidCheck's id "Suite/Name".
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string filter = info == nullptr ? metadata.id
+                                             : std::string(info->test_suite_name()) + "." +
+                                                   info->name();
   const std::vector<std::string> argv = ::testing::internal::GetArgvs();
   const std::string binary = argv.empty() ? "readyport_properties_test" : argv.front();
   return "replay: RC_PARAMS=\"reproduce=" + rc::detail::reproduceMapToString(map) + "\" " +

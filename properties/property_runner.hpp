@@ -35,7 +35,7 @@ inline constexpr int kPropertyCasesDefault = 500;
 rc::detail::TestParams property_params(const std::string& test_id, std::string* error_out);
 
 // For a failed result: the one command that replays it, RapidCheck's reproduce string in
-// RC_PARAMS with this test binary and this test's --gtest_filter:
+// RC_PARAMS with this test binary and the running test's --gtest_filter (call it from the test):
 //   replay: RC_PARAMS="reproduce=BchdlNGdvJ3XzVXbg..." build/default/properties/readyport_properties_test --gtest_filter='Suite.Test'
 // "" for a result that is not a failure.
 std::string property_replay_line(const rc::detail::TestMetadata& metadata,
