@@ -68,3 +68,66 @@ if(NOT CMAKE_CROSSCOMPILING)
     unset(CMAKE_POLICY_VERSION_MINIMUM)
   endif()
 endif()
+
+# The command-line and JSON libraries of readyport-stress and readyport-sim-trace (header only):
+# CLI11 (CLI11::CLI11) and nlohmann-json (nlohmann_json::nlohmann_json). Found, in this order:
+# 1. find_package (Debian: libcli11-dev, nlohmann-json3-dev; vcpkg; a prefix path);
+# 2. cross builds (the mingw preset): the host's headers, through a directory in the build tree
+#    that holds only a link to the library's own folder (CLI/, nlohmann/): /usr/include itself on
+#    a cross compiler's include path would put the host's C library before the target's;
+# 3. with READYPORT_FETCH_DEPS (the Windows runners): FetchContent, pinned to commits.
+# readyport_host_headers(<target> <folder> <header>): step 2 for one library.
+function(readyport_host_headers target folder header)
+  find_path(READYPORT_${folder}_HOST_DIR ${folder}/${header}
+            PATHS /usr/include /usr/local/include NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+  if(NOT READYPORT_${folder}_HOST_DIR)
+    return()
+  endif()
+  set(dir ${CMAKE_BINARY_DIR}/_deps/host_headers_${folder})
+  file(MAKE_DIRECTORY ${dir})
+  if(NOT EXISTS ${dir}/${folder})
+    file(CREATE_LINK ${READYPORT_${folder}_HOST_DIR}/${folder} ${dir}/${folder} SYMBOLIC)
+  endif()
+  string(MAKE_C_IDENTIFIER "readyport_host_${folder}" library)
+  add_library(${library} INTERFACE)
+  target_include_directories(${library} SYSTEM INTERFACE ${dir})
+  add_library(${target} ALIAS ${library})
+  message(STATUS "readyport: ${folder}/ headers from the host's ${READYPORT_${folder}_HOST_DIR}")
+endfunction()
+
+find_package(CLI11 CONFIG QUIET)
+find_package(nlohmann_json 3 CONFIG QUIET)
+if(CMAKE_CROSSCOMPILING AND NOT TARGET CLI11::CLI11)
+  readyport_host_headers(CLI11::CLI11 CLI CLI.hpp)
+endif()
+if(CMAKE_CROSSCOMPILING AND NOT TARGET nlohmann_json::nlohmann_json)
+  readyport_host_headers(nlohmann_json::nlohmann_json nlohmann json.hpp)
+endif()
+if(READYPORT_FETCH_DEPS AND NOT TARGET CLI11::CLI11)
+  include(FetchContent)
+  # SYSTEM: the headers are outside our warning set (/W4 /WX on MSVC).
+  FetchContent_Declare(cli11 GIT_REPOSITORY https://github.com/CLIUtils/CLI11.git
+                       GIT_TAG 70f8072f9dd2292fd0b9f9e5f58e279f60483ed3  # v2.1.2 (Debian 12's)
+                       SYSTEM)
+  # CMake 4 refuses projects that ask for compatibility with CMake older than 3.5 (CLI11 asks 3.4).
+  set(CMAKE_POLICY_VERSION_MINIMUM 3.5)
+  FetchContent_MakeAvailable(cli11)
+  unset(CMAKE_POLICY_VERSION_MINIMUM)
+endif()
+if(READYPORT_FETCH_DEPS AND NOT TARGET nlohmann_json::nlohmann_json)
+  include(FetchContent)
+  set(JSON_BuildTests OFF CACHE INTERNAL "")
+  set(JSON_Install OFF CACHE INTERNAL "")
+  FetchContent_Declare(nlohmann_json GIT_REPOSITORY https://github.com/nlohmann/json.git
+                       GIT_TAG 9cca280a4d0ccf0c08f47a99aa71d1b0e52f8d03  # v3.11.3
+                       SYSTEM)
+  FetchContent_MakeAvailable(nlohmann_json)
+endif()
+if(NOT TARGET CLI11::CLI11)
+  message(FATAL_ERROR "CLI11 not found: install it (Debian: libcli11-dev; ci/setup.sh) or set "
+                      "READYPORT_FETCH_DEPS=ON")
+endif()
+if(NOT TARGET nlohmann_json::nlohmann_json)
+  message(FATAL_ERROR "nlohmann-json not found: install it (Debian: nlohmann-json3-dev; "
+                      "ci/setup.sh) or set READYPORT_FETCH_DEPS=ON")
+endif()

@@ -1,75 +1,271 @@
 #include "stress_options.hpp"
 
-#include "readyport/fake/fault_plan.hpp"
+#include <CLI/CLI.hpp>
 
-#include <charconv>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <system_error>
+#include <vector>
+
+#include "cli_number.hpp"
+#include "readyport/fake/fault_plan.hpp"
 
 namespace readyport {
 namespace {
 
-Status bad(std::string_view argument, std::string_view why) {
-  return Status(StatusCode::kInvalidArgument,
-                "argument '" + std::string(argument) + "': " + std::string(why) +
-                    " (readyport-stress --help)");
-}
+constexpr std::uint64_t kSeedsMax = 100'000'000;
+constexpr std::uint32_t kShardsMax = 4096;
+constexpr std::uint32_t kDepthMax = 64;
+constexpr std::uint64_t kStepsMin = 1000;
+constexpr std::uint64_t kStepsMax = 1'000'000'000;
+constexpr std::uint32_t kCapMax = 1'000'000;
 
-// Parses a whole decimal number in [minimum, maximum].
-bool parse_number(std::string_view text, std::uint64_t minimum, std::uint64_t maximum,
-                  std::uint64_t* value_out) {
-  std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, error] = std::from_chars(text.data(), end, value);
-  if (error != std::errc() || ptr != end || text.empty()) return false;
-  if (value < minimum || value > maximum) return false;
-  *value_out = value;
-  return true;
-}
+const char* const kExamples =
+    "Examples:\n"
+    "  readyport-stress                               the main job: corpus, then seeds 1..300\n"
+    "  readyport-stress --seeds 8000 --shard 2/4 --json s2.json --markdown \"$GITHUB_STEP_SUMMARY\"\n"
+    "  readyport-stress --seed 1234 --verbose --trace one seed, its parameters and its trace\n"
+    "  readyport-stress --seed 5 --trace-out s5.json --trace-format chrome   (open in Perfetto)\n"
+    "  readyport-stress --replay stress-failures/seed-1234.json   a failure bundle, exactly\n"
+    "  readyport-stress --seed 28 --shrink            a failing seed's minimal case\n"
+    "  readyport-stress --check-trace s5.trace        the oracle's verdict on a recorded trace\n"
+    "  readyport-stress --engine-case 'seed=3 workers=2 batch=4; add(oneshot_level IN); run(5 ms)'\n"
+    "\n"
+    "Refused together: --seed with --seeds, --first-seed or --shard; --replay, --check-trace and\n"
+    "--engine-case with any option that chooses or shapes a run (--check-trace takes --runtime);\n"
+    "an option given twice. Numbers are whole decimals in the range each option states.\n"
+    "Every failing seed writes a bundle (--bundle-dir) and prints the command that replays it.\n"
+    "Exit status: 0 when everything passed, 1 on any failure, 2 on a bad command line.\n";
 
-// "I/N" with 1 <= I <= N <= 4096.
+// "I/N" with 1 <= I <= N <= kShardsMax.
 bool parse_shard(std::string_view text, std::uint32_t* index_out, std::uint32_t* count_out) {
   const std::size_t slash = text.find('/');
   if (slash == std::string_view::npos) return false;
   std::uint64_t index = 0;
   std::uint64_t count = 0;
-  if (!parse_number(text.substr(0, slash), 1, 4096, &index)) return false;
-  if (!parse_number(text.substr(slash + 1), 1, 4096, &count)) return false;
+  if (!cli_number_parse(text.substr(0, slash), 1, kShardsMax, &index)) return false;
+  if (!cli_number_parse(text.substr(slash + 1), 1, kShardsMax, &count)) return false;
   if (index > count) return false;
   *index_out = static_cast<std::uint32_t>(index - 1);
   *count_out = static_cast<std::uint32_t>(count);
   return true;
 }
 
+// A non-empty text value (a file or directory name, a line).
+CLI::Validator non_empty(const char* what) {
+  return CLI::Validator(
+      [what](std::string& text) { return text.empty() ? std::string(what) + " is empty" : ""; },
+      "", "non_empty");
+}
+
+// Help lines with the value's form only: CLI11's own lists every option an option excludes, which
+// for --replay is most of them (the footer says which options go together instead).
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* option) const override {
+    const std::string type = option->get_type_name();
+    return type.empty() ? std::string() : " " + type;
+  }
+};
+
+// The parser: one CLI::App bound to an options value. Built anew for each parse and for --help.
+struct Parser {
+  CLI::App app{"readyport-stress: the echo workload on the engine over FakeOs, one world per seed "
+               "(docs/faults.md, docs/replay.md).",
+               "readyport-stress"};
+  StressOptions options;
+  std::uint64_t seed = 0;
+  std::string strategy_text;
+  std::string runtime_text;
+  std::string faults_text;
+  std::string shard_text;
+  std::string corpus_text;
+  std::string trace_format_text;
+
+  Parser() {
+    app.set_help_flag();  // ours below: --help sets options.help instead of throwing
+    app.footer(kExamples);
+    app.formatter(std::make_shared<HelpFormatter>());
+    app.get_formatter()->column_width(36);
+    StressOptions& o = options;
+
+    // Which seeds.
+    CLI::Option* seeds = cli_add_number(app, "--seeds", &o.seeds, 1, kSeedsMax,
+                                        "seeds to run (default 300)");
+    CLI::Option* first = cli_add_number(app, "--first-seed", &o.first_seed, 0, kCliNumberMax,
+                                        "the first seed (default 1); seeds are S, S+1, ...");
+    CLI::Option* one = cli_add_number(app, "--seed", &seed, 0, kCliNumberMax,
+                                      "run exactly seed S (no corpus unless --corpus is given)");
+    CLI::Option* shard =
+        app.add_option("--shard", shard_text,
+                       "run only the I-th of N interleaved shards of the seeds (I/N, N <= 4096)")
+            ->type_name("I/N")
+            ->check(CLI::Validator(
+                [](std::string& text) {
+                  std::uint32_t index = 0;
+                  std::uint32_t count = 0;
+                  return parse_shard(text, &index, &count)
+                             ? std::string()
+                             : "'" + text + "' is not I/N with 1 <= I <= N <= 4096";
+                },
+                "", "shard"));
+    one->excludes(seeds)->excludes(first)->excludes(shard);
+
+    // How each seed runs.
+    CLI::Option* strategy =
+        app.add_option("--strategy", strategy_text, "random | pct | mixed (default: even seeds random, odd pct)")
+            ->check(CLI::IsMember({"random", "pct", "mixed"}));
+    CLI::Option* depth = cli_add_number(app, "--depth", &o.pct_depth, 1, kDepthMax, "PCT depth (default 3)");
+    CLI::Option* runtime =
+        app.add_option("--runtime", runtime_text,
+                       "sim (SimScheduler, replayable; default) | free (real threads)")
+            ->check(CLI::IsMember({"sim", "free"}));
+    CLI::Option* steps = cli_add_number(app, "--steps-max", &o.steps_max, kStepsMin, kStepsMax,
+                                        "scheduler steps per seed at most (default 2000000)");
+    CLI::Option* faults =
+        app.add_option("--faults", faults_text,
+                       "drawn (default: a plan drawn from each seed) | off | a plan "
+                       "SITE[@PERCENT],... and SITE#HIT pins (docs/faults.md)")
+            ->type_name("X")
+            ->check(CLI::Validator(
+                [](std::string& text) {
+                  StressOptions scratch;
+                  const Status status = stress_faults_set(text, &scratch);
+                  return status.ok() ? std::string() : status.message();
+                },
+                "", "faults"));
+    CLI::Option* actions = cli_add_number(app, "--actions-max", &o.actions_max, 0, kCapMax,
+                                          "cap the drawn director actions");
+    CLI::Option* clients = cli_add_number(app, "--clients-max", &o.clients_max, 0, kCapMax,
+                                          "cap the drawn clients");
+    CLI::Option* peers = cli_add_number(app, "--peers-max", &o.peers_max, 0, kCapMax,
+                                        "cap the drawn raw peers");
+
+    // What the main job does around the seeds.
+    CLI::Option* coverage = app.add_flag("--require-coverage", o.require_coverage,
+                                         "exit 1 when a row of the coverage table is zero");
+    CLI::Option* stop = app.add_flag("--stop-on-failure", o.stop_on_failure,
+                                     "stop at the first failing seed (or corpus entry)");
+    CLI::Option* corpus =
+        app.add_option("--corpus", corpus_text,
+                       "the regression corpus replayed first: a directory, or none "
+                       "(default: the source tree's stress/corpus)")
+            ->type_name("DIR|none")
+            ->check(non_empty("--corpus"));
+    CLI::Option* bundle_dir =
+        app.add_option("--bundle-dir", o.bundle_dir,
+                       "each failing seed writes DIR/seed-<S>.json (default stress-failures)")
+            ->type_name("DIR")
+            ->check(non_empty("--bundle-dir"));
+    CLI::Option* json = app.add_option("--json", o.json_out, "write the run's summary as JSON")
+                            ->type_name("FILE")
+                            ->check(non_empty("--json"));
+    CLI::Option* markdown =
+        app.add_option("--markdown", o.markdown_out,
+                       "append a Markdown summary table (e.g. $GITHUB_STEP_SUMMARY)")
+            ->type_name("FILE")
+            ->check(non_empty("--markdown"));
+    CLI::Option* shrink = app.add_flag("--shrink", o.shrink,
+                                       "with one seed: shrink its failure (fault sites, PCT depth, "
+                                       "workload) while it fails with the same rule");
+    CLI::Option* corpus_entry =
+        app.add_option("--corpus-entry", o.corpus_entry_out,
+                       "with --shrink: also write the minimal case as a corpus entry")
+            ->type_name("FILE")
+            ->check(non_empty("--corpus-entry"));
+    corpus_entry->needs(shrink);
+
+    // Output of a run.
+    CLI::Option* trace = app.add_flag("--trace", o.trace, "print each seed's full trace (with --seed)");
+    CLI::Option* verbose = app.add_flag("--verbose", o.verbose, "print each seed's drawn parameters and result");
+    CLI::Option* trace_out =
+        app.add_option("--trace-out", o.trace_out, "write the one seed's full trace to FILE")
+            ->type_name("FILE")
+            ->check(non_empty("--trace-out"));
+    CLI::Option* trace_format =
+        app.add_option("--trace-format", trace_format_text,
+                       "--trace-out's format: text (default; --check-trace reads it) | chrome "
+                       "(trace-event JSON for Perfetto, one track per thread)")
+            ->check(CLI::IsMember({"text", "chrome"}));
+    trace_format->needs(trace_out);
+
+    // The other modes.
+    CLI::Option* replay =
+        app.add_option("--replay", o.replay,
+                       "run a failure bundle's (or corpus entry's) seed with its options exactly; "
+                       "compare the trace hash")
+            ->type_name("FILE")
+            ->check(non_empty("--replay"));
+    CLI::Option* check =
+        app.add_option("--check-trace", o.check_trace,
+                       "judge a recorded text trace with the lifetime oracle (no run); with "
+                       "--runtime free, as a trace of real threads")
+            ->type_name("FILE")
+            ->check(non_empty("--check-trace"));
+    CLI::Option* engine_case =
+        app.add_option("--engine-case", o.engine_case,
+                       "replay one engine-property case, the line its failure printed")
+            ->type_name("LINE");
+    app.add_flag("-h,--help", o.help, "print this help and exit");
+    app.add_flag("--version", o.version, "print the version and git commit and exit");
+
+    // Options that choose or shape a run: none of them goes with --replay (the bundle holds them),
+    // --check-trace (nothing runs) or --engine-case (another world).
+    const std::vector<CLI::Option*> run_options = {
+        seeds, first, one, shard, strategy, depth, steps, faults, actions, clients, peers,
+        coverage, stop, corpus, bundle_dir, json, markdown, shrink, corpus_entry};
+    for (CLI::Option* option : run_options) {
+      replay->excludes(option);
+      check->excludes(option);
+      engine_case->excludes(option);
+    }
+    replay->excludes(runtime)->excludes(check)->excludes(engine_case);
+    check->excludes(trace)->excludes(verbose)->excludes(trace_out)->excludes(engine_case);
+    engine_case->excludes(runtime)->excludes(trace)->excludes(verbose)->excludes(trace_out);
+    // --shrink reports one seed: the main job's outputs do not apply.
+    for (CLI::Option* option : {shard, coverage, stop, corpus, json, markdown}) shrink->excludes(option);
+  }
+
+  // After a successful CLI11 parse: the values that need more than one option, and the checks
+  // across options. Errors: a message, "" when fine.
+  std::string finish() {
+    StressOptions& o = options;
+    if (!strategy_text.empty()) (void)stress_strategy_parse(strategy_text, &o.strategy);
+    if (!runtime_text.empty()) (void)stress_runtime_parse(runtime_text, &o.runtime);
+    if (!faults_text.empty()) {
+      const Status status = stress_faults_set(faults_text, &o);
+      if (!status.ok()) return "--faults: " + status.message();
+    }
+    if (!shard_text.empty()) (void)parse_shard(shard_text, &o.shard_index, &o.shard_count);
+    if (trace_format_text == "chrome") o.trace_format = StressTraceFormat::kChrome;
+    if (!corpus_text.empty()) {
+      o.corpus = corpus_text == "none" ? StressOptions::Corpus::kNone : StressOptions::Corpus::kDir;
+      if (o.corpus == StressOptions::Corpus::kDir) o.corpus_dir = corpus_text;
+    }
+    o.engine_case_given = app.count("--engine-case") != 0;
+    if (app.count("--seed") != 0) {
+      o.seed_given = true;
+      o.first_seed = seed;
+      o.seeds = 1;
+    }
+    if (o.shrink && o.seeds != 1) return "--shrink works on one failing seed: use it with --seed";
+    if (!o.trace_out.empty() && o.seeds != 1 && o.replay.empty())
+      return "--trace-out writes one seed's trace: use it with --seed or --replay";
+    if (o.seeds - 1 > ~std::uint64_t{0} - o.first_seed) return "--first-seed: the seed range wraps around";
+    return "";
+  }
+};
+
+Status bad(std::string_view why) {
+  return Status(StatusCode::kInvalidArgument,
+                "bad argument: " + std::string(why) + " (readyport-stress --help)");
+}
+
 }  // namespace
 
-const char* stress_usage() {
-  return "readyport-stress: the echo workload on the engine over FakeOs, one run per seed.\n"
-         "\n"
-         "  --seeds N          seeds to run (default 300)\n"
-         "  --first-seed S     the first seed (default 1); seeds are S, S+1, ...\n"
-         "  --seed S           run exactly seed S (same as --first-seed S --seeds 1)\n"
-         "  --shard I/N        run only the I-th of N interleaved shards of the seeds\n"
-         "  --strategy X       random | pct | mixed (default: even seeds random, odd pct)\n"
-         "  --depth D          PCT depth (default 3)\n"
-         "  --runtime X        sim (SimScheduler, replayable; default) | free (real threads)\n"
-         "  --steps-max N      scheduler steps per seed at most (default 2000000)\n"
-         "  --faults X         drawn (default: a fault plan drawn from each seed, swarm),\n"
-         "                     off, or a plan: SITE[@PERCENT],... (e.g. psn.remove_fails@25)\n"
-         "  --require-coverage exit 1 when a row of the coverage table is zero\n"
-         "  --stop-on-failure  stop at the first failing seed\n"
-         "  --trace            print each seed's full trace (use with --seed)\n"
-         "  --shrink           with --seed: shrink a failing seed (fault sites, PCT depth, workload)\n"
-         "                     while it fails with the same rule; prints the minimal replay\n"
-         "  --actions-max N, --clients-max N, --peers-max N   cap the drawn workload\n"
-         "  --trace-out F      write the seed's full trace to the file F (with --seed)\n"
-         "  --check-trace F    judge the recorded trace file F with the lifetime oracle (no run);\n"
-         "                     with --runtime free, as a trace of real threads\n"
-         "  --verbose          print each seed's drawn parameters and result\n"
-         "\n"
-         "Every failure prints the one command that replays its seed. Exit status 1 on any\n"
-         "failure, 2 on bad arguments.\n";
+std::string stress_usage() {
+  Parser parser;
+  return parser.app.help();
 }
 
 const char* stress_strategy_name(StressStrategy strategy) {
@@ -89,104 +285,74 @@ const char* stress_runtime_name(StressRuntime runtime) {
   READYPORT_UNREACHABLE();
 }
 
-Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
-  StressOptions options;
-  bool seed_given = false;
-  bool seeds_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    const std::string_view value = has_value ? std::string_view(argv[i + 1]) : std::string_view();
-    std::uint64_t number = 0;
-    if (arg == "--help" || arg == "-h") {
-      options.help = true;
-    } else if (arg == "--trace") {
-      options.trace = true;
-    } else if (arg == "--verbose") {
-      options.verbose = true;
-    } else if (arg == "--require-coverage") {
-      options.require_coverage = true;
-    } else if (arg == "--shrink") {
-      options.shrink = true;
-    } else if (arg == "--stop-on-failure") {
-      options.stop_on_failure = true;
-    } else if (!has_value) {
-      return bad(arg, "unknown, or missing its value");
-    } else if (arg == "--seeds") {
-      if (!parse_number(value, 1, 100'000'000, &number)) return bad(value, "--seeds takes 1..1e8");
-      options.seeds = number;
-      seeds_given = true;
-      ++i;
-    } else if (arg == "--first-seed" || arg == "--seed") {
-      if (!parse_number(value, 0, ~std::uint64_t{0}, &number)) return bad(value, "a seed is a decimal 64-bit number");
-      options.first_seed = number;
-      if (arg == "--seed") seed_given = true;
-      ++i;
-    } else if (arg == "--shard") {
-      if (!parse_shard(value, &options.shard_index, &options.shard_count)) {
-        return bad(value, "--shard takes I/N with 1 <= I <= N <= 4096");
-      }
-      ++i;
-    } else if (arg == "--strategy") {
-      if (value == "random") options.strategy = StressStrategy::kRandom;
-      else if (value == "pct") options.strategy = StressStrategy::kPct;
-      else if (value == "mixed") options.strategy = StressStrategy::kMixed;
-      else return bad(value, "--strategy takes random, pct or mixed");
-      ++i;
-    } else if (arg == "--depth") {
-      if (!parse_number(value, 1, 64, &number)) return bad(value, "--depth takes 1..64");
-      options.pct_depth = static_cast<std::uint32_t>(number);
-      ++i;
-    } else if (arg == "--runtime") {
-      if (value == "sim") options.runtime = StressRuntime::kSim;
-      else if (value == "free") options.runtime = StressRuntime::kFree;
-      else return bad(value, "--runtime takes sim or free");
-      ++i;
-    } else if (arg == "--actions-max" || arg == "--clients-max" || arg == "--peers-max") {
-      if (!parse_number(value, 0, 1'000'000, &number)) return bad(value, "a cap is 0..1e6");
-      const auto cap = static_cast<std::uint32_t>(number);
-      if (arg == "--actions-max") options.actions_max = cap;
-      if (arg == "--clients-max") options.clients_max = cap;
-      if (arg == "--peers-max") options.peers_max = cap;
-      ++i;
-    } else if (arg == "--trace-out") {
-      if (value.empty()) return bad(arg, "--trace-out takes a file name");
-      options.trace_out = std::string(value);
-      ++i;
-    } else if (arg == "--check-trace") {
-      if (value.empty()) return bad(arg, "--check-trace takes a file name");
-      options.check_trace = std::string(value);
-      ++i;
-    } else if (arg == "--faults") {
-      if (value == "drawn") {
-        options.faults = StressOptions::Faults::kDrawn;
-      } else if (value == "off" || value == "none") {
-        options.faults = StressOptions::Faults::kOff;
-      } else {
-        Result<FaultPlan> plan = FaultPlan::parse(value);
-        if (!plan.ok()) return bad(value, plan.status().message());
-        options.faults = StressOptions::Faults::kPlan;
-        options.fault_plan = plan.value().to_string();
-      }
-      ++i;
-    } else if (arg == "--steps-max") {
-      if (!parse_number(value, 1000, 1'000'000'000, &number)) return bad(value, "--steps-max takes 1000..1e9");
-      options.steps_max = number;
-      ++i;
-    } else {
-      return bad(arg, "unknown");
+const char* stress_trace_format_name(StressTraceFormat format) {
+  switch (format) {
+    case StressTraceFormat::kText: return "text";
+    case StressTraceFormat::kChrome: return "chrome";
+  }
+  READYPORT_UNREACHABLE();
+}
+
+bool stress_strategy_parse(std::string_view text, StressStrategy* strategy_out) {
+  for (StressStrategy s : {StressStrategy::kRandom, StressStrategy::kPct, StressStrategy::kMixed}) {
+    if (text == stress_strategy_name(s)) {
+      *strategy_out = s;
+      return true;
     }
   }
-  if (seed_given) {
-    if (seeds_given && options.seeds != 1) return bad("--seed", "--seed runs one seed; drop --seeds");
-    options.seeds = 1;
+  return false;
+}
+
+bool stress_runtime_parse(std::string_view text, StressRuntime* runtime_out) {
+  for (StressRuntime r : {StressRuntime::kSim, StressRuntime::kFree}) {
+    if (text == stress_runtime_name(r)) {
+      *runtime_out = r;
+      return true;
+    }
   }
-  if (options.shrink && options.seeds != 1)
-    return bad("--shrink", "--shrink works on one failing seed: use it with --seed");
-  if (!options.trace_out.empty() && options.seeds != 1)
-    return bad("--trace-out", "--trace-out writes one seed's trace: use it with --seed");
-  if (options.seeds - 1 > ~std::uint64_t{0} - options.first_seed) return bad("--first-seed", "seed range wraps around");
-  return options;
+  return false;
+}
+
+std::string stress_faults_text(const StressOptions& options) {
+  switch (options.faults) {
+    case StressOptions::Faults::kDrawn: return "drawn";
+    case StressOptions::Faults::kOff: return "off";
+    case StressOptions::Faults::kPlan: return options.fault_plan;
+  }
+  READYPORT_UNREACHABLE();
+}
+
+Status stress_faults_set(std::string_view text, StressOptions* options) {
+  if (text == "drawn") {
+    options->faults = StressOptions::Faults::kDrawn;
+    options->fault_plan.clear();
+    return Status();
+  }
+  if (text == "off" || text == "none") {
+    options->faults = StressOptions::Faults::kOff;
+    options->fault_plan.clear();
+    return Status();
+  }
+  // The text is checked by FaultPlan::parse and kept as given (its syntax, its errors; the run
+  // parses it again).
+  Result<FaultPlan> plan = FaultPlan::parse(text);
+  if (!plan.ok()) return plan.status();
+  options->faults = StressOptions::Faults::kPlan;
+  options->fault_plan = std::string(text);
+  return Status();
+}
+
+Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
+  // CLI11 reports through exceptions; they stop here and become a Status.
+  try {
+    Parser parser;
+    parser.app.parse(argc, argv);
+    const std::string error = parser.finish();
+    if (!error.empty()) return bad(error);
+    return parser.options;
+  } catch (const CLI::ParseError& error) {
+    return bad(error.what());
+  }
 }
 
 }  // namespace readyport

@@ -1,19 +1,30 @@
-// stress/stress_options.hpp: the command line of readyport-stress.
+// stress/stress_options.hpp: the command line of readyport-stress (parsed with CLI11).
 //
-//   readyport-stress [--seeds N] [--first-seed S] [--seed S] [--shard I/N]
-//                    [--strategy random|pct|mixed] [--depth D] [--runtime sim|free]
-//                    [--steps-max N] [--faults drawn|off|PLAN] [--require-coverage]
-//                    [--stop-on-failure] [--trace] [--verbose] [--help]
-//   readyport-stress --seed S --trace-out FILE       (the seed's trace, for --check-trace)
+//   readyport-stress [--seeds N] [--first-seed S] [--shard I/N]   the main job: the regression
+//                    [--strategy random|pct|mixed] [--depth D]    corpus first, then the seeds
+//                    [--runtime sim|free] [--steps-max N] [--faults drawn|off|PLAN]
+//                    [--require-coverage] [--stop-on-failure] [--trace] [--verbose]
+//                    [--corpus DIR|none] [--bundle-dir DIR] [--json FILE] [--markdown FILE]
+//   readyport-stress --seed S [run options]                       one seed (no corpus)
+//   readyport-stress --seed S --trace-out FILE [--trace-format text|chrome]
+//   readyport-stress --seed S [...] --shrink [--corpus-entry FILE] [--actions-max N] ...
+//   readyport-stress --replay BUNDLE [--trace] [--verbose] [--trace-out FILE [--trace-format F]]
 //   readyport-stress --check-trace FILE [--runtime free]
-//   readyport-stress --seed S [...] --shrink [--actions-max N] [--clients-max N] [--peers-max N]
+//   readyport-stress --engine-case 'LINE'
+//   readyport-stress --version | --help
 //
-// Ownership: plain values. Threading: none. Errors: parse returns a Status naming the bad
-// argument; nothing is run then.
+// Both `--opt value` and `--opt=value`. Numbers are whole decimals in a stated range
+// (cli/cli_number.hpp; `--seed -5` is refused). An option given twice, and options that cannot
+// go together, are refused, never silently overridden: --seed with --seeds/--first-seed/--shard;
+// --replay, --check-trace and --engine-case with any option that chooses or shapes a run.
+//
+// Ownership: plain values. Threading: none. Errors: parse returns a kInvalidArgument Status naming
+// the bad argument; nothing is run then (the driver exits 2).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "readyport/status.hpp"
 
@@ -32,11 +43,18 @@ enum class StressRuntime : std::uint8_t {
   kFree,  // FreeRuntime: real threads (for ThreadSanitizer); not replayable
 };
 
+// The format of --trace-out's file.
+enum class StressTraceFormat : std::uint8_t {
+  kText,    // the trace as recorded (trace.hpp's lines; what --check-trace reads)
+  kChrome,  // Chrome trace-event JSON (stress/chrome_trace/), for Perfetto
+};
+
 struct StressOptions {
   std::uint64_t first_seed = 1;
   std::uint64_t seeds = 300;       // seeds run (before sharding)
   std::uint32_t shard_index = 0;   // 0-based; seeds whose offset % shard_count == shard_index
   std::uint32_t shard_count = 1;
+  bool seed_given = false;         // --seed: one seed, not the main job (no corpus by default)
   StressStrategy strategy = StressStrategy::kMixed;
   std::uint32_t pct_depth = 3;
   StressRuntime runtime = StressRuntime::kSim;
@@ -49,27 +67,56 @@ struct StressOptions {
   bool trace = false;     // print each seed's full trace (use with --seed)
   bool verbose = false;   // print each seed's parameters and result
   bool help = false;
+  bool version = false;   // print the version and the git commit
   // Judge this recorded trace file with the LifetimeOracle instead of running seeds (with
   // --runtime free: a trace from real threads, judged by the order-free rules only).
   std::string check_trace;
-  // Write the full trace of the (one) seed run to this file, as text (needs --seed).
+  // Write the full trace of the (one) seed run to this file (needs one seed, or --replay).
   std::string trace_out;
-  // Shrink the failing seed (needs --seed): fewer fault sites, a lower PCT depth, a smaller
+  StressTraceFormat trace_format = StressTraceFormat::kText;
+  // Shrink the failing seed (needs one seed): fewer fault sites, a lower PCT depth, a smaller
   // workload, while it still fails with the same rule; prints the minimal replay command.
   bool shrink = false;
+  // With --shrink: also write the minimal case as a regression corpus entry (stress/corpus/),
+  // marked with this build's canary when one is planted.
+  std::string corpus_entry_out;
   // Caps on the drawn workload (kNoCap: none): director actions, clients, raw peers. Set by
   // --shrink and printed in its replay command.
   static constexpr std::uint32_t kNoCap = ~std::uint32_t{0};
   std::uint32_t actions_max = kNoCap;
   std::uint32_t clients_max = kNoCap;
   std::uint32_t peers_max = kNoCap;
+  // --replay FILE: run a failure bundle's (or corpus entry's) seed with its options exactly.
+  std::string replay;
+  // --engine-case LINE: replay one case of the engine property (properties/engine_replay.hpp).
+  bool engine_case_given = false;
+  std::string engine_case;
+  // Where every failing seed writes its bundle, seed-<S>.json (relative to the working directory).
+  std::string bundle_dir = "stress-failures";
+  std::string json_out;      // --json FILE: the run's summary as JSON (written, not appended)
+  std::string markdown_out;  // --markdown FILE: a Markdown table appended ($GITHUB_STEP_SUMMARY)
+  // The regression corpus replayed before the seed range: the source tree's stress/corpus
+  // (kDefault; skipped with a note when that directory is missing, and with --seed), none, or
+  // `corpus_dir` (an error when missing).
+  enum class Corpus : std::uint8_t { kDefault, kNone, kDir } corpus = Corpus::kDefault;
+  std::string corpus_dir;
 };
 
-// Parses argv[1..argc). Errors: kInvalidArgument naming the argument.
+// Parses argv[1..argc). Errors: kInvalidArgument naming the argument, ending with a pointer to
+// --help.
 Result<StressOptions> stress_options_parse(int argc, const char* const* argv);
-// The --help text.
-const char* stress_usage();
+// The --help text: every option with its range, then examples.
+std::string stress_usage();
 const char* stress_strategy_name(StressStrategy strategy);
 const char* stress_runtime_name(StressRuntime runtime);
+const char* stress_trace_format_name(StressTraceFormat format);
+// The inverses (false for any other text).
+bool stress_strategy_parse(std::string_view text, StressStrategy* strategy_out);
+bool stress_runtime_parse(std::string_view text, StressRuntime* runtime_out);
+// "drawn", "off" or the plan; the value --faults takes back.
+std::string stress_faults_text(const StressOptions& options);
+// Sets options->faults/fault_plan from --faults's value (drawn, off, none, or a FaultPlan).
+// Errors: the plan's parse error.
+Status stress_faults_set(std::string_view text, StressOptions* options);
 
 }  // namespace readyport

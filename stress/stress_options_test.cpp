@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "cli_number.hpp"
 #include "stress_run.hpp"
 
 namespace readyport {
@@ -129,6 +130,194 @@ TEST(StressRunTest, ASeedReplaysToTheSameTraceAndPlan) {
     EXPECT_EQ(first.parameters.plan.to_string(), again.parameters.plan.to_string());
     EXPECT_EQ(first.coverage, again.coverage);
   }
+}
+
+}  // namespace
+}  // namespace readyport
+
+// ---- The CLI11 command line (issue 10, item 5) ----
+namespace readyport {
+namespace {
+
+// A refusal: kInvalidArgument, a message naming `what`, and no options.
+void expect_refused(std::vector<const char*> args, const std::string& what) {
+  Result<StressOptions> options = parse(args);
+  std::string joined;
+  for (const char* arg : args) joined += std::string(arg) + " ";
+  ASSERT_FALSE(options.ok()) << joined;
+  EXPECT_EQ(options.status().code(), StatusCode::kInvalidArgument) << joined;
+  EXPECT_NE(options.status().message().find(what), std::string::npos)
+      << joined << "-> " << options.status().message();
+}
+
+TEST(StressCommandLineTest, BothValueFormsAreAccepted) {
+  Result<StressOptions> a = parse({"--seeds=5", "--first-seed=9", "--depth=4", "--faults=off"});
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  Result<StressOptions> b = parse({"--seeds", "5", "--first-seed", "9", "--depth", "4", "--faults", "off"});
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  for (const StressOptions& o : {a.value(), b.value()}) {
+    EXPECT_EQ(o.seeds, 5u);
+    EXPECT_EQ(o.first_seed, 9u);
+    EXPECT_EQ(o.pct_depth, 4u);
+    EXPECT_EQ(o.faults, StressOptions::Faults::kOff);
+  }
+}
+
+TEST(StressCommandLineTest, NumbersAreWholeDecimalsInRange) {
+  for (const char* bad : {"-5", "+5", " 5", "5 ", "0x10", "1e3", "5.0", "", "18446744073709551616"}) {
+    expect_refused({"--seed", bad}, "--seed");
+  }
+  expect_refused({"--seeds", "0"}, "1..100000000");
+  expect_refused({"--seeds", "100000001"}, "--seeds");
+  expect_refused({"--depth", "65"}, "1..64");
+  expect_refused({"--steps-max", "999"}, "1000..1000000000");
+  expect_refused({"--actions-max", "1000001"}, "--actions-max");
+  Result<StressOptions> top = parse({"--seed", "18446744073709551615"});
+  ASSERT_TRUE(top.ok());
+  EXPECT_EQ(top.value().first_seed, 18446744073709551615ULL);
+  Result<StressOptions> zero = parse({"--first-seed", "0", "--seeds", "1", "--actions-max", "0"});
+  ASSERT_TRUE(zero.ok()) << zero.status().to_string();
+  EXPECT_EQ(zero.value().first_seed, 0u);
+  EXPECT_EQ(zero.value().actions_max, 0u);
+}
+
+TEST(StressCommandLineTest, AnOptionGivenTwiceIsRefusedNotOverridden) {
+  expect_refused({"--depth", "3", "--depth", "4"}, "--depth");
+  expect_refused({"--seed", "5", "--seed", "6"}, "--seed");
+  expect_refused({"--faults", "off", "--faults", "drawn"}, "--faults");
+  expect_refused({"--bundle-dir", "a", "--bundle-dir=b"}, "--bundle-dir");
+}
+
+TEST(StressCommandLineTest, SeedRefusesTheRangeOptions) {
+  expect_refused({"--seed", "5", "--first-seed", "9"}, "--seed");
+  expect_refused({"--seed", "5", "--seeds", "1"}, "--seed");
+  expect_refused({"--seed", "5", "--shard", "1/2"}, "--seed");
+  Result<StressOptions> one = parse({"--seed", "5"});
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(one.value().seed_given);
+  EXPECT_EQ(one.value().seeds, 1u);
+  EXPECT_EQ(one.value().first_seed, 5u);
+  EXPECT_FALSE(parse({"--seeds", "3"}).value().seed_given);
+}
+
+TEST(StressCommandLineTest, ReplayRefusesEveryOptionThatShapesARun) {
+  for (std::vector<const char*> run : {std::vector<const char*>{"--seed", "3"},
+                                       {"--seeds", "3"}, {"--first-seed", "3"},
+                                       {"--shard", "1/2"}, {"--strategy", "pct"}, {"--depth", "2"},
+                                       {"--runtime", "free"}, {"--steps-max", "5000"},
+                                       {"--faults", "off"}, {"--actions-max", "3"},
+                                       {"--clients-max", "3"}, {"--peers-max", "3"},
+                                       {"--require-coverage"}, {"--stop-on-failure"},
+                                       {"--corpus", "none"}, {"--bundle-dir", "d"},
+                                       {"--json", "s.json"}, {"--markdown", "s.md"},
+                                       {"--shrink"}, {"--check-trace", "t"},
+                                       {"--engine-case", "x"}}) {
+    std::vector<const char*> args = {"--replay", "b.json"};
+    args.insert(args.end(), run.begin(), run.end());
+    expect_refused(args, "--replay");
+  }
+  Result<StressOptions> outputs = parse({"--replay", "b.json", "--trace", "--verbose",
+                                         "--trace-out", "t.json", "--trace-format", "chrome"});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+  EXPECT_EQ(outputs.value().replay, "b.json");
+  EXPECT_EQ(outputs.value().trace_format, StressTraceFormat::kChrome);
+}
+
+TEST(StressCommandLineTest, CheckTraceRefusesRunOptionsButTakesTheRuntime) {
+  for (std::vector<const char*> run : {std::vector<const char*>{"--seed", "3"}, {"--seeds", "3"},
+                                       {"--depth", "2"}, {"--faults", "off"}, {"--trace"},
+                                       {"--trace-out", "t"}, {"--shrink"}, {"--json", "s"}}) {
+    std::vector<const char*> args = {"--check-trace", "t.trace"};
+    args.insert(args.end(), run.begin(), run.end());
+    expect_refused(args, "--check-trace");
+  }
+  Result<StressOptions> free = parse({"--check-trace", "t.trace", "--runtime", "free"});
+  ASSERT_TRUE(free.ok()) << free.status().to_string();
+  EXPECT_EQ(free.value().runtime, StressRuntime::kFree);
+}
+
+TEST(StressCommandLineTest, EngineCaseStandsAlone) {
+  Result<StressOptions> line = parse({"--engine-case", "seed=3 workers=2 batch=4 ; add(c0 oneshot_level IN)"});
+  ASSERT_TRUE(line.ok()) << line.status().to_string();
+  EXPECT_TRUE(line.value().engine_case_given);
+  EXPECT_EQ(line.value().engine_case, "seed=3 workers=2 batch=4 ; add(c0 oneshot_level IN)");
+  expect_refused({"--engine-case", "x", "--seed", "3"}, "--engine-case");
+  expect_refused({"--engine-case", "x", "--runtime", "sim"}, "--engine-case");
+  expect_refused({"--engine-case"}, "--engine-case");
+}
+
+TEST(StressCommandLineTest, OneSeedOptionsNeedOneSeed) {
+  expect_refused({"--shrink"}, "--shrink");
+  expect_refused({"--seeds", "2", "--trace-out", "t"}, "--trace-out");
+  expect_refused({"--trace-format", "chrome"}, "--trace-out");
+  expect_refused({"--trace-format", "svg", "--seed", "1", "--trace-out", "t"}, "--trace-format");
+  expect_refused({"--corpus-entry", "e.json", "--seed", "3"}, "--shrink");
+  expect_refused({"--seed", "3", "--shrink", "--json", "s.json"}, "--shrink");
+  Result<StressOptions> shrink = parse({"--seed", "3", "--shrink", "--corpus-entry", "e.json"});
+  ASSERT_TRUE(shrink.ok()) << shrink.status().to_string();
+  EXPECT_EQ(shrink.value().corpus_entry_out, "e.json");
+  // The older spelling of one seed still works for --shrink and --trace-out.
+  EXPECT_TRUE(parse({"--first-seed", "3", "--seeds", "1", "--shrink"}).ok());
+  EXPECT_TRUE(parse({"--seed", "3", "--trace-out", "t"}).ok());
+}
+
+TEST(StressCommandLineTest, OutputsAndCorpus) {
+  Result<StressOptions> defaults = parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults.value().bundle_dir, "stress-failures");
+  EXPECT_EQ(defaults.value().corpus, StressOptions::Corpus::kDefault);
+  EXPECT_EQ(defaults.value().trace_format, StressTraceFormat::kText);
+  Result<StressOptions> set = parse({"--bundle-dir", "b", "--json", "s.json", "--markdown", "s.md",
+                                     "--corpus", "some/dir"});
+  ASSERT_TRUE(set.ok()) << set.status().to_string();
+  EXPECT_EQ(set.value().bundle_dir, "b");
+  EXPECT_EQ(set.value().json_out, "s.json");
+  EXPECT_EQ(set.value().markdown_out, "s.md");
+  EXPECT_EQ(set.value().corpus, StressOptions::Corpus::kDir);
+  EXPECT_EQ(set.value().corpus_dir, "some/dir");
+  EXPECT_EQ(parse({"--corpus", "none"}).value().corpus, StressOptions::Corpus::kNone);
+  expect_refused({"--bundle-dir", ""}, "--bundle-dir");
+  expect_refused({"--json", ""}, "--json");
+  EXPECT_TRUE(parse({"--version"}).value().version);
+  EXPECT_TRUE(parse({"--help"}).value().help);
+  EXPECT_TRUE(parse({"-h"}).value().help);
+  expect_refused({"stray"}, "stray");
+}
+
+TEST(StressCommandLineTest, FaultPlansPassThroughAsGiven) {
+  Result<StressOptions> plan = parse({"--faults", "post.fails@2,psn.remove_fails@25"});
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_EQ(plan.value().fault_plan, "post.fails@2,psn.remove_fails@25");
+  EXPECT_EQ(stress_faults_text(plan.value()), "post.fails@2,psn.remove_fails@25");
+  EXPECT_EQ(stress_faults_text(parse({"--faults", "none"}).value()), "off");
+  EXPECT_EQ(stress_faults_text(parse({}).value()), "drawn");
+}
+
+TEST(StressCommandLineTest, HelpListsEveryOptionAndExamples) {
+  const std::string usage = stress_usage();
+  for (const char* option :
+       {"--seeds", "--first-seed", "--seed", "--shard", "--strategy", "--depth", "--runtime",
+        "--steps-max", "--faults", "--actions-max", "--clients-max", "--peers-max",
+        "--require-coverage", "--stop-on-failure", "--corpus", "--bundle-dir", "--json",
+        "--markdown", "--shrink", "--corpus-entry", "--trace", "--verbose", "--trace-out",
+        "--trace-format", "--replay", "--check-trace", "--engine-case", "--help", "--version",
+        "Examples:", "Exit status"}) {
+    EXPECT_NE(usage.find(option), std::string::npos) << option;
+  }
+}
+
+TEST(CliNumberTest, TheSharedParserOfBothTools) {
+  std::uint64_t value = 7;
+  EXPECT_TRUE(cli_number_parse("0", 0, 10, &value));
+  EXPECT_EQ(value, 0u);
+  EXPECT_TRUE(cli_number_parse("18446744073709551615", 0, kCliNumberMax, &value));
+  EXPECT_EQ(value, kCliNumberMax);
+  value = 7;
+  for (const char* bad : {"", "-1", "+1", "0x1", "1e1", " 1", "1 ", "11", "18446744073709551616"}) {
+    EXPECT_FALSE(cli_number_parse(bad, 0, 10, &value)) << bad;
+    EXPECT_EQ(value, 7u) << bad;
+  }
+  EXPECT_FALSE(cli_number_parse("0", 1, 10, &value));
 }
 
 }  // namespace

@@ -4,85 +4,56 @@
 //   readyport-sim-trace --seed 42                      # one summary line
 //   readyport-sim-trace --seed 42 --strategy pct --depth 3 --print
 //   readyport-sim-trace --seed 0 --count 200           # one summary line per seed 0..199
+//   readyport-sim-trace --version | --help
+//
+// The command line is CLI11's, like readyport-stress's: `--opt value` or `--opt=value`; numbers
+// are whole decimals in each option's range (stress/cli/cli_number.hpp, shared with
+// readyport-stress: `--seed -5` is refused, not run as 2^64-5); an option given twice is refused.
 //
 // Summary line (stable; ci/compare_traces.sh diffs it between builds):
 //   seed=<n> strategy=<name> hash=<16 hex> lines=<n> steps=<n> switches=<n> outcome=<name>
 //   status=<ok|message>
 // Exit status: 0 when every run completed and its invariants held, 1 otherwise, 2 on bad usage.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
+#include "cli_number.hpp"
 #include "readyport/fake/sim_scenario.hpp"
+#include "readyport/version.hpp"
 
 namespace {
 
-void usage() {
-  std::fprintf(
-      stderr,
-      "usage: readyport-sim-trace --seed N [--count C] [--strategy random|pct|round_robin]\n"
-      "                           [--depth D] [--estimate K] [--print]\n"
-      "  --seed N      master seed (schedule and workload streams)\n"
-      "  --count C     run seeds N .. N+C-1 (default 1)\n"
-      "  --strategy S  scheduling strategy (default random)\n"
-      "  --depth D     PCT depth: D-1 priority change points (default 3)\n"
-      "  --estimate K  PCT step estimate: change points in [1, K] (default 120)\n"
-      "  --print       print each run's full trace after its summary line\n");
-}
+// Seeds per invocation at most (a limit, as everything has one).
+constexpr std::uint64_t kCountMax = 100'000'000;
+constexpr std::uint64_t kDepthMax = 64;
+constexpr std::uint64_t kEstimateMax = 1'000'000'000;
 
-bool parse_u64(const char* text, std::uint64_t* value_out) {
-  if (text == nullptr || *text == '\0') return false;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 0);
-  if (end == nullptr || *end != '\0') return false;
-  *value_out = value;
-  return true;
-}
+const char* const kExamples =
+    "Examples:\n"
+    "  readyport-sim-trace --seed 42                            one summary line\n"
+    "  readyport-sim-trace --seed 42 --strategy pct --depth 3 --print\n"
+    "  readyport-sim-trace --seed 0 --count 200                 seeds 0..199\n"
+    "\n"
+    "Summary line: seed=<n> strategy=<name> hash=<16 hex> lines=<n> steps=<n> switches=<n>\n"
+    "outcome=<name> status=<ok|message>. Exit status: 0 every run held, 1 otherwise, 2 bad usage.\n";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Command {
   readyport::ScenarioRunOptions options;
-  bool seed_given = false;
-  bool print = false;
   std::uint64_t count = 1;
-  for (int i = 1; i < argc; ++i) {
-    const char* arg = argv[i];
-    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-    std::uint64_t number = 0;
-    if (std::strcmp(arg, "--print") == 0) {
-      print = true;
-    } else if (std::strcmp(arg, "--seed") == 0 && parse_u64(next, &options.seed)) {
-      seed_given = true;
-      ++i;
-    } else if (std::strcmp(arg, "--count") == 0 && parse_u64(next, &count) && count > 0) {
-      ++i;
-    } else if (std::strcmp(arg, "--strategy") == 0 && next != nullptr &&
-               readyport::sim_strategy_parse(next, &options.strategy)) {
-      ++i;
-    } else if (std::strcmp(arg, "--depth") == 0 && parse_u64(next, &number) && number >= 1 &&
-               number <= 64) {
-      options.pct_depth = static_cast<std::uint32_t>(number);
-      ++i;
-    } else if (std::strcmp(arg, "--estimate") == 0 && parse_u64(next, &number) && number >= 1) {
-      options.pct_steps_estimate = number;
-      ++i;
-    } else {
-      std::fprintf(stderr, "readyport-sim-trace: bad argument '%s'\n", arg);
-      usage();
-      return 2;
-    }
-  }
-  if (!seed_given) {
-    usage();
-    return 2;
-  }
-  options.trace.keep_full = print;
+  bool print = false;
+  bool version = false;
+};
+
+// Runs seeds first..first+count-1; returns the exit status.
+int run(Command command) {
+  readyport::ScenarioRunOptions& options = command.options;
+  options.trace.keep_full = command.print;
   options.trace.tail_lines_max = 0;
   int exit_code = 0;
   const std::uint64_t first_seed = options.seed;
-  for (std::uint64_t k = 0; k < count; ++k) {
+  for (std::uint64_t k = 0; k < command.count; ++k) {
     options.seed = first_seed + k;
     const readyport::ScenarioRunResult result = readyport::run_standard_scenario(options);
     std::printf(
@@ -94,9 +65,52 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(result.stats.steps),
         static_cast<unsigned long long>(result.stats.switches),
         readyport::sim_outcome_name(result.outcome), result.status.to_string().c_str());
-    if (print) std::fputs(result.text.c_str(), stdout);
+    if (command.print) std::fputs(result.text.c_str(), stdout);
     if (!result.status.ok()) exit_code = 1;
   }
   std::fflush(stdout);
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Command command;
+  std::string strategy;
+  CLI::App app{"readyport-sim-trace: the standard scenario under SimScheduler, one seed's trace hash "
+               "(docs/simulation.md).",
+               "readyport-sim-trace"};
+  app.footer(kExamples);
+  CLI::Option* seed = readyport::cli_add_number(app, "--seed", &command.options.seed, 0,
+                                                readyport::kCliNumberMax,
+                                                "master seed (schedule and workload streams)");
+  readyport::cli_add_number(app, "--count", &command.count, 1, kCountMax,
+                            "run seeds N .. N+C-1 (default 1)");
+  app.add_option("--strategy", strategy, "scheduling strategy (default random)")
+      ->check(CLI::IsMember({"random", "pct", "round_robin"}));
+  readyport::cli_add_number(app, "--depth", &command.options.pct_depth, 1, kDepthMax,
+                            "PCT depth: D-1 priority change points (default 3)");
+  readyport::cli_add_number(app, "--estimate", &command.options.pct_steps_estimate, 1,
+                            kEstimateMax, "PCT step estimate: change points in [1, K] (default 120)");
+  app.add_flag("--print", command.print, "print each run's full trace after its summary line");
+  app.add_flag("--version", command.version, "print the version and git commit and exit");
+  try {
+    app.parse(argc, argv);
+    if (command.version) {
+      std::printf("readyport-sim-trace %s (commit %s)\n", readyport::version_string(),
+                  readyport::version_commit());
+      return 0;
+    }
+    if (seed->count() == 0) throw CLI::RequiredError("--seed");
+    if (command.count - 1 > readyport::kCliNumberMax - command.options.seed) {
+      throw CLI::ValidationError("--count", "the seed range wraps around past 2^64-1");
+    }
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);  // --help: the usage on stdout, exit 0
+  } catch (const CLI::ParseError& error) {
+    std::fprintf(stderr, "readyport-sim-trace: %s (readyport-sim-trace --help)\n", error.what());
+    return 2;
+  }
+  if (!strategy.empty()) (void)readyport::sim_strategy_parse(strategy, &command.options.strategy);
+  return run(command);
 }

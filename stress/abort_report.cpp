@@ -1,0 +1,90 @@
+#include "abort_report.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "file_io.hpp"
+#include "stress_run.hpp"
+
+#ifdef _WIN32
+#include <io.h>
+#define READYPORT_WRITE_STDERR(text, size) _write(2, text, static_cast<unsigned>(size))
+#else
+#include <unistd.h>
+#define READYPORT_WRITE_STDERR(text, size) ::write(2, text, size)
+#endif
+
+namespace readyport {
+namespace {
+
+// The note written first (write(2) only), prepared before the seed runs.
+char g_abort_note[1024] = {0};
+
+// What the bundle needs; read by the handler only.
+struct ArmedSeed {
+  bool armed = false;
+  bool bundle = false;
+  StressOptions options;
+  std::uint64_t seed = 0;
+  StressBundleContext context;
+};
+
+ArmedSeed& armed_seed() {
+  static ArmedSeed armed;
+  return armed;
+}
+
+// The binary the replay commands name: argv[0] when known.
+std::string program_of(const StressBundleContext* context) {
+  if (context == nullptr || context->command_line.empty()) return "readyport-stress";
+  return context->command_line[0];
+}
+
+void write_stderr(const std::string& text) { (void)READYPORT_WRITE_STDERR(text.data(), text.size()); }
+
+extern "C" void on_abort(int signal_number) {
+  (void)signal_number;
+  const std::size_t size = std::strlen(g_abort_note);
+  if (size != 0) (void)READYPORT_WRITE_STDERR(g_abort_note, size);
+  // What the oracle had found before the engine's own assertion fired, if anything (read only if
+  // no thread is inside the oracle).
+  const std::string violation = stress_abort_violation();
+  if (!violation.empty()) write_stderr("  the oracle had found: " + violation + "\n");
+  ArmedSeed& armed = armed_seed();
+  if (!armed.armed || !armed.bundle) return;
+  const SeedParameters parameters = stress_parameters(armed.options, armed.seed);
+  const Json bundle = stress_abort_bundle_json(armed.options, parameters, violation, armed.context);
+  const Status written = stress_file_write(armed.context.path, bundle.dump(2) + "\n",
+                                           StressWriteMode::kReplace);
+  if (written.ok()) {
+    write_stderr("  bundle: " + armed.context.path + "\n  replay: " +
+                 bundle["replay"].get<std::string>() + "\n");
+  } else {
+    write_stderr("  bundle not written: " + written.message() + "\n");
+  }
+}
+
+}  // namespace
+
+void stress_abort_install() { std::signal(SIGABRT, on_abort); }
+
+void stress_abort_arm(const StressOptions& options, std::uint64_t seed,
+                      const StressBundleContext* context) {
+  SeedReport report;
+  report.parameters = stress_parameters(options, seed);
+  std::snprintf(g_abort_note, sizeof(g_abort_note),
+                "\nreadyport-stress: aborted during seed %llu (%s)\n  replay: %s\n",
+                static_cast<unsigned long long>(seed),
+                stress_parameters_line(report.parameters).c_str(),
+                stress_replay_command(options, report, program_of(context)).c_str());
+  ArmedSeed& armed = armed_seed();
+  armed.armed = true;
+  armed.options = options;
+  armed.seed = seed;
+  armed.bundle = context != nullptr && !context->path.empty();
+  if (context != nullptr) armed.context = *context;
+}
+
+}  // namespace readyport

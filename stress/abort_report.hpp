@@ -1,0 +1,33 @@
+// stress/abort_report.hpp: the last words of a run that aborts.
+//
+// A broken engine invariant asserts and aborts the process (assertions are never turned into
+// errors). So that such a run still names its seed, the driver arms this before each seed: a
+// SIGABRT handler then writes the seed, its parameters and replay command to stderr, what the
+// oracle had found (stress_abort_violation), and, when a bundle path is armed, the seed's failure
+// bundle with status "aborted" (bundle.hpp; no trace hash: the run never finished).
+//
+//   stress_abort_install();                            // once
+//   stress_abort_arm(options, seed, &context);         // before each seed (context may be null)
+//   SeedReport report = stress_run_seed(options, seed);
+//
+// Ownership: the armed options and context are copied. Threading: arm from the driver's thread
+// between seeds; the handler runs on whichever thread aborted. Errors: none reported. The handler
+// is not async-signal-safe beyond its first write(2) (it builds strings and writes a file), which
+// is acceptable only because the process is dying of an assertion, not of a signal from outside,
+// and no other logical thread runs under SimScheduler.
+#pragma once
+
+#include <cstdint>
+
+#include "bundle.hpp"
+#include "stress_options.hpp"
+
+namespace readyport {
+
+void stress_abort_install();
+// `context` null or with an empty path: no bundle is written on abort (its argv[0], when given,
+// still names the binary in the replay command).
+void stress_abort_arm(const StressOptions& options, std::uint64_t seed,
+                      const StressBundleContext* context);
+
+}  // namespace readyport

@@ -1,0 +1,26 @@
+# ctest stress.corpus: every entry of the regression corpus (stress/corpus/, docs/replay.md)
+# passes in this build, each replayed on its own with --replay. A canary entry passes too: this is
+# not its canary's build. At least the six seeds issue 10 names must be there.
+#   cmake -DSTRESS=<readyport-stress> -DCORPUS=<stress/corpus> -P corpus_test.cmake
+file(GLOB entries "${CORPUS}/*.json")
+list(LENGTH entries count)
+if(count LESS 6)
+  message(FATAL_ERROR "${CORPUS} holds ${count} entries, fewer than the 6 seeds that found bugs")
+endif()
+set(failed "")
+foreach(entry IN LISTS entries)
+  get_filename_component(name "${entry}" NAME)
+  execute_process(COMMAND "${STRESS}" --replay "${entry}" RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "verdict: ok")
+    message(STATUS "${name}: exit ${rc}\n${out}${err}")
+    list(APPEND failed "${name}")
+  else()
+    string(REGEX MATCH "trace hash: [0-9a-f]+" hash "${out}")
+    message(STATUS "${name}: ok, ${hash}")
+  endif()
+endforeach()
+if(failed)
+  message(FATAL_ERROR "corpus entries that did not pass: ${failed}")
+endif()
+message(STATUS "all ${count} corpus entries passed")

@@ -1,0 +1,231 @@
+#include "main_job.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "abort_report.hpp"
+#include "build_info.hpp"
+#include "bundle.hpp"
+#include "corpus.hpp"
+#include "failure_report.hpp"
+#include "file_io.hpp"
+#include "run_summary.hpp"
+#include "stress_run.hpp"
+#include "summary_json.hpp"
+#include "summary_markdown.hpp"
+#include "trace_out.hpp"
+
+namespace readyport {
+namespace {
+
+using ull = unsigned long long;
+using Clock = std::chrono::steady_clock;
+
+// Failures reported in full on stdout; the rest are counted (every one is in the summary and has
+// its bundle).
+constexpr std::size_t kFailuresPrintedMax = 20;
+
+struct Job {
+  const StressOptions& options;
+  const std::vector<std::string>& command_line;
+  StressRunSummary summary;
+  Clock::time_point start = Clock::now();  // wall time for the summary only: no run reads it
+
+  std::string program() const {
+    return command_line.empty() ? std::string("readyport-stress") : command_line[0];
+  }
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+};
+
+// The corpus this run replays (none: an empty list and a note), or an error (exit 2).
+Result<std::vector<StressCorpusEntry>> corpus_for(const StressOptions& options,
+                                                  StressCorpusSummary& corpus) {
+  std::string dir;
+  switch (options.corpus) {
+    case StressOptions::Corpus::kNone:
+      corpus.note = "--corpus none";
+      return std::vector<StressCorpusEntry>();
+    case StressOptions::Corpus::kDefault:
+      if (options.seed_given) {
+        corpus.note = "--seed runs one seed";
+        return std::vector<StressCorpusEntry>();
+      }
+      dir = stress_corpus_default_dir();
+      if (std::error_code error; !std::filesystem::is_directory(dir, error)) {
+        corpus.note = "the default " + dir + " is not here";
+        return std::vector<StressCorpusEntry>();
+      }
+      break;
+    case StressOptions::Corpus::kDir: dir = options.corpus_dir; break;
+  }
+  Result<std::vector<StressCorpusEntry>> entries = stress_corpus_load(dir);
+  if (entries.ok()) corpus.dir = dir;
+  return entries;
+}
+
+// One run of one seed with its failure handling; returns true when it passed. `trace_text_out`
+// (may be null) receives the full trace when the options keep it.
+bool run_one(Job& job, const StressOptions& run_options, std::uint64_t seed,
+             const std::string& entry, const std::string& bundle_path, std::size_t* printed,
+             std::string* trace_text_out) {
+  StressBundleContext context{job.command_line, bundle_path,
+                              entry.empty() ? std::string("seed range") : "corpus entry " + entry};
+  stress_abort_arm(run_options, seed, &context);
+  SeedReport report = stress_run_seed(run_options, seed);
+  if (entry.empty()) stress_summary_add_seed(job.summary, report);
+  if (job.options.verbose) stress_verbose_print(report);
+  if (job.options.trace) std::fputs(report.trace_text.c_str(), stdout);
+  if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
+  if (report.status.ok()) return true;
+  const std::string written = stress_bundle_write(run_options, report, context);
+  if (*printed < kFailuresPrintedMax) {
+    if (!entry.empty()) std::printf("corpus entry %s failed:\n", entry.c_str());
+    stress_failure_print(run_options, report, written, job.program());
+    ++*printed;
+  }
+  stress_summary_add_failure(job.summary, stress_failure_record(report, entry, written));
+  return false;
+}
+
+// The corpus, first. Returns false when --stop-on-failure stops the run.
+bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries, std::size_t* printed) {
+  const std::string canary = stress_build_info().canary;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const StressCorpusEntry& entry = entries[i];
+    StressOptions run_options = entry.options;  // the entry's run options, the job's outputs
+    run_options.verbose = job.options.verbose;
+    run_options.trace = job.options.trace;
+    const std::string stem = std::filesystem::path(entry.name).stem().string();
+    const std::string bundle =
+        stress_bundle_path(job.options.bundle_dir, entry.seed, "-corpus-" + stem);
+    const bool passed = run_one(job, run_options, entry.seed, entry.name, bundle, printed, nullptr);
+    job.summary.corpus.entries++;
+    if (passed) job.summary.corpus.passed++;
+    std::printf("corpus %s: seed %llu %s\n", entry.name.c_str(), static_cast<ull>(entry.seed),
+                passed ? "ok" : "FAILED");
+    if (passed && !canary.empty() && entry.expect_canary == canary) {
+      std::printf("corpus %s: passed, but it is the minimal case of canary %s, planted in this "
+                  "build: regenerate it (stress/corpus/regenerate_canaries.sh)\n",
+                  entry.name.c_str(), canary.c_str());
+    }
+    std::fflush(stdout);
+    if (!passed && job.options.stop_on_failure) {
+      std::printf("first failure: corpus entry %s (seed %llu) after %zu entries and %.1f s\n",
+                  entry.name.c_str(), static_cast<ull>(entry.seed), i + 1, job.seconds());
+      return false;
+    }
+  }
+  return true;
+}
+
+// The seeds of this shard. Returns 2 when --trace-out's file cannot be written, else 0.
+int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* printed) {
+  const StressOptions& options = job.options;
+  const std::size_t progress_every = seeds.size() >= 10 ? seeds.size() / 10 : 1;
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    const std::string bundle = stress_bundle_path(options.bundle_dir, seeds[i], "");
+    std::string trace_text;  // --trace-out: one seed (stress_options_parse checks it)
+    const bool passed = run_one(job, options, seeds[i], "", bundle, printed,
+                                options.trace_out.empty() ? nullptr : &trace_text);
+    if (!options.trace_out.empty()) {
+      const Status written = stress_trace_write(options.trace_out, options.trace_format, trace_text);
+      if (!written.ok()) {
+        std::fprintf(stderr, "readyport-stress: --trace-out: %s\n", written.message().c_str());
+        return 2;
+      }
+    }
+    if ((i + 1) % progress_every == 0 || i + 1 == seeds.size()) {
+      std::printf("progress: %zu/%zu seeds, %llu failures, %llu notifications\n", i + 1,
+                  seeds.size(), static_cast<ull>(job.summary.totals.failures),
+                  static_cast<ull>(job.summary.totals.notifications));
+    }
+    std::fflush(stdout);
+    if (!passed && options.stop_on_failure) {
+      std::printf("first failure: seed %llu after %zu seeds and %.1f s\n",
+                  static_cast<ull>(seeds[i]), i + 1, job.seconds());
+      job.summary.stopped_early = true;
+      break;
+    }
+  }
+  return 0;
+}
+
+// --json and --markdown. Returns 2 when one cannot be written, else 0.
+int write_outputs(Job& job) {
+  const StressOptions& options = job.options;
+  int status = 0;
+  if (!options.json_out.empty()) {
+    const Json document = stress_summary_json(options, job.summary);
+    const Status written =
+        stress_file_write(options.json_out, document.dump(2) + "\n", StressWriteMode::kReplace);
+    if (!written.ok()) {
+      std::fprintf(stderr, "readyport-stress: --json: %s\n", written.message().c_str());
+      status = 2;
+    }
+  }
+  if (!options.markdown_out.empty()) {
+    const Status written = stress_file_write(
+        options.markdown_out, stress_summary_markdown(options, job.summary), StressWriteMode::kAppend);
+    if (!written.ok()) {
+      std::fprintf(stderr, "readyport-stress: --markdown: %s\n", written.message().c_str());
+      status = 2;
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line) {
+  // The seeds of this shard: first_seed + k for k in [0, seeds) with k % count == index.
+  std::vector<std::uint64_t> seeds;
+  for (std::uint64_t k = options.shard_index; k < options.seeds; k += options.shard_count) {
+    seeds.push_back(options.first_seed + k);
+  }
+  Job job{options, command_line, stress_summary_begin(seeds.size())};
+  Result<std::vector<StressCorpusEntry>> corpus = corpus_for(options, job.summary.corpus);
+  if (!corpus.ok()) {
+    std::fprintf(stderr, "readyport-stress: --corpus: %s\n", corpus.status().to_string().c_str());
+    return 2;
+  }
+  std::printf("readyport-stress: %zu seeds from %llu (shard %u/%u), runtime %s, strategy %s\n",
+              seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
+              options.shard_count, stress_runtime_name(options.runtime),
+              stress_strategy_name(options.strategy));
+  if (job.summary.corpus.dir.empty()) {
+    std::printf("corpus: none (%s)\n", job.summary.corpus.note.c_str());
+  } else {
+    std::printf("corpus: %zu entries from %s, first\n", corpus.value().size(),
+                job.summary.corpus.dir.c_str());
+  }
+  std::fflush(stdout);
+
+  stress_abort_install();
+  std::size_t printed = 0;
+  if (!run_corpus(job, corpus.value(), &printed)) {
+    job.summary.stopped_early = true;
+  } else if (run_seeds(job, seeds, &printed) != 0) {
+    return 2;
+  }
+  job.summary.seconds = job.seconds();
+  const std::size_t zero_rows = stress_summary_print(options, job.summary);
+  if (job.summary.failures.size() > printed) {
+    std::printf("  (%zu failures beyond the first %zu were not printed in full; each has its "
+                "bundle)\n",
+                job.summary.failures.size() - printed, printed);
+  }
+  int exit_status = job.summary.failures.empty() ? 0 : 1;
+  if (options.require_coverage && zero_rows != 0) {
+    std::printf("coverage: %zu row(s) never reached (--require-coverage)\n", zero_rows);
+    exit_status = 1;
+  }
+  job.summary.exit_status = exit_status;
+  const int output_status = write_outputs(job);
+  return output_status != 0 ? output_status : exit_status;
+}
+
+}  // namespace readyport

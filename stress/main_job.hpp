@@ -1,0 +1,23 @@
+// stress/main_job.hpp: readyport-stress's run mode, the main job. First the regression corpus
+// (corpus.hpp; each entry's seed with its own options), then this shard's seeds of the range;
+// every failure prints its report and writes its bundle (`<bundle dir>/seed-<S>.json`, a corpus
+// entry's `seed-<S>-corpus-<entry>.json`); at the end the summary (every failing seed and every
+// bundle), the coverage table, and with --json / --markdown the same for machines.
+//
+//   int exit_status = stress_main_job(options, command_line);
+//
+// Ownership: none kept. Threading: the process's main thread (stress_run_seed's rule). Errors: the
+// exit status: 0 every seed and entry passed (and with --require-coverage every coverage row was
+// reached), 1 otherwise, 2 when the corpus given cannot be read or an output cannot be written.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stress_options.hpp"
+
+namespace readyport {
+
+int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line);
+
+}  // namespace readyport

@@ -1,0 +1,136 @@
+#include "run_summary.hpp"
+
+#include <cstdio>
+#include <utility>
+
+namespace readyport {
+namespace {
+
+using ull = unsigned long long;
+
+// The coverage table; returns the number of zero rows.
+std::size_t print_coverage(const StressTotals& totals) {
+  std::size_t zero = 0;
+  std::printf("\ncoverage (summed over seeds; every row must be non-zero in the default run)\n");
+  for (const auto& [name, count] : totals.coverage) {
+    std::printf("  %-34s %12llu%s\n", name.c_str(), static_cast<ull>(count),
+                count == 0 ? "   <-- never reached" : "");
+    if (count == 0) ++zero;
+  }
+  return zero;
+}
+
+void print_failures(const StressRunSummary& summary) {
+  bool any_range = false;
+  for (const StressFailure& failure : summary.failures) any_range = any_range || !failure.from_corpus;
+  if (any_range) {
+    // Every failing seed of the range on one line (scripts read it), then one line per bundle.
+    std::printf("  failing seeds         ");
+    for (const StressFailure& failure : summary.failures) {
+      if (!failure.from_corpus) std::printf(" %llu", static_cast<ull>(failure.seed));
+    }
+    std::printf("\n");
+  }
+  for (const StressFailure& failure : summary.failures) {
+    if (failure.from_corpus) {
+      std::printf("  failing corpus entry   %s (seed %llu, %s): bundle %s\n", failure.entry.c_str(),
+                  static_cast<ull>(failure.seed), failure.signature.c_str(),
+                  failure.bundle.empty() ? "(not written)" : failure.bundle.c_str());
+    } else {
+      std::printf("  bundle                 seed %llu (%s): %s\n", static_cast<ull>(failure.seed),
+                  failure.signature.c_str(),
+                  failure.bundle.empty() ? "(not written)" : failure.bundle.c_str());
+    }
+  }
+}
+
+}  // namespace
+
+std::string stress_faults_description(const StressOptions& options) {
+  switch (options.faults) {
+    case StressOptions::Faults::kDrawn: return "drawn per seed";
+    case StressOptions::Faults::kOff: return "off";
+    case StressOptions::Faults::kPlan: return options.fault_plan;
+  }
+  READYPORT_UNREACHABLE();
+}
+
+StressRunSummary stress_summary_begin(std::uint64_t seeds_planned) {
+  StressRunSummary summary;
+  summary.seeds_planned = seeds_planned;
+  for (const std::string& row : stress_coverage_rows()) summary.totals.coverage.emplace_back(row, 0);
+  return summary;
+}
+
+void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report) {
+  StressTotals& totals = summary.totals;
+  totals.seeds++;
+  if (!report.status.ok()) totals.failures++;
+  totals.connections += report.counts.clients_started + report.counts.server_accepted;
+  totals.notifications += report.engine.notifications;
+  totals.port_calls += report.engine.port_calls;
+  totals.bytes_received += report.counts.bytes_received;
+  totals.trace_lines += report.trace_lines;
+  totals.stale_packets += report.engine.stale_dropped;
+  totals.dropped_packets += report.engine.closing_dropped + report.engine.unwanted_dropped;
+  totals.quarantined += report.engine.quarantined;
+  totals.steps += report.sim.steps;
+  totals.switches += report.sim.switches;
+  // Both lists are in stress_coverage_rows() order; matched by name all the same.
+  for (const auto& [name, count] : report.coverage) {
+    for (auto& row : totals.coverage) {
+      if (row.first == name) row.second += count;
+    }
+  }
+}
+
+void stress_summary_add_failure(StressRunSummary& summary, StressFailure failure) {
+  if (failure.from_corpus) summary.corpus.failed++;
+  summary.failures.push_back(std::move(failure));
+}
+
+std::size_t stress_summary_print(const StressOptions& options, StressRunSummary& summary) {
+  const StressTotals& totals = summary.totals;
+  const double per_notification =
+      totals.notifications == 0 ? 0.0
+                                : static_cast<double>(totals.port_calls) /
+                                      static_cast<double>(totals.notifications);
+  std::printf("\nreadyport-stress summary (runtime %s, strategy %s, depth %u, shard %u/%u, "
+              "faults %s)\n",
+              stress_runtime_name(options.runtime), stress_strategy_name(options.strategy),
+              options.pct_depth, options.shard_index + 1, options.shard_count,
+              stress_faults_description(options).c_str());
+  if (!summary.corpus.dir.empty()) {
+    std::printf("  corpus entries         %llu (%llu passed, %llu failed) from %s\n",
+                static_cast<ull>(summary.corpus.entries), static_cast<ull>(summary.corpus.passed),
+                static_cast<ull>(summary.corpus.failed), summary.corpus.dir.c_str());
+  } else {
+    std::printf("  corpus entries         none (%s)\n", summary.corpus.note.c_str());
+  }
+  std::printf("  seeds run              %llu\n", static_cast<ull>(totals.seeds));
+  std::printf("  connections            %llu\n", static_cast<ull>(totals.connections));
+  std::printf("  notifications          %llu\n", static_cast<ull>(totals.notifications));
+  std::printf("  port calls             %llu\n", static_cast<ull>(totals.port_calls));
+  std::printf("  port calls/notification %.3f\n", per_notification);
+  std::printf("  bytes echoed back      %llu\n", static_cast<ull>(totals.bytes_received));
+  std::printf("  stale/dropped packets  %llu/%llu\n", static_cast<ull>(totals.stale_packets),
+              static_cast<ull>(totals.dropped_packets));
+  std::printf("  quarantined slots      %llu\n", static_cast<ull>(totals.quarantined));
+  std::printf("  trace lines judged     %llu\n", static_cast<ull>(totals.trace_lines));
+  if (options.runtime == StressRuntime::kSim) {
+    std::printf("  scheduler steps        %llu (%llu switches)\n", static_cast<ull>(totals.steps),
+                static_cast<ull>(totals.switches));
+  }
+  // Every failure, the corpus's included: a failing corpus entry fails the run as a seed does.
+  std::printf("  failures               %llu", static_cast<ull>(summary.failures.size()));
+  if (summary.corpus.failed != 0) {
+    std::printf(" (%llu of them corpus entries)", static_cast<ull>(summary.corpus.failed));
+  }
+  std::printf("\n");
+  print_failures(summary);
+  std::printf("  wall time              %.1f s\n", summary.seconds);
+  summary.coverage_zero_rows = print_coverage(totals);
+  return summary.coverage_zero_rows;
+}
+
+}  // namespace readyport

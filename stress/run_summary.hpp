@@ -1,0 +1,78 @@
+// stress/run_summary.hpp: what one run of the main job adds up to (the corpus, the seed range,
+// every failure with its bundle), and its printed summary. summary_json.hpp and
+// summary_markdown.hpp write the same content for machines and for a CI job's summary page.
+//
+//   StressRunSummary summary = stress_summary_begin(options);
+//   stress_summary_add_seed(summary, report);             // every seed of the range
+//   stress_summary_add_failure(summary, failure);          // every failure, corpus or range
+//   stress_summary_print(options, summary);                // the text summary on stdout
+//
+// Ownership: values. Threading: one thread. Errors: none (printing ignores stdout's errors).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stress_options.hpp"
+#include "stress_run.hpp"
+
+namespace readyport {
+
+// One failing seed, of the corpus or of the range.
+struct StressFailure {
+  bool from_corpus = false;
+  std::string entry;      // the corpus entry's file name ("" for a seed of the range)
+  std::uint64_t seed = 0;
+  std::string status;     // status_code_name (or "aborted")
+  std::string message;
+  std::string signature;  // stress_failure_signature
+  std::string bundle;     // the bundle written; "" when it could not be
+};
+
+struct StressCorpusSummary {
+  std::string dir;       // "" when no corpus ran
+  std::string note;      // why none ran, when none did
+  std::uint64_t entries = 0;
+  std::uint64_t passed = 0;
+  std::uint64_t failed = 0;
+};
+
+// Sums over the seeds of the range (the corpus is not in them: the figures stay comparable).
+struct StressTotals {
+  std::uint64_t seeds = 0;
+  std::uint64_t failures = 0;
+  std::uint64_t connections = 0;  // client and server connections added
+  std::uint64_t notifications = 0;
+  std::uint64_t port_calls = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t trace_lines = 0;
+  std::uint64_t stale_packets = 0;
+  std::uint64_t dropped_packets = 0;
+  std::uint64_t quarantined = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t switches = 0;
+  NamedCounts coverage;  // stress_coverage_rows() order, summed over seeds
+};
+
+struct StressRunSummary {
+  std::uint64_t seeds_planned = 0;  // this shard's seeds
+  StressTotals totals;
+  StressCorpusSummary corpus;
+  std::vector<StressFailure> failures;  // every one, in the order they happened
+  bool stopped_early = false;           // --stop-on-failure stopped the run
+  double seconds = 0;                   // wall time (reporting only)
+  std::size_t coverage_zero_rows = 0;   // filled by stress_summary_print
+  int exit_status = 0;                  // filled by the driver at the end
+};
+
+StressRunSummary stress_summary_begin(std::uint64_t seeds_planned);
+void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report);
+void stress_summary_add_failure(StressRunSummary& summary, StressFailure failure);
+// Prints the summary block, every failing seed with its bundle, and the coverage table.
+// Returns the number of zero coverage rows.
+std::size_t stress_summary_print(const StressOptions& options, StressRunSummary& summary);
+// "drawn per seed", "off" or the plan.
+std::string stress_faults_description(const StressOptions& options);
+
+}  // namespace readyport

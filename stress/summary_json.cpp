@@ -1,0 +1,92 @@
+#include "summary_json.hpp"
+
+#include <string>
+
+#include "build_info.hpp"
+#include "options_json.hpp"
+
+namespace readyport {
+namespace {
+
+Json failure_json(const StressFailure& failure) {
+  Json object = Json::object();
+  object["seed"] = failure.seed;
+  object["source"] = failure.from_corpus ? "corpus" : "seeds";
+  object["entry"] = failure.entry;
+  object["status"] = failure.status;
+  object["signature"] = failure.signature;
+  object["message"] = failure.message;
+  object["bundle"] = failure.bundle;
+  return object;
+}
+
+Json totals_json(const StressTotals& t) {
+  Json object = Json::object();
+  object["connections"] = t.connections;
+  object["notifications"] = t.notifications;
+  object["port_calls"] = t.port_calls;
+  object["bytes_received"] = t.bytes_received;
+  object["trace_lines"] = t.trace_lines;
+  object["stale_packets"] = t.stale_packets;
+  object["dropped_packets"] = t.dropped_packets;
+  object["quarantined"] = t.quarantined;
+  object["scheduler_steps"] = t.steps;
+  object["scheduler_switches"] = t.switches;
+  return object;
+}
+
+}  // namespace
+
+Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary) {
+  const StressBuildInfo info = stress_build_info();
+  Json document = Json::object();
+  document["format"] = kStressSummaryFormat;
+  document["format_version"] = 1;
+  Json build = Json::object();
+  build["version"] = info.version;
+  build["commit"] = info.commit;
+  build["compiler"] = info.compiler;
+  build["canary"] = info.canary;
+  document["readyport"] = std::move(build);
+  document["options"] = stress_run_options_json(options);
+  document["invocation"] = stress_invocation_json(options);
+  document["shard"] = std::to_string(options.shard_index + 1) + "/" + std::to_string(options.shard_count);
+  document["first_seed"] = options.first_seed;
+  document["seeds_planned"] = summary.seeds_planned;
+  document["seeds_run"] = summary.totals.seeds;
+  document["passed"] = summary.totals.seeds - summary.totals.failures;
+  document["failed"] = summary.totals.failures;
+  Json corpus = Json::object();
+  corpus["dir"] = summary.corpus.dir;
+  corpus["note"] = summary.corpus.note;
+  corpus["entries"] = summary.corpus.entries;
+  corpus["passed"] = summary.corpus.passed;
+  corpus["failed"] = summary.corpus.failed;
+  document["corpus"] = std::move(corpus);
+  Json failures = Json::array();
+  for (const StressFailure& failure : summary.failures) failures.push_back(failure_json(failure));
+  document["failures"] = std::move(failures);
+  document["failures_total"] = summary.failures.size();
+  document["stopped_early"] = summary.stopped_early;
+  document["totals"] = totals_json(summary.totals);
+  Json coverage = Json::object();
+  Json zero_rows = Json::array();
+  Json faults = Json::object();
+  const std::string prefix = "fault.";
+  for (const auto& [name, count] : summary.totals.coverage) {
+    if (name.rfind(prefix, 0) == 0) {
+      faults[name.substr(prefix.size())] = count;
+    } else {
+      coverage[name] = count;
+    }
+    if (count == 0) zero_rows.push_back(name);
+  }
+  document["coverage"] = std::move(coverage);
+  document["coverage_zero_rows"] = std::move(zero_rows);
+  document["faults_fired"] = std::move(faults);
+  document["seconds"] = summary.seconds;
+  document["exit_status"] = summary.exit_status;
+  return document;
+}
+
+}  // namespace readyport

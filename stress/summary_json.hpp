@@ -1,0 +1,26 @@
+// stress/summary_json.hpp: the main job's summary as JSON (`readyport-stress --json FILE`), for
+// CI and scripts. One object (docs/replay.md shows one):
+//   format ("readyport-stress-summary"), format_version 1, readyport {version, commit, compiler,
+//   canary}, options (the run options) and invocation (the rest of the command line), shard,
+//   first_seed, seeds_planned, seeds_run, passed, failed (the range's seeds), corpus {dir, note,
+//   entries, passed, failed}, failures [{seed, source ("seeds"|"corpus"), entry, status,
+//   signature, message, bundle}] (every one, the corpus's included), failures_total,
+//   stopped_early, totals {...}, coverage {row: count} (the oracle's rows), coverage_zero_rows
+//   [...], faults_fired {site: count}, seconds, exit_status.
+//
+//   Json summary = stress_summary_json(options, run_summary);
+//
+// Ownership: values. Threading: reentrant. Errors: none.
+#pragma once
+
+#include "json_fields.hpp"
+#include "run_summary.hpp"
+#include "stress_options.hpp"
+
+namespace readyport {
+
+inline constexpr const char* kStressSummaryFormat = "readyport-stress-summary";
+
+Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary);
+
+}  // namespace readyport

@@ -1,0 +1,105 @@
+// The main job's JSON and Markdown summaries (summary_json.hpp, summary_markdown.hpp): every
+// failure with its bundle, the shard's row, the limits.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "build_info.hpp"
+#include "run_summary.hpp"
+#include "summary_json.hpp"
+#include "summary_markdown.hpp"
+
+namespace readyport {
+namespace {
+
+StressFailure failure(std::uint64_t seed, const std::string& entry) {
+  StressFailure f;
+  f.from_corpus = !entry.empty();
+  f.entry = entry;
+  f.seed = seed;
+  f.status = "internal";
+  f.message = "O2 handler after the end";
+  f.signature = "O2";
+  f.bundle = "stress-failures/seed-" + std::to_string(seed) + ".json";
+  return f;
+}
+
+StressRunSummary summary_with(std::size_t failures) {
+  StressRunSummary summary = stress_summary_begin(2000);
+  summary.totals.seeds = 2000;
+  summary.totals.failures = failures;
+  summary.corpus.dir = "stress/corpus";
+  summary.corpus.entries = 8;
+  summary.corpus.passed = 8;
+  for (std::size_t i = 0; i < failures; ++i) stress_summary_add_failure(summary, failure(1000 + i, ""));
+  summary.seconds = 12.5;
+  summary.exit_status = failures == 0 ? 0 : 1;
+  return summary;
+}
+
+StressOptions shard_options() {
+  StressOptions options;
+  options.first_seed = 1;
+  options.seeds = 8000;
+  options.shard_index = 1;
+  options.shard_count = 4;
+  return options;
+}
+
+TEST(SummaryJsonTest, ListsEveryFailureWithItsBundle) {
+  StressRunSummary summary = summary_with(3);
+  stress_summary_add_failure(summary, failure(251, "seed-251.json"));
+  const Json json = stress_summary_json(shard_options(), summary);
+  EXPECT_EQ(json["format"], kStressSummaryFormat);
+  EXPECT_EQ(json["readyport"]["commit"], stress_build_info().commit);
+  EXPECT_EQ(json["shard"], "2/4");
+  EXPECT_EQ(json["seeds_run"], 2000);
+  EXPECT_EQ(json["failed"], 3);
+  EXPECT_EQ(json["passed"], 1997);
+  EXPECT_EQ(json["failures_total"], 4);
+  ASSERT_EQ(json["failures"].size(), 4u);
+  EXPECT_EQ(json["failures"][0]["seed"], 1000);
+  EXPECT_EQ(json["failures"][0]["signature"], "O2");
+  EXPECT_EQ(json["failures"][0]["bundle"], "stress-failures/seed-1000.json");
+  EXPECT_EQ(json["failures"][3]["source"], "corpus");
+  EXPECT_EQ(json["failures"][3]["entry"], "seed-251.json");
+  EXPECT_EQ(json["corpus"]["failed"], 1);
+  EXPECT_EQ(json["options"]["strategy"], "mixed");
+  // The coverage rows and the faults fired, split; every zero row named.
+  EXPECT_TRUE(json["coverage"].contains("handler_entered"));
+  EXPECT_TRUE(json["faults_fired"].contains("psn.call_fails"));
+  EXPECT_FALSE(json["coverage"].contains("fault.psn.call_fails"));
+  EXPECT_EQ(json["coverage_zero_rows"].size(), stress_coverage_rows().size());
+  EXPECT_EQ(json["seconds"], 12.5);
+}
+
+TEST(SummaryMarkdownTest, OneRowPerShardWithEveryFailingSeedAndBundle) {
+  const std::string text = stress_summary_markdown(shard_options(), summary_with(2));
+  EXPECT_NE(text.find("### readyport-stress shard 2/4: 2 failures"), std::string::npos) << text;
+  EXPECT_NE(text.find("| shard | first seed | seeds run | failures | failing seeds (bundle) |"),
+            std::string::npos);
+  EXPECT_NE(text.find("| 2/4 | 1 | 2000 of 2000 | 2 | 1000 O2 (`seed-1000.json`), 1001 O2 "
+                      "(`seed-1001.json`) |"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Commit `" + stress_build_info().commit + "`"), std::string::npos);
+  const std::string passed = stress_summary_markdown(shard_options(), summary_with(0));
+  EXPECT_NE(passed.find("shard 2/4: passed"), std::string::npos);
+  EXPECT_NE(passed.find("| 0 | none |"), std::string::npos) << passed;
+}
+
+TEST(SummaryMarkdownTest, ManyFailuresAreCappedAndCellsEscaped) {
+  StressRunSummary summary = summary_with(kStressMarkdownFailuresMax + 5);
+  StressFailure odd = failure(7, "");
+  odd.signature = "a|b";
+  stress_summary_add_failure(summary, odd);
+  const std::string text = stress_summary_markdown(shard_options(), summary);
+  EXPECT_NE(text.find("and 6 more: see the JSON summary"), std::string::npos);
+  EXPECT_EQ(text.find("seed-1100.json"), std::string::npos);  // the 101st is not listed
+  StressRunSummary one = summary_with(0);
+  stress_summary_add_failure(one, odd);
+  EXPECT_NE(stress_summary_markdown(shard_options(), one).find("7 a\\|b"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace readyport
