@@ -31,7 +31,9 @@ for canary in "${canaries[@]}"; do
     continue
   fi
   start=$(date +%s.%N)
-  "$dir/stress/readyport-stress" --stop-on-failure >"$dir.run.log" 2>&1
+  # The seed sweep alone (--corpus none): the corpus holds each canary's minimal case, which would
+  # catch it before the sweep does; that entry is replayed below.
+  "$dir/stress/readyport-stress" --stop-on-failure --corpus none >"$dir.run.log" 2>&1
   rc=$?
   seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   first=$(grep -m1 -E '^FAIL seed|aborted during seed' "$dir.run.log" || true)
@@ -45,6 +47,21 @@ for canary in "${canaries[@]}"; do
   else
     echo "canary $canary: caught in ${seconds} s: $first"
     grep -m1 -E '^first failure' "$dir.run.log" || true
+  fi
+  # The canary's minimal case in the regression corpus (stress/corpus/canary-<name>.json, made by
+  # --shrink) must still fail in its build.
+  entry="stress/corpus/canary-$canary.json"
+  if [ ! -f "$entry" ]; then
+    echo "canary $canary: no corpus entry $entry"
+    survived+=("$canary(corpus)")
+  elif "$dir/stress/readyport-stress" --replay "$entry" \
+       >"$dir.corpus.log" 2>&1; then
+    echo "canary $canary: its corpus entry $entry PASSED (it must fail)"
+    tail -n 20 "$dir.corpus.log"
+    survived+=("$canary(corpus)")
+  else
+    echo "canary $canary: corpus entry fails as it must: $(grep -m1 -E '^FAIL|aborted' \
+      "$dir.corpus.log" | cut -c1-160)"
   fi
   # The engine property on the same canary (built only where RapidCheck is found).
   if [ -d "$dir/properties" ] &&
