@@ -60,33 +60,8 @@ ctest_counts() {
 # first third and the end; at most 30 tests are shown.
 print_failed_output() {
   local log="$1"
-  awk -v lines_max="${READYPORT_FAILED_OUTPUT_LINES:-400}" -v tests_max=30 -v log_file="$log" '
-    function flush(   i, head) {
-      if (!show) return
-      if (n <= lines_max) {
-        for (i = 1; i <= n; i++) print buf[i]
-      } else {
-        head = int(lines_max / 3)
-        for (i = 1; i <= head; i++) print buf[i]
-        print "     [... " (n - lines_max) " lines left out here; the whole output is in " log_file " ...]"
-        for (i = n - (lines_max - head) + 1; i <= n; i++) print buf[i]
-      }
-      show = 0; n = 0
-    }
-    /^ *[0-9]+\/[0-9]+ Test +#/ {
-      flush()
-      if ($0 ~ /\*\*\*(Failed|Timeout|Exception|Not Run)/ && $0 !~ /Disabled/) {
-        shown++
-        if (shown <= tests_max) { show = 1; print "==== output of" substr($0, index($0, ":") + 1) }
-      }
-      next
-    }
-    /^ *Start +[0-9]+: / || /^[0-9]+% tests passed, / { flush(); next }
-    show { buf[++n] = $0 }
-    END {
-      flush()
-      if (shown > tests_max) print "     [" (shown - tests_max) " more failed tests: their output is in " log_file "]"
-    }' "$log"
+  awk -v lines_max="${READYPORT_FAILED_OUTPUT_LINES:-400}" -v tests_max=30 -v log_file="$log" \
+    -f ci/failed_output.awk "$log"
 }
 
 # write_junit_check LEG PASSED LOG: a JUnit file with one test case for a leg that is one check.

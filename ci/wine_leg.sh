@@ -120,34 +120,9 @@ if grep -qE '^ *[0-9]+/[0-9]+ Test +#.*\*\*\*(Failed|Timeout|Exception|Not Run)'
   echo "==== leg wine: output of the failed tests"
   # The output ctest kept for each failed test, under its result line; one longer than
   # READYPORT_FAILED_OUTPUT_LINES is cut in the middle (the first third and the end are kept);
-  # at most 30 tests. (The same reading as ci/test.sh's print_failed_output.)
-  awk -v lines_max="${READYPORT_FAILED_OUTPUT_LINES:-400}" -v tests_max=30 -v log_file="$ctest_log" '
-    function flush(   i, head) {
-      if (!show) return
-      if (n <= lines_max) {
-        for (i = 1; i <= n; i++) print buf[i]
-      } else {
-        head = int(lines_max / 3)
-        for (i = 1; i <= head; i++) print buf[i]
-        print "     [... " (n - lines_max) " lines left out here; the whole output is in " log_file " ...]"
-        for (i = n - (lines_max - head) + 1; i <= n; i++) print buf[i]
-      }
-      show = 0; n = 0
-    }
-    /^ *[0-9]+\/[0-9]+ Test +#/ {
-      flush()
-      if ($0 ~ /\*\*\*(Failed|Timeout|Exception|Not Run)/ && $0 !~ /Disabled/) {
-        shown++
-        if (shown <= tests_max) { show = 1; print "==== output of" substr($0, index($0, ":") + 1) }
-      }
-      next
-    }
-    /^ *Start +[0-9]+: / || /^[0-9]+% tests passed, / { flush(); next }
-    show { buf[++n] = $0 }
-    END {
-      flush()
-      if (shown > tests_max) print "     [" (shown - tests_max) " more failed tests: their output is in " log_file "]"
-    }' "$ctest_log"
+  # at most 30 tests (ci/failed_output.awk, as in ci/test.sh).
+  awk -v lines_max="${READYPORT_FAILED_OUTPUT_LINES:-400}" -v tests_max=30 \
+    -v log_file="$ctest_log" -f ci/failed_output.awk "$ctest_log"
 fi
 
 summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$ctest_log" | tail -n 1)
