@@ -1,9 +1,15 @@
 #include "main_job.hpp"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -13,6 +19,8 @@
 #include "corpus.hpp"
 #include "failure_report.hpp"
 #include "file_io.hpp"
+#include "real_os_run.hpp"
+#include "run_figures.hpp"
 #include "run_summary.hpp"
 #include "stress_run.hpp"
 #include "summary_json.hpp"
@@ -28,12 +36,20 @@ using Clock = std::chrono::steady_clock;
 // Failures reported in full on stdout; the rest are counted (every one is in the summary and has
 // its bundle).
 constexpr std::size_t kFailuresPrintedMax = 20;
+// --os windows: how long past --seconds-max a run may go (a seed that started in time finishing)
+// before the watchdog ends the process.
+constexpr std::uint32_t kOverrunGraceSeconds = 60;
+// The exit status of a run that found ProcessSocketNotifications missing (ctest's SKIP_RETURN_CODE).
+constexpr int kExitSkipped = 77;
 
 struct Job {
   const StressOptions& options;
   const std::vector<std::string>& command_line;
   StressRunSummary summary;
   Clock::time_point start = Clock::now();  // wall time for the summary only: no run reads it
+  StressFigures figures{};                 // the seeds of the range, like summary.totals
+  Os* real_os = nullptr;                   // --os windows: WindowsOs
+  std::uint64_t connections_used = 0;      // --os windows: clients and peers opened so far
 
   std::string program() const {
     return command_line.empty() ? std::string("readyport-stress") : command_line[0];
@@ -67,21 +83,44 @@ Result<std::vector<StressCorpusEntry>> corpus_for(const StressOptions& options,
   return entries;
 }
 
+// --os windows: a failing seed's recorded trace, to be judged offline on any machine, beside its
+// bundle (`seed-<S>.trace`; --trace-out, when given, also holds the first failing seed's).
+void write_failure_trace(const SeedReport& report, const std::string& bundle_path) {
+  const std::string path = std::filesystem::path(bundle_path).replace_extension(".trace").string();
+  const Status written = stress_trace_write(path, StressTraceFormat::kText, report.trace_text);
+  if (!written.ok()) {
+    std::printf("trace: not written: %s\n", written.message().c_str());
+    return;
+  }
+  std::printf("trace: %s (judge it offline on any machine: readyport-stress --check-trace %s "
+              "--runtime free)\n",
+              path.c_str(), path.c_str());
+}
+
 // One run of one seed with its failure handling; returns true when it passed. `trace_text_out`
-// (may be null) receives the full trace when the options keep it.
+// (may be null) receives the full trace when the options keep it. `run` runs the seed (null:
+// stress_run_seed).
 bool run_one(Job& job, const StressOptions& run_options, std::uint64_t seed,
              const std::string& entry, const std::string& bundle_path, std::size_t* printed,
-             std::string* trace_text_out) {
+             std::string* trace_text_out, const std::function<SeedReport()>& run = nullptr) {
   StressBundleContext context{job.command_line, bundle_path,
                               entry.empty() ? std::string("seed range") : "corpus entry " + entry};
   stress_abort_arm(run_options, seed, &context);
-  SeedReport report = stress_run_seed(run_options, seed);
-  if (entry.empty()) stress_summary_add_seed(job.summary, report);
+  SeedReport report = run ? run() : stress_run_seed(run_options, seed);
+  if (entry.empty()) {
+    stress_summary_add_seed(job.summary, report);
+    stress_figures_add(job.figures, report);
+  }
   if (job.options.verbose) stress_verbose_print(report);
   if (job.options.trace) std::fputs(report.trace_text.c_str(), stdout);
-  if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
-  if (report.status.ok()) return true;
+  if (report.status.ok()) {
+    if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
+    return true;
+  }
   const std::string written = stress_bundle_write(run_options, report, context);
+  // After the bundle: its directory exists now.
+  if (job.real_os != nullptr) write_failure_trace(report, bundle_path);
+  if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
   if (*printed < kFailuresPrintedMax) {
     if (!entry.empty()) std::printf("corpus entry %s failed:\n", entry.c_str());
     stress_failure_print(run_options, report, written, job.program());
@@ -126,12 +165,42 @@ bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries, std::si
 int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* printed) {
   const StressOptions& options = job.options;
   const std::size_t progress_every = seeds.size() >= 10 ? seeds.size() / 10 : 1;
+  bool failure_trace_written = false;  // --os windows: the first failing seed's trace
   for (std::size_t i = 0; i < seeds.size(); ++i) {
     const std::string bundle = stress_bundle_path(options.bundle_dir, seeds[i], "");
-    std::string trace_text;  // --trace-out: one seed (stress_options_parse checks it)
+    std::function<SeedReport()> run;
+    if (job.real_os != nullptr) {
+      // --os windows: the seed's parameters within what is left of the bounds, or the end.
+      const double seconds_left = static_cast<double>(options.seconds_max) - job.seconds();
+      RealOsBudget budget;
+      budget.ms_left = seconds_left <= 0 ? 0 : static_cast<std::uint32_t>(seconds_left * 1000);
+      budget.connections_left =
+          job.connections_used >= options.connections_max
+              ? 0
+              : static_cast<std::uint32_t>(options.connections_max - job.connections_used);
+      Result<SeedParameters> parameters = stress_parameters_real(options, seeds[i], budget);
+      if (!parameters.ok()) {
+        std::printf("budget: %s; the run ends after %zu of %zu seeds (--seconds-max %u, "
+                    "--connections-max %u)\n",
+                    parameters.status().message().c_str(), i, seeds.size(), options.seconds_max,
+                    options.connections_max);
+        break;
+      }
+      run = [&job, &options, p = std::move(parameters).value()] {
+        SeedReport report = stress_run_seed_real(options, p, *job.real_os);
+        job.connections_used += report.counts.clients_started + report.counts.peers_started;
+        return report;
+      };
+    }
+    // --trace-out: the one seed's trace; with --os windows and several seeds, the first failing
+    // seed's (stress_options_parse allows nothing else).
+    std::string trace_text;
     const bool passed = run_one(job, options, seeds[i], "", bundle, printed,
-                                options.trace_out.empty() ? nullptr : &trace_text);
-    if (!options.trace_out.empty()) {
+                                options.trace_out.empty() ? nullptr : &trace_text, run);
+    const bool trace_wanted =
+        seeds.size() == 1 || (!passed && !failure_trace_written);
+    if (!options.trace_out.empty() && trace_wanted) {
+      failure_trace_written = !passed;
       const Status written = stress_trace_write(options.trace_out, options.trace_format, trace_text);
       if (!written.ok()) {
         std::fprintf(stderr, "readyport-stress: --trace-out: %s\n", written.message().c_str());
@@ -159,7 +228,7 @@ int write_outputs(Job& job) {
   const StressOptions& options = job.options;
   int status = 0;
   if (!options.json_out.empty()) {
-    const Json document = stress_summary_json(options, job.summary);
+    const Json document = stress_summary_json(options, job.summary, job.figures);
     const Status written =
         stress_file_write(options.json_out, document.dump(2) + "\n", StressWriteMode::kReplace);
     if (!written.ok()) {
@@ -178,24 +247,91 @@ int write_outputs(Job& job) {
   return status;
 }
 
+// --os windows: ends the process when the run overruns --seconds-max by kOverrunGraceSeconds
+// (an engine or OS call that never returns), so that the whole run always ends. Joined by the
+// destructor once the run is over.
+class Watchdog {
+ public:
+  explicit Watchdog(std::uint32_t seconds_max)
+      : thread_([this, seconds_max] {
+          std::unique_lock<std::mutex> lock(mutex_);
+          const auto limit = std::chrono::seconds(std::uint64_t{seconds_max} + kOverrunGraceSeconds);
+          if (done_condition_.wait_for(lock, limit, [this] { return done_; })) return;
+          std::printf("\nreadyport-stress: --os windows: the run is still going %u s after "
+                      "--seconds-max %u; ending the process (a call that never returned)\n",
+                      kOverrunGraceSeconds, seconds_max);
+          std::fflush(stdout);
+          std::_Exit(1);
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      done_ = true;
+    }
+    done_condition_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_condition_;
+  bool done_ = false;  // guarded by mutex_
+  std::thread thread_;  // last: started once the members above exist
+};
+
 }  // namespace
 
 int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line) {
+  // --os windows: the real Os first (a skip where ProcessSocketNotifications is missing).
+  std::unique_ptr<Os> real_os;
+  std::unique_ptr<Watchdog> watchdog;
+  if (options.os == StressOs::kWindows) {
+    Result<std::unique_ptr<Os>> made = stress_windows_os_create();
+    if (!made.ok()) {
+      if (made.status().code() == StatusCode::kUnavailable) {
+        std::printf("skipped: %s\n", made.status().to_string().c_str());
+        return kExitSkipped;
+      }
+      std::fprintf(stderr, "readyport-stress: --os windows: %s\n",
+                   made.status().to_string().c_str());
+      return 1;
+    }
+    real_os = std::move(made).value();
+    watchdog = std::make_unique<Watchdog>(options.seconds_max);
+  }
   // The seeds of this shard: first_seed + k for k in [0, seeds) with k % count == index.
   std::vector<std::uint64_t> seeds;
   for (std::uint64_t k = options.shard_index; k < options.seeds; k += options.shard_count) {
     seeds.push_back(options.first_seed + k);
   }
   Job job{options, command_line, stress_summary_begin(seeds.size())};
+  job.real_os = real_os.get();
   Result<std::vector<StressCorpusEntry>> corpus = corpus_for(options, job.summary.corpus);
+  if (corpus.ok() && job.real_os != nullptr && !corpus.value().empty()) {
+    // The corpus's entries are simulated seeds: they replay under --os fake.
+    corpus = std::vector<StressCorpusEntry>();
+    job.summary.corpus.dir.clear();
+    job.summary.corpus.note = "--os windows runs no corpus (its entries are simulated seeds)";
+  }
   if (!corpus.ok()) {
     std::fprintf(stderr, "readyport-stress: --corpus: %s\n", corpus.status().to_string().c_str());
     return 2;
   }
-  std::printf("readyport-stress: %zu seeds from %llu (shard %u/%u), runtime %s, strategy %s\n",
-              seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
-              options.shard_count, stress_runtime_name(options.runtime),
-              stress_strategy_name(options.strategy));
+  if (job.real_os != nullptr) {
+    std::printf("readyport-stress: %zu seeds from %llu (shard %u/%u), os windows: WindowsOs, "
+                "real loopback sockets and threads; the OS schedules the threads, so a seed "
+                "reproduces the workload and the faults, not the interleaving; at most %u s and "
+                "%u connections\n",
+                seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
+                options.shard_count, options.seconds_max, options.connections_max);
+  } else {
+    std::printf("readyport-stress: %zu seeds from %llu (shard %u/%u), runtime %s, strategy %s\n",
+                seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
+                options.shard_count, stress_runtime_name(options.runtime),
+                stress_strategy_name(options.strategy));
+  }
   if (job.summary.corpus.dir.empty()) {
     std::printf("corpus: none (%s)\n", job.summary.corpus.note.c_str());
   } else {
@@ -213,6 +349,7 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
   }
   job.summary.seconds = job.seconds();
   const std::size_t zero_rows = stress_summary_print(options, job.summary);
+  stress_figures_print(options, job.figures);
   if (job.summary.failures.size() > printed) {
     std::printf("  (%zu failures beyond the first %zu were not printed in full; each has its "
                 "bundle)\n",

@@ -8,7 +8,12 @@
 //
 // Ownership: none kept. Threading: the process's main thread (stress_run_seed's rule). Errors: the
 // exit status: 0 every seed and entry passed (and with --require-coverage every coverage row was
-// reached), 1 otherwise, 2 when the corpus given cannot be read or an output cannot be written.
+// reached), 1 otherwise, 2 when the corpus given cannot be read or an output cannot be written,
+// 77 with --os windows where WindowsOs::create() fails with kUnavailable (it prints
+// `skipped: <status>`). With --os windows the seeds run on real_os_run.hpp's world within
+// --seconds-max and --connections-max (no corpus: its entries are simulated seeds), a failing
+// seed also writes its trace (--trace-out, or seed-<S>.trace beside its bundle), and a run still
+// going 60 s past --seconds-max is ended (exit 1).
 #pragma once
 
 #include <string>

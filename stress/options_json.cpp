@@ -30,6 +30,7 @@ Json stress_run_options_json(const StressOptions& options) {
   object["strategy"] = stress_strategy_name(options.strategy);
   object["pct_depth"] = options.pct_depth;
   object["runtime"] = stress_runtime_name(options.runtime);
+  object["os"] = stress_os_name(options.os);
   object["steps_max"] = options.steps_max;
   object["faults"] = stress_faults_text(options);
   object["actions_max"] = cap_json(options.actions_max);
@@ -40,8 +41,8 @@ Json stress_run_options_json(const StressOptions& options) {
 
 Result<StressOptions> stress_run_options_from_json(const Json& object, std::string_view where) {
   if (Status s = json_fields_known(object, where,
-                                   {"strategy", "pct_depth", "runtime", "steps_max", "faults",
-                                    "actions_max", "clients_max", "peers_max"});
+                                   {"strategy", "pct_depth", "runtime", "os", "steps_max",
+                                    "faults", "actions_max", "clients_max", "peers_max"});
       !s.ok()) {
     return s;
   }
@@ -59,6 +60,16 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
   if (!stress_runtime_parse(text, &options.runtime)) {
     return Status(StatusCode::kInvalidArgument,
                   std::string(where) + ".runtime: '" + text + "' is not sim or free");
+  }
+  // "os" is absent from entries written before --os existed: the fake.
+  if (object.contains("os")) {
+    if (Status s = json_field_string(object, where, "os", &text); !s.ok()) return s;
+    if (text == "windows") {
+      options.os = StressOs::kWindows;
+    } else if (text != "fake") {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(where) + ".os: '" + text + "' is not fake or windows");
+    }
   }
   if (Status s = json_field_u64(object, where, "steps_max", kStepsMin, kStepsMax, &options.steps_max);
       !s.ok()) {

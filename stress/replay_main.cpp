@@ -97,6 +97,16 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
                 "a failure", input.value().expect_canary.c_str(),
                 build.canary.empty() ? "no canary" : build.canary.c_str());
   }
+  if (bundle.options.os == StressOs::kWindows) {
+    // Its threads ran on a real OS: neither the fake nor this machine's scheduler reproduces it.
+    std::printf("this bundle is from --os windows: its seed reproduces the workload and the fault "
+                "plan, not the interleaving. Judge its recorded trace offline with "
+                "`readyport-stress --check-trace <seed-%llu.trace> --runtime free`, or run the seed "
+                "again on Windows: readyport-stress --os windows --seed %llu\n",
+                static_cast<unsigned long long>(bundle.seed),
+                static_cast<unsigned long long>(bundle.seed));
+    return 2;
+  }
   if (bundle.options.runtime == StressRuntime::kFree) {
     std::printf("note: the run used real threads (--runtime free): its interleaving does not "
                 "replay, its workload does\n");

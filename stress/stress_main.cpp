@@ -3,7 +3,9 @@
 // questions, a chaos and a liveness phase, judged by the OS-side LifetimeOracle). This file picks
 // the mode from the command line (stress_options.hpp):
 //   the main job        main_job.hpp: the regression corpus, then the seeds; a failure bundle per
-//                       failing seed; the summary, --json, --markdown
+//                       failing seed; the summary and figures, --json, --markdown
+//   --os windows        main_job.hpp over real_os_run.hpp: the same job on WindowsOs (real
+//                       loopback sockets and threads; exit 77 where the call is missing)
 //   --replay FILE       replay_main.hpp: a bundle's seed with its options, compared with its record
 //   --shrink            below: a failing seed's minimal case (stress_shrink.hpp), as a bundle and
 //                       optionally a corpus entry
@@ -11,7 +13,7 @@
 //   --engine-case LINE  properties/engine_replay.hpp: one engine-property case
 //   --version, --help
 // Exit status: 0 pass, 1 failure, 2 bad command line (or an unreadable input, an unwritable
-// output). docs/replay.md describes bundles, the corpus and the outputs.
+// output), 77 --os windows where ProcessSocketNotifications is missing (skipped). docs/replay.md describes bundles, the corpus and the outputs.
 #include <cstdio>
 #include <iostream>
 #include <sstream>

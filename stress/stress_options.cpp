@@ -19,6 +19,8 @@ constexpr std::uint32_t kDepthMax = 64;
 constexpr std::uint64_t kStepsMin = 1000;
 constexpr std::uint64_t kStepsMax = 1'000'000'000;
 constexpr std::uint32_t kCapMax = 1'000'000;
+constexpr std::uint32_t kSecondsMax = 86'400;
+constexpr std::uint32_t kConnectionsMax = 100'000;
 
 const char* const kExamples =
     "Examples:\n"
@@ -29,13 +31,15 @@ const char* const kExamples =
     "  readyport-stress --replay stress-failures/seed-1234.json   a failure bundle, exactly\n"
     "  readyport-stress --seed 28 --shrink            a failing seed's minimal case\n"
     "  readyport-stress --check-trace s5.trace        the oracle's verdict on a recorded trace\n"
+    "  readyport-stress --os windows --seeds 4 --seconds-max 60   on the real API (Windows)\n"
     "  readyport-stress --engine-case 'seed=3 workers=2 batch=4; add(oneshot_level IN); run(5 ms)'\n"
     "\n"
     "Refused together: --seed with --seeds, --first-seed or --shard; --replay, --check-trace and\n"
     "--engine-case with any option that chooses or shapes a run (--check-trace takes --runtime);\n"
     "an option given twice. Numbers are whole decimals in the range each option states.\n"
     "Every failing seed writes a bundle (--bundle-dir) and prints the command that replays it.\n"
-    "Exit status: 0 when everything passed, 1 on any failure, 2 on a bad command line.\n";
+    "Exit status: 0 when everything passed, 1 on any failure, 2 on a bad command line, 77 when\n"
+    "--os windows finds no ProcessSocketNotifications (Wine, Windows before build 20348).\n";
 
 // "I/N" with 1 <= I <= N <= kShardsMax.
 bool parse_shard(std::string_view text, std::uint32_t* index_out, std::uint32_t* count_out) {
@@ -81,6 +85,7 @@ struct Parser {
   std::string shard_text;
   std::string corpus_text;
   std::string trace_format_text;
+  std::string os_text;
 
   Parser() {
     app.set_help_flag();  // ours below: --help sets options.help instead of throwing
@@ -120,6 +125,18 @@ struct Parser {
         app.add_option("--runtime", runtime_text,
                        "sim (SimScheduler, replayable; default) | free (real threads)")
             ->check(CLI::IsMember({"sim", "free"}));
+    CLI::Option* os =
+        app.add_option("--os", os_text,
+                       "fake (FakeOs; default) | windows (WindowsOs: real loopback sockets and "
+                       "threads; Windows builds; exit 77 where ProcessSocketNotifications is "
+                       "missing)")
+            ->check(CLI::IsMember({"fake", "windows"}));
+    CLI::Option* seconds_max =
+        cli_add_number(app, "--seconds-max", &o.seconds_max, 1, kSecondsMax,
+                       "with --os windows: wall-clock budget of the whole run (default 60)");
+    CLI::Option* connections_max =
+        cli_add_number(app, "--connections-max", &o.connections_max, 1, kConnectionsMax,
+                       "with --os windows: connections all seeds may open (default 300)");
     CLI::Option* steps = cli_add_number(app, "--steps-max", &o.steps_max, kStepsMin, kStepsMax,
                                         "scheduler steps per seed at most (default 2000000)");
     CLI::Option* faults =
@@ -213,7 +230,8 @@ struct Parser {
     // --check-trace (nothing runs) or --engine-case (another world).
     const std::vector<CLI::Option*> run_options = {
         seeds, first, one, shard, strategy, depth, steps, faults, actions, clients, peers,
-        coverage, stop, corpus, bundle_dir, json, markdown, shrink, corpus_entry};
+        coverage, stop, corpus, bundle_dir, json, markdown, shrink, corpus_entry, os,
+        seconds_max, connections_max};
     for (CLI::Option* option : run_options) {
       replay->excludes(option);
       check->excludes(option);
@@ -224,6 +242,32 @@ struct Parser {
     engine_case->excludes(runtime)->excludes(trace)->excludes(verbose)->excludes(trace_out);
     // --shrink reports one seed: the main job's outputs do not apply.
     for (CLI::Option* option : {shard, coverage, stop, corpus, json, markdown}) shrink->excludes(option);
+  }
+
+  // --os and the options that go with it only. Errors: kInvalidArgument with the message.
+  Status finish_os() {
+    StressOptions& o = options;
+    const bool bounds_given = app.count("--seconds-max") != 0 || app.count("--connections-max") != 0;
+    if (os_text != "windows") {
+      if (bounds_given)
+        return Status(StatusCode::kInvalidArgument,
+                      "--seconds-max and --connections-max bound a run with --os windows only");
+      return Status();
+    }
+    if (!stress_windows_build())
+      return Status(StatusCode::kInvalidArgument,
+                    "--os windows needs a Windows build (WindowsOs exists only there; this build "
+                    "has --os fake only)");
+    if (runtime_text == "sim")
+      return Status(StatusCode::kInvalidArgument,
+                    "--os windows runs on real threads: --runtime sim does not apply");
+    if (o.shrink)
+      return Status(StatusCode::kInvalidArgument,
+                    "--shrink works on simulated seeds: shrink a --os windows failure's seed "
+                    "with --os fake");
+    o.os = StressOs::kWindows;
+    o.runtime = StressRuntime::kFree;
+    return Status();
   }
 
   // After a successful CLI11 parse: the values that need more than one option, and the checks
@@ -248,9 +292,11 @@ struct Parser {
       o.first_seed = seed;
       o.seeds = 1;
     }
+    if (Status status = finish_os(); !status.ok()) return status.message();
     if (o.shrink && o.seeds != 1) return "--shrink works on one failing seed: use it with --seed";
-    if (!o.trace_out.empty() && o.seeds != 1 && o.replay.empty())
-      return "--trace-out writes one seed's trace: use it with --seed or --replay";
+    if (!o.trace_out.empty() && o.seeds != 1 && o.replay.empty() && o.os != StressOs::kWindows)
+      return "--trace-out writes one seed's trace: use it with --seed or --replay (or with "
+             "--os windows: the first failing seed's)";
     if (o.seeds - 1 > ~std::uint64_t{0} - o.first_seed) return "--first-seed: the seed range wraps around";
     return "";
   }
@@ -273,6 +319,22 @@ const char* stress_strategy_name(StressStrategy strategy) {
     case StressStrategy::kRandom: return "random";
     case StressStrategy::kPct: return "pct";
     case StressStrategy::kMixed: return "mixed";
+  }
+  READYPORT_UNREACHABLE();
+}
+
+bool stress_windows_build() {
+#if defined(_WIN32)
+  return true;
+#else
+  return false;
+#endif
+}
+
+const char* stress_os_name(StressOs os) {
+  switch (os) {
+    case StressOs::kFake: return "fake";
+    case StressOs::kWindows: return "windows";
   }
   READYPORT_UNREACHABLE();
 }

@@ -5,6 +5,10 @@
 //                    [--runtime sim|free] [--steps-max N] [--faults drawn|off|PLAN]
 //                    [--require-coverage] [--stop-on-failure] [--trace] [--verbose]
 //                    [--corpus DIR|none] [--bundle-dir DIR] [--json FILE] [--markdown FILE]
+//   readyport-stress --os windows [--seeds N] [--seconds-max S] [--connections-max N] ...
+//                    the echo workload over WindowsOs: real loopback sockets and threads (Windows
+//                    builds only; exit 77 with `skipped: ...` where ProcessSocketNotifications
+//                    is missing)
 //   readyport-stress --seed S [run options]                       one seed (no corpus)
 //   readyport-stress --seed S --trace-out FILE [--trace-format text|chrome]
 //   readyport-stress --seed S [...] --shrink [--corpus-entry FILE] [--actions-max N] ...
@@ -43,6 +47,12 @@ enum class StressRuntime : std::uint8_t {
   kFree,  // FreeRuntime: real threads (for ThreadSanitizer); not replayable
 };
 
+// Which Os the engine runs on.
+enum class StressOs : std::uint8_t {
+  kFake,     // FakeOs under --runtime (the default): replayable, ground truth checked
+  kWindows,  // WindowsOs: real loopback sockets, real threads (implies the free runtime)
+};
+
 // The format of --trace-out's file.
 enum class StressTraceFormat : std::uint8_t {
   kText,    // the trace as recorded (trace.hpp's lines; what --check-trace reads)
@@ -57,7 +67,13 @@ struct StressOptions {
   bool seed_given = false;         // --seed: one seed, not the main job (no corpus by default)
   StressStrategy strategy = StressStrategy::kMixed;
   std::uint32_t pct_depth = 3;
-  StressRuntime runtime = StressRuntime::kSim;
+  StressRuntime runtime = StressRuntime::kSim;  // kFree with kWindows
+  StressOs os = StressOs::kFake;
+  // --os windows only: the wall-clock budget of the whole run (no seed starts after it; a run
+  // that overruns it by a grace period is ended), and the connections (clients and raw peers)
+  // all seeds together may open.
+  std::uint32_t seconds_max = 60;
+  std::uint32_t connections_max = 300;
   std::uint64_t steps_max = 2'000'000;  // per seed
   // The fault plan: drawn from each seed (swarm, the default), none, or exactly `fault_plan`.
   enum class Faults : std::uint8_t { kDrawn, kOff, kPlan } faults = Faults::kDrawn;
@@ -110,6 +126,9 @@ std::string stress_usage();
 const char* stress_strategy_name(StressStrategy strategy);
 const char* stress_runtime_name(StressRuntime runtime);
 const char* stress_trace_format_name(StressTraceFormat format);
+const char* stress_os_name(StressOs os);
+// Whether this build can run --os windows (a Windows build: WindowsOs exists).
+bool stress_windows_build();
 // The inverses (false for any other text).
 bool stress_strategy_parse(std::string_view text, StressStrategy* strategy_out);
 bool stress_runtime_parse(std::string_view text, StressRuntime* runtime_out);

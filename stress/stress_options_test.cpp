@@ -301,9 +301,38 @@ TEST(StressCommandLineTest, HelpListsEveryOptionAndExamples) {
         "--require-coverage", "--stop-on-failure", "--corpus", "--bundle-dir", "--json",
         "--markdown", "--shrink", "--corpus-entry", "--trace", "--verbose", "--trace-out",
         "--trace-format", "--replay", "--check-trace", "--engine-case", "--help", "--version",
+        "--os", "--seconds-max", "--connections-max",
         "Examples:", "Exit status"}) {
     EXPECT_NE(usage.find(option), std::string::npos) << option;
   }
+}
+
+// --os windows (issue 14): real sockets and threads, Windows builds only; its bounds go with it.
+TEST(StressCommandLineTest, OsWindowsNeedsAWindowsBuildAndTakesItsBounds) {
+  Result<StressOptions> fake = parse({"--os", "fake"});
+  ASSERT_TRUE(fake.ok()) << fake.status().to_string();
+  EXPECT_EQ(fake.value().os, StressOs::kFake);
+  EXPECT_EQ(parse({}).value().os, StressOs::kFake);
+  expect_refused({"--os", "linux"}, "--os");
+  expect_refused({"--seconds-max", "5"}, "--os windows only");
+  expect_refused({"--os", "fake", "--connections-max", "5"}, "--os windows only");
+  expect_refused({"--replay", "b.json", "--os", "fake"}, "--replay");
+  expect_refused({"--check-trace", "t", "--os", "fake"}, "--check-trace");
+  if (!stress_windows_build()) {
+    // The driver exits 2 on this (stress.os_windows_refused runs the binary).
+    expect_refused({"--os", "windows", "--seeds", "2"}, "needs a Windows build");
+    return;
+  }
+  Result<StressOptions> windows =
+      parse({"--os", "windows", "--seeds", "2", "--seconds-max", "30", "--connections-max", "40"});
+  ASSERT_TRUE(windows.ok()) << windows.status().to_string();
+  EXPECT_EQ(windows.value().os, StressOs::kWindows);
+  EXPECT_EQ(windows.value().runtime, StressRuntime::kFree);
+  EXPECT_EQ(windows.value().seconds_max, 30u);
+  EXPECT_EQ(windows.value().connections_max, 40u);
+  expect_refused({"--os", "windows", "--runtime", "sim"}, "--runtime sim");
+  expect_refused({"--os", "windows", "--seed", "3", "--shrink"}, "--shrink");
+  expect_refused({"--os", "windows", "--seconds-max", "0"}, "--seconds-max");
 }
 
 TEST(CliNumberTest, TheSharedParserOfBothTools) {

@@ -37,7 +37,19 @@ Json totals_json(const StressTotals& t) {
 
 }  // namespace
 
-Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary) {
+Json stress_figures_json(const StressFigures& figures) {
+  Json object = Json::object();
+  object["notifications"] = figures.notifications;
+  object["port_calls"] = figures.port_calls;
+  object["port_calls_per_notification"] = stress_figures_per_notification(figures);
+  object["remove_ored_with_in"] = figures.remove_ored_with_in;
+  object["remove_separate"] = figures.remove_separate;
+  object["stale_packets"] = figures.stale_packets;
+  return object;
+}
+
+Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary,
+                         const StressFigures& figures) {
   const StressBuildInfo info = stress_build_info();
   Json document = Json::object();
   document["format"] = kStressSummaryFormat;
@@ -84,6 +96,8 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   document["coverage"] = std::move(coverage);
   document["coverage_zero_rows"] = std::move(zero_rows);
   document["faults_fired"] = std::move(faults);
+  document["os"] = stress_os_name(options.os);
+  document["figures"] = stress_figures_json(figures);
   document["seconds"] = summary.seconds;
   document["exit_status"] = summary.exit_status;
   return document;

@@ -6,14 +6,17 @@
 //   entries, passed, failed}, failures [{seed, source ("seeds"|"corpus"), entry, status,
 //   signature, message, bundle}] (every one, the corpus's included), failures_total,
 //   stopped_early, totals {...}, coverage {row: count} (the oracle's rows), coverage_zero_rows
-//   [...], faults_fired {site: count}, seconds, exit_status.
+//   [...], faults_fired {site: count}, os ("fake"|"windows"), figures {notifications, port_calls,
+//   port_calls_per_notification, remove_ored_with_in, remove_separate, stale_packets}
+//   (run_figures.hpp), seconds, exit_status.
 //
-//   Json summary = stress_summary_json(options, run_summary);
+//   Json summary = stress_summary_json(options, run_summary, figures);
 //
 // Ownership: values. Threading: reentrant. Errors: none.
 #pragma once
 
 #include "json_fields.hpp"
+#include "run_figures.hpp"
 #include "run_summary.hpp"
 #include "stress_options.hpp"
 
@@ -21,6 +24,9 @@ namespace readyport {
 
 inline constexpr const char* kStressSummaryFormat = "readyport-stress-summary";
 
-Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary);
+Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary,
+                         const StressFigures& figures);
+// The `figures` object alone.
+Json stress_figures_json(const StressFigures& figures);
 
 }  // namespace readyport

@@ -49,7 +49,7 @@ StressOptions shard_options() {
 TEST(SummaryJsonTest, ListsEveryFailureWithItsBundle) {
   StressRunSummary summary = summary_with(3);
   stress_summary_add_failure(summary, failure(251, "seed-251.json"));
-  const Json json = stress_summary_json(shard_options(), summary);
+  const Json json = stress_summary_json(shard_options(), summary, StressFigures{});
   EXPECT_EQ(json["format"], kStressSummaryFormat);
   EXPECT_EQ(json["readyport"]["commit"], stress_build_info().commit);
   EXPECT_EQ(json["shard"], "2/4");
@@ -71,6 +71,38 @@ TEST(SummaryJsonTest, ListsEveryFailureWithItsBundle) {
   EXPECT_FALSE(json["coverage"].contains("fault.psn.call_fails"));
   EXPECT_EQ(json["coverage_zero_rows"].size(), stress_coverage_rows().size());
   EXPECT_EQ(json["seconds"], 12.5);
+  EXPECT_EQ(json["os"], "fake");
+}
+
+// The figures of issue 14 item 5, from the seeds' reports: the engine's counts and the oracle's
+// REMOVE and stale-packet rows; the same object for either os.
+TEST(SummaryJsonTest, FiguresAddUpTheSeedsAndNameTheOs) {
+  SeedReport report;
+  report.engine.notifications = 40;
+  report.engine.port_calls = 50;
+  report.oracle.removes_seen = 7;
+  report.coverage = {{"remove_ored_with_in", 3}, {"stale_packet_dequeued", 2}, {"fault.post.fails", 9}};
+  StressFigures figures;
+  stress_figures_add(figures, report);
+  stress_figures_add(figures, report);
+  EXPECT_EQ(figures.notifications, 80u);
+  EXPECT_EQ(figures.port_calls, 100u);
+  EXPECT_EQ(figures.remove_ored_with_in, 6u);
+  EXPECT_EQ(figures.remove_separate, 8u);
+  EXPECT_EQ(figures.stale_packets, 4u);
+  EXPECT_DOUBLE_EQ(stress_figures_per_notification(figures), 1.25);
+  EXPECT_EQ(stress_figures_per_notification(StressFigures{}), 0.0);
+
+  StressOptions options = shard_options();
+  options.os = StressOs::kWindows;
+  const Json json = stress_summary_json(options, summary_with(0), figures);
+  EXPECT_EQ(json["os"], "windows");
+  EXPECT_EQ(json["figures"]["notifications"], 80);
+  EXPECT_EQ(json["figures"]["port_calls"], 100);
+  EXPECT_EQ(json["figures"]["port_calls_per_notification"], 1.25);
+  EXPECT_EQ(json["figures"]["remove_ored_with_in"], 6);
+  EXPECT_EQ(json["figures"]["remove_separate"], 8);
+  EXPECT_EQ(json["figures"]["stale_packets"], 4);
 }
 
 TEST(SummaryMarkdownTest, OneRowPerShardWithEveryFailingSeedAndBundle) {
