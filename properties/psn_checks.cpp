@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "psn_keys.hpp"
+#include "psn_model_set.hpp"
 
 namespace readyport::properties {
 
@@ -33,8 +34,10 @@ void expect_same(const PsnStep& step, const char* what, const std::string& want,
 }
 
 // The fake's state after the step agrees with the model's.
-void compare_state(const PsnStep& step, const PsnModel& after, PsnFakeWorld& world) {
-  FakeOs& os = world.os();
+void compare_state(const PsnStep& step, const PsnModel& after, PsnWorld& world) {
+  FakeOs* fake = world.fake();
+  if (fake == nullptr) return;  // a real OS shows only the calls' outputs
+  FakeOs& os = *fake;
   for (int port = 0; port < after.ports_count(); ++port) {
     expect_same(step, ("packets queued on port " + std::to_string(port)).c_str(),
                 std::to_string(after.queued_count(port)),
@@ -64,7 +67,7 @@ void feed(PsnRuleChecker& rules, const PsnStep& step, const PsnOutcome& outcome)
   if (step.port_closed) rules.port_closed(step.port);
 }
 
-void check_rule(PsnRule rule, const PsnStep& step, PsnFakeWorld& world, const PsnOutcome& want,
+void check_rule(PsnRule rule, const PsnStep& step, PsnWorld& world, const PsnOutcome& want,
                 const PsnOutcome& got) {
   feed(world.fake_rules(), step, got);
   feed(world.model_rules(), step, want);
@@ -121,7 +124,7 @@ std::string entries_text(const std::vector<OverlappedEntry>& entries) {
 }
 
 void check_step(const PsnStep& step, const PsnModel& after, const PsnOutcome& want,
-                const PsnOutcome& got, PsnFakeWorld& world) {
+                const PsnOutcome& got, PsnWorld& world) {
   world.coverage() = after.coverage();
   if (world.rule().has_value()) {
     check_rule(*world.rule(), step, world, want, got);
@@ -132,6 +135,20 @@ void check_step(const PsnStep& step, const PsnModel& after, const PsnOutcome& wa
   expect_same(step, "dequeued entries", entries_text(want.entries), entries_text(got.entries));
   expect_same(step, "bytes moved", std::to_string(want.bytes), std::to_string(got.bytes));
   compare_state(step, after, world);
+}
+
+void judge_step(const PsnStep& step, const PsnModel& model, const PsnPredict& predict,
+                const PsnOutcome& got, PsnWorld& world) {
+  PsnModelSet* models = world.model_set();
+  if (models == nullptr) {
+    PsnModel after = model;
+    const PsnOutcome want = predict(after);
+    check_step(step, after, want, got, world);
+    return;
+  }
+  const std::string failure = models->judge(step, predict, got);
+  if (!failure.empty()) RC_FAIL(failure);
+  world.coverage() = models->first().coverage();
 }
 
 }  // namespace readyport::properties

@@ -1,14 +1,20 @@
 // properties/psn_checks.hpp: what the PSN properties check after each command, given what the
-// model predicted and what the fake did.
+// model predicted and what the system under test (the fake, or any Os) did.
 //
-//   PsnOutcome want;  // from a copy of the model
 //   PsnOutcome got;   // from world.os()
+//   judge_step(step, model, [&](PsnModel& m) { ...; return want; }, got, world);
 //   check_step(step, model_after, want, got, world);  // RC_FAIL on a mismatch or a violation
+//
+// judge_step: with world.model_set() (a system that may answer the spec's open questions either
+// way, psn_model_set.hpp) every surviving reading's model predicts and those that disagree are
+// dropped; the step fails when none is left. Otherwise a copy of `model` predicts and check_step
+// compares.
 //
 // With world.rule() empty (the stateful property) the fake must do exactly what the model
 // predicts: the call's code, each registration_result, the dequeued entries in order (key, mask,
 // lpOverlapped), bytes moved, and after the command the queue length of every port, whether each
-// socket is registered, the number of live registrations, and the fake's own invariants. With a
+// socket is registered, the number of live registrations, and the fake's own invariants (these
+// when world.fake() is there). With a
 // rule (the explicit properties) only that rule is checked, on the fake's outputs and on the
 // model's predictions alike (PsnRuleChecker), so a failure names the rule.
 //
@@ -18,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,7 +60,15 @@ struct PsnStep {
 };
 
 void check_step(const PsnStep& step, const PsnModel& after, const PsnOutcome& want,
-                const PsnOutcome& got, PsnFakeWorld& world);
+                const PsnOutcome& got, PsnWorld& world);
+
+// What a command does to a model (in place) and the outcome that model predicts.
+using PsnPredict = std::function<PsnOutcome(PsnModel&)>;
+
+// After the system ran the command and did `got`: the model set when world has one, else
+// check_step with a copy of `model` advanced by `predict`.
+void judge_step(const PsnStep& step, const PsnModel& model, const PsnPredict& predict,
+                const PsnOutcome& got, PsnWorld& world);
 
 // "[key 0x10002 IN|OUT ov 0xdead0000, ...]": entries for messages and show().
 std::string entries_text(const std::vector<OverlappedEntry>& entries);

@@ -1,9 +1,16 @@
 // properties/psn_commands.hpp: the RapidCheck commands of the PSN properties: everything a test can
-// do to PsnModel (apply) and to PsnFakeWorld (run, then check_step), over a few ports and sockets.
+// do to PsnModel (apply) and to a PsnWorld (run, then judge_step), over a few ports and sockets.
+// The same commands run on PsnFakeWorld (the fake, compared with the one model) and on PsnOsWorld
+// (any Os through the seam, judged by the set of models, psn_model_set.hpp).
 //
 //   PsnModel initial(options, kPsnSockets, kPsnPorts);
 //   PsnFakeWorld world(options, kPsnSockets, kPsnPorts, std::nullopt);
-//   rc::state::check(initial, world, psn_command_generator());
+//   rc::state::check(initial, world, &psn_command_generator);
+//
+// psn_os_command_generator draws the same commands except fill and peer_drain: they rely on the
+// fake's fixed receive buffer (fill sends exactly what fits, so OUT falls), which a real TCP stack
+// does not have (its buffers and window are larger and change). After each socket command that
+// puts something on the wire the command calls world.settle() before anything is compared.
 //
 // Commands (each immutable; its values drawn in the constructor from the model it is generated
 // for, so they shrink; checkPreconditions re-checks them, because shrinking changes the state):
@@ -40,10 +47,12 @@ namespace readyport::properties {
 inline constexpr int kPsnSockets = 3;
 inline constexpr int kPsnPorts = 2;
 
-using PsnCommand = rc::state::Command<PsnModel, PsnFakeWorld>;
+using PsnCommand = rc::state::Command<PsnModel, PsnWorld>;
 
 // A generator of one command for a model state, for rc::state::check / gen::commands.
 rc::Gen<std::shared_ptr<const PsnCommand>> psn_command_generator(const PsnModel& model);
+// The commands that mean the same on a real TCP stack (no fill, no peer_drain).
+rc::Gen<std::shared_ptr<const PsnCommand>> psn_os_command_generator(const PsnModel& model);
 
 // One PSN element before keys are known: the key is socket_key(incarnation, key_variant).
 struct PsnElementDraw {
@@ -59,7 +68,7 @@ class PsnCallCommand final : public PsnCommand {
   explicit PsnCallCommand(const PsnModel& model);
   void checkPreconditions(const PsnModel& model) const override;
   void apply(PsnModel& model) const override;
-  void run(const PsnModel& model, PsnFakeWorld& world) const override;
+  void run(const PsnModel& model, PsnWorld& world) const override;
   void show(std::ostream& os) const override;
 
  private:
@@ -74,7 +83,7 @@ class DequeueCommand final : public PsnCommand {
   explicit DequeueCommand(const PsnModel& model);
   void checkPreconditions(const PsnModel& model) const override;
   void apply(PsnModel& model) const override;
-  void run(const PsnModel& model, PsnFakeWorld& world) const override;
+  void run(const PsnModel& model, PsnWorld& world) const override;
   void show(std::ostream& os) const override;
 
  private:
@@ -88,7 +97,7 @@ class PostCommand final : public PsnCommand {
   explicit PostCommand(const PsnModel& model);
   void checkPreconditions(const PsnModel& model) const override;
   void apply(PsnModel& model) const override;
-  void run(const PsnModel& model, PsnFakeWorld& world) const override;
+  void run(const PsnModel& model, PsnWorld& world) const override;
   void show(std::ostream& os) const override;
 
  private:
@@ -115,7 +124,7 @@ class SocketCommand final : public PsnCommand {
   SocketCommand(const PsnModel& model, SocketAction action);
   void checkPreconditions(const PsnModel& model) const override;
   void apply(PsnModel& model) const override;
-  void run(const PsnModel& model, PsnFakeWorld& world) const override;
+  void run(const PsnModel& model, PsnWorld& world) const override;
   void show(std::ostream& os) const override;
   // Whether `action` may run on socket index s in this state.
   static bool allowed(const PsnModel& model, SocketAction action, int s);
@@ -131,7 +140,7 @@ class PortCommand final : public PsnCommand {
   PortCommand(const PsnModel& model, bool close);
   void checkPreconditions(const PsnModel& model) const override;
   void apply(PsnModel& model) const override;
-  void run(const PsnModel& model, PsnFakeWorld& world) const override;
+  void run(const PsnModel& model, PsnWorld& world) const override;
   void show(std::ostream& os) const override;
 
  private:
