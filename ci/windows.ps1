@@ -13,16 +13,25 @@
 #   passes them to the linker (CMake links with lld-link/link directly, which does not add them),
 #   and puts the runtime DLL's directory on PATH for the tests.
 # - Logs: build/logs/<preset>.{configure,build,ctest}.log; ctest's own files under
-#   build/<preset>/Testing; JUnit XML in build/logs/<preset>.junit.xml; a failing stress test's
-#   failure bundles (seed-<S>.json) under build/<preset>/stress. The workflow uploads the JUnit
-#   file always and the rest when a step fails. Replay a bundle: pwsh ci/replay.ps1 (docs/ci.md).
+#   build/<preset>/Testing; JUnit XML in build/logs/<preset>.junit.xml (ctest keeps up to 1 MiB
+#   of a passing test's output there, not its default 1 KiB, so the real-API property's lines
+#   survive); a failing stress test's failure bundles (seed-<S>.json) under build/<preset>/stress.
+#   The workflow uploads the JUnit file always and the rest when a step fails. Replay a bundle:
+#   pwsh ci/replay.ps1 (docs/ci.md).
+# - After ctest, passed or not: the test counts, the failed tests' names and every
+#   `observed: <question> = <reading>` line of the real-API property (PsnWindowsProperty, what
+#   Windows answered to spec/psn.md's open questions), read from the JUnit file, go to
+#   build/logs/<preset>.summary.md and to the job summary ($env:GITHUB_STEP_SUMMARY, when set).
+# - -Target NAME builds that target only and runs no test (the nightly job builds readyport-stress
+#   this way; ci/windows_stress.ps1 then runs it).
 # Exit status: non-zero when configure, build or any test fails.
 [CmdletBinding()]
 param(
   [Parameter(Mandatory = $true)]
   [ValidateSet('msvc-x64-debug', 'msvc-x64-release', 'msvc-x86', 'clang-cl-asan')]
   [string]$Preset,
-  [int]$Jobs = [Environment]::ProcessorCount
+  [int]$Jobs = [Environment]::ProcessorCount,
+  [string]$Target = ''
 )
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version Latest
@@ -76,7 +85,60 @@ if ($Preset -eq 'clang-cl-asan') {
   $env:PATH = (Join-Path $resourceDir 'lib\windows') + ';' + $env:PATH
 }
 
+# The Markdown summary of one ctest run from its JUnit file: counts, failed tests (at most 50),
+# and the real-API property's `observed:` lines (at most 100), for build/logs/<preset>.summary.md
+# and the job summary. Never throws: a missing or unreadable file is said in the summary.
+function Write-CtestSummary([string]$Junit) {
+  $build = (Get-ItemProperty 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion' -ErrorAction SilentlyContinue)
+  $system = if ($build) { "Windows build $($build.CurrentBuildNumber)" } else { 'Windows' }
+  $lines = @("### ctest $Preset ($system)", '')
+  try {
+    [xml]$xml = Get-Content -LiteralPath $Junit -Raw
+    $suite = $xml.DocumentElement
+    $cases = @($suite.SelectNodes('testcase'))
+    $failed = @($cases | Where-Object { $null -ne $_.SelectSingleNode('failure') } | ForEach-Object { $_.GetAttribute('name') })
+    $skipped = @($cases | Where-Object { $null -ne $_.SelectSingleNode('skipped') }).Count
+    $lines += "$($cases.Count - $failed.Count - $skipped) passed, $($failed.Count) failed, $skipped skipped ($($cases.Count) tests)"
+    $lines += ''
+    if ($failed.Count -gt 0) {
+      $lines += 'Failed tests (their output is in the job log and the JUnit artifact):'
+      $lines += ''
+      $lines += @($failed | Select-Object -First 50 | ForEach-Object { "- $_" })
+      $lines += ''
+    }
+    $observed = @($cases | Where-Object { $_.GetAttribute('name') -like '*PsnWindowsProperty*' } | ForEach-Object {
+        $name = $_.GetAttribute('name')
+        $out = $_.SelectSingleNode('system-out')
+        if ($out) { $out.InnerText -split "`r?`n" | Where-Object { $_ -match '^\s*observed: ' } | ForEach-Object { "$name`: $($_.Trim())" } }
+      } | Select-Object -First 100)
+    $lines += 'What Windows answered to the open questions of spec/psn.md (PsnWindowsProperty, the real-API property):'
+    $lines += ''
+    if ($observed.Count -gt 0) {
+      $lines += '```text'
+      $lines += $observed
+      $lines += '```'
+    } else {
+      $lines += 'no `observed:` line (the suite was skipped, not built or failed before the end: see the JUnit artifact)'
+    }
+  } catch {
+    $lines += "no test results: $Junit cannot be read ($($_.Exception.Message))"
+  }
+  $lines += ''
+  Set-Content -LiteralPath (Join-Path $logDir "$Preset.summary.md") -Value $lines -Encoding utf8
+  if ($env:GITHUB_STEP_SUMMARY) { Add-Content -LiteralPath $env:GITHUB_STEP_SUMMARY -Value $lines -Encoding utf8 }
+}
+
 Invoke-Logged 'configure' (Join-Path $logDir "$Preset.configure.log") 'cmake' $configureArgs
+if ($Target) {
+  Invoke-Logged "build ($Target)" (Join-Path $logDir "$Preset.build.log") 'cmake' @('--build', '--preset', $Preset, '-j', "$Jobs", '--target', $Target)
+  exit 0
+}
 Invoke-Logged 'build' (Join-Path $logDir "$Preset.build.log") 'cmake' @('--build', '--preset', $Preset, '-j', "$Jobs")
-Invoke-Logged 'ctest' (Join-Path $logDir "$Preset.ctest.log") 'ctest' @('--preset', $Preset, '-j', "$Jobs", '--output-on-failure',
-  '--output-junit', (Join-Path $logDir "$Preset.junit.xml"))
+$junit = Join-Path $logDir "$Preset.junit.xml"
+Remove-Item -LiteralPath $junit -Force -ErrorAction SilentlyContinue
+try {
+  Invoke-Logged 'ctest' (Join-Path $logDir "$Preset.ctest.log") 'ctest' @('--preset', $Preset, '-j', "$Jobs", '--output-on-failure',
+    '--test-output-size-passed', '1048576', '--output-junit', $junit)
+} finally {
+  Write-CtestSummary $junit
+}
