@@ -8,6 +8,11 @@ function(readyport_warnings target)
   else()
     target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
                                              -Wno-sign-conversion)
+    # Clang checks the engine's locking annotations (readyport/internal/thread_annotations.hpp):
+    # guarded state touched without its lock is a warning, an error under READYPORT_WERROR.
+    if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+      target_compile_options(${target} PRIVATE -Wthread-safety)
+    endif()
     if(READYPORT_WERROR)
       target_compile_options(${target} PRIVATE -Werror)
     endif()

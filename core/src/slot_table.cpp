@@ -24,24 +24,6 @@ std::uintptr_t completion_key_for(ConnId id, std::uint32_t capacity) {
   return (static_cast<std::uintptr_t>(id.generation) << bits_for(capacity)) | id.slot;
 }
 
-const char* slot_state_name(SlotState state) {
-  switch (state) {
-    case SlotState::kFree:
-      return "free";
-    case SlotState::kLive:
-      return "live";
-    case SlotState::kDispatching:
-      return "dispatching";
-    case SlotState::kRemoving:
-      return "removing";
-    case SlotState::kQuarantined:
-      return "quarantined";
-    case SlotState::kClosing:
-      return "closing";
-  }
-  return "unknown";
-}
-
 SlotTable::SlotTable(std::uint32_t capacity) : slots_(capacity) {
   READYPORT_ASSERT(capacity >= 1);
   slot_bits_ = bits_for(capacity);
@@ -61,7 +43,8 @@ SlotTable::SlotTable(std::uint32_t capacity) : slots_(capacity) {
 
 std::uintptr_t SlotTable::key_of(std::uint32_t index) const {
   const Slot& slot = at(index);
-  READYPORT_ASSERT(slot.generation != 0 && slot.generation <= generation_mask_);
+  READYPORT_ASSERT(slot.generation != 0);
+  READYPORT_ASSERT(slot.generation <= generation_mask_);
   return (static_cast<std::uintptr_t>(slot.generation) << slot_bits_) | index;
 }
 
@@ -97,8 +80,10 @@ std::uint32_t SlotTable::acquire() {
 
 void SlotTable::release(std::uint32_t index) {
   Slot& slot = at(index);
-  READYPORT_ASSERT(slot.state != SlotState::kFree);
-  READYPORT_ASSERT(!slot.op_in_flight && !slot.deferred && slot.link == kSlotNone);
+  READYPORT_ASSERT(slot.state == SlotState::kFree);  // the machine's kClosing/kLive -> kFree
+  READYPORT_ASSERT(!slot.op_in_flight);
+  READYPORT_ASSERT(!slot.deferred);
+  READYPORT_ASSERT(slot.link == kSlotNone);
   READYPORT_ASSERT(live_count_ > 0);
   const std::uint32_t generation = slot.generation;
   slot = Slot{};  // poison: every field back to a value no live slot has

@@ -9,6 +9,7 @@
 #include "engine_test_util.hpp"
 #include "mock_os.hpp"
 #include "readyport/engine.hpp"
+#include "readyport/internal/engine_tuning.hpp"
 #include "readyport/internal/slot_table.hpp"
 
 namespace readyport::test {
@@ -104,7 +105,7 @@ TEST_F(EngineUnitTest, AddIssuesOneEnableCallAndStopRemovesIt) {
       .With(RegsAre(std::vector{remove(kSockA)}))
       .WillOnce(Psn({0}, {}, kErrorSuccess));
   expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)}, kErrorSuccess,
-                     options_.stop_poll_ms);
+                     internal::kStopPollMs);
   EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
   expect_stop_empty();
   ASSERT_TRUE(engine_->stop().ok());
@@ -355,11 +356,11 @@ TEST_F(EngineUnitTest, StopWithConnectionsOpenRemovesAllThenReleasesWorkers) {
       .With(RegsAre(std::vector{remove(kSockA), remove(kSockB)}))
       .WillOnce(Psn({0, 0}, {}, kErrorSuccess));
   expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove | kSockNotifyEventOut)},
-                     kErrorSuccess, options_.stop_poll_ms);
+                     kErrorSuccess, internal::kStopPollMs);
   EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
-  expect_driver_call({}, {}, {}, kWaitTimeout, options_.stop_poll_ms);
+  expect_driver_call({}, {}, {}, kWaitTimeout, internal::kStopPollMs);
   expect_driver_call({}, {}, {packet(key(1), kSockNotifyEventRemove)}, kErrorSuccess,
-                     options_.stop_poll_ms);
+                     internal::kStopPollMs);
   EXPECT_CALL(os_, closesocket(kSockB)).WillOnce(Return(0));
   // Then the exit packet, then the port is closed.
   expect_stop_empty();
@@ -481,7 +482,7 @@ TEST_F(EngineUnitTest, StalePacketIsDroppedAndCounted) {
       .With(RegsAre(std::vector{remove(kSockA)}))
       .WillOnce(Psn({0}, {}, kErrorSuccess));
   expect_driver_call({}, {}, {packet(key(0, 2), kSockNotifyEventRemove)}, kErrorSuccess,
-                     options_.stop_poll_ms);
+                     internal::kStopPollMs);
   EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
   expect_stop_empty();
   ASSERT_TRUE(engine_->stop().ok());

@@ -44,6 +44,20 @@
 // Allocation. The constructor allocates every table (connections, per-driver batches, the socket
 // index); nothing is allocated afterwards, in particular never on the wait path.
 //
+// Quarantine (spec E4). Generations make a packet for a freed slot harmless only while the
+// slot's generation has not come round again, and they cannot bound how long such a packet
+// exists. A REMOVE that the port refuses leaves the registration in place: packets for the key
+// can keep being queued (a persistent level registration re-queues while its condition holds)
+// and no REMOVE packet will ever say that the last one was dequeued. Freeing the slot then would
+// leave packets for its key in the port for an unbounded time, and once the generation wraps
+// (it has 32 bits, fewer on 32-bit targets: pointer bits minus slot bits, 4 with 2^28 slots) one
+// would be taken for a later connection's. The quarantine closes the socket first (closesocket
+// deregisters it, spec E2: no new packet), posts a drain marker behind every packet already
+// queued for the key, and frees the slot only after the marker was dequeued and every driver
+// that might hold an older packet passed a quiescent point (its batch ended). A quarantined
+// slot is therefore reused with no packet for its old key in the port or in any driver's hands,
+// as after a REMOVE packet (spec E3). Its socket is closed before on_closed, as always.
+//
 // Errors. Calls that can fail return a Status or Result with a sentence naming the problem; a
 // failed call changes nothing. OS failures are returned or retried, never asserted; broken
 // contracts (a handler returning bits it may not, destroying a running engine from a handler)
@@ -54,6 +68,8 @@
 #include <memory>
 #include <vector>
 
+#include "readyport/internal/engine_lock.hpp"
+#include "readyport/internal/thread_annotations.hpp"
 #include "readyport/os.hpp"
 #include "readyport/status.hpp"
 
@@ -171,24 +187,17 @@ struct EngineOptions {
   std::uint32_t workers_max = 16;
   // Tasks posted and not yet run, at most.
   std::uint32_t tasks_max = 1024;
-  // A port call that fails as a whole (spec A3) is retried this many times in all, sleeping
-  // retry_backoff_ms, doubling, at most retry_backoff_max_ms (Os::sleep_ms: virtual in tests)
-  // between tries. Then its registrations count as failed one by one (spec A8).
+  // A port call that fails as a whole (spec A3) is tried this many times in all, with a capped
+  // doubling backoff between tries (Os::sleep_ms: virtual in tests); then its registrations
+  // count as failed one by one (spec A8).
   std::uint32_t call_retry_max = 8;
-  std::uint32_t retry_backoff_ms = 1;
-  std::uint32_t retry_backoff_max_ms = 64;
   // How long run_worker() waits in one port call. Finite so that a drain marker's grace period
   // (spec E4 quarantine) ends even if no packet wakes a waiting worker; an idle worker makes one
   // port call per this interval.
   std::uint32_t wait_timeout_ms = 1000;
-  // How long stop() waits in one port call while it drives the port itself.
-  std::uint32_t stop_poll_ms = 10;
-  // Spin guard. A persistent level registration re-queues its packet while its condition holds
-  // (spec C4); while another driver is about to apply its DISABLE, ENABLE or REMOVE, a driver can
-  // dequeue nothing but packets it must drop (stale, closing, merged, outside the interest). After this many such batches in a row it sleeps
-  // spin_sleep_ms (Os::sleep_ms) so that the other driver runs. 0 disables the guard.
-  std::uint32_t spin_batches_max = 8;
-  std::uint32_t spin_sleep_ms = 1;
+  // The retry backoff, stop()'s poll interval and the spin guard (a driver that dequeues only
+  // packets it must drop sleeps briefly so that the driver applying the transition runs) are
+  // fixed: readyport/internal/engine_tuning.hpp.
   // Receives lifetime events; not owned; must outlive the engine. May be null.
   EngineObserver* observer = nullptr;
 };
@@ -209,7 +218,7 @@ struct EngineStats {
   std::uint64_t quarantined = 0;            // REMOVE failures handled by drain markers (spec E4)
   std::uint64_t tasks_run = 0;
   std::uint64_t notifies = 0;     // notify() packets dequeued
-  std::uint64_t spin_sleeps = 0;  // spin guard sleeps (EngineOptions::spin_batches_max)
+  std::uint64_t spin_sleeps = 0;  // spin guard sleeps (internal/engine_tuning.hpp)
   std::uint64_t connections_added = 0;
   std::uint64_t connections_closed = 0;  // on_closed calls
   std::uint32_t connections_live = 0;    // slots not free now
@@ -313,63 +322,78 @@ class Engine final {
     std::uint32_t error = 0;
   };
 
-  // Drivers (dequeuing threads) and one batch.
-  internal::Driver* claim_driver(bool for_stop);
-  void release_driver(internal::Driver& d);
-  BatchOutcome drive_once(internal::Driver& d, std::uint32_t timeout_ms);
-  std::uint32_t call_port(internal::Driver& d, std::uint32_t timeout_ms, std::uint32_t* received);
-  void take_deferred(internal::Driver& d);
-  void classify_entries(internal::Driver& d, std::uint32_t received);
-  void classify_socket_packet(internal::Driver& d, std::uintptr_t key, std::uint32_t mask);
-  void classify_marker(internal::Driver& d, std::uintptr_t key);
-  void classify_notify(internal::Driver& d, std::uintptr_t key, std::uint32_t events);
-  void run_dispatches(internal::Driver& d);
-  std::uint32_t finish_dispatches(internal::Driver& d);
-  void run_tasks(internal::Driver& d);
-  void dispose(internal::Driver& d);
-  void end_batch(internal::Driver& d);
-  void check_grace(internal::Driver& d);
-  void post_wakes(std::uint32_t count);
-  void spin_guard(internal::Driver& d, std::uint32_t received);
-  void repost_exit();
+  // Drivers (dequeuing threads) and one batch. READYPORT_REQUIRES(mutex_): called with the
+  // engine's lock held; READYPORT_EXCLUDES(mutex_): takes it (clang checks both).
+  internal::Driver* claim_driver(bool for_stop) READYPORT_REQUIRES(mutex_);
+  void release_driver(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
+  BatchOutcome drive_once(internal::Driver& d, std::uint32_t timeout_ms)
+      READYPORT_EXCLUDES(mutex_);
+  std::uint32_t call_port(internal::Driver& d, std::uint32_t timeout_ms, std::uint32_t* received)
+      READYPORT_EXCLUDES(mutex_);
+  void take_deferred(internal::Driver& d) READYPORT_REQUIRES(mutex_);
+  void classify_entries(internal::Driver& d, std::uint32_t received) READYPORT_REQUIRES(mutex_);
+  void classify_socket_packet(internal::Driver& d, std::uintptr_t key, std::uint32_t mask)
+      READYPORT_REQUIRES(mutex_);
+  void classify_marker(internal::Driver& d, std::uintptr_t key) READYPORT_REQUIRES(mutex_);
+  void classify_notify(internal::Driver& d, std::uintptr_t key, std::uint32_t events)
+      READYPORT_REQUIRES(mutex_);
+  void run_dispatches(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
+  std::uint32_t finish_dispatches(internal::Driver& d) READYPORT_REQUIRES(mutex_);
+  void run_tasks(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
+  void dispose(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
+  void end_batch(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
+  void check_grace(internal::Driver& d) READYPORT_REQUIRES(mutex_);
+  void post_wakes(std::uint32_t count) READYPORT_EXCLUDES(mutex_);
+  void spin_guard(internal::Driver& d, std::uint32_t received) READYPORT_EXCLUDES(mutex_);
+  void repost_exit() READYPORT_EXCLUDES(mutex_);
+  Result<internal::Driver*> enter_driver(const char* call) READYPORT_EXCLUDES(mutex_);
 
   Status reserve_slot(Socket socket, Interest interest, Mode mode, Handler& handler,
-                      SockNotifyRegistration* reg_out, internal::RegRef* ref_out);
+                      SockNotifyRegistration* reg_out, internal::RegRef* ref_out)
+      READYPORT_EXCLUDES(mutex_);
+  Status close_locked(ConnId id, internal::RegSink& direct) READYPORT_REQUIRES(mutex_);
 
   // Registrations: decisions under the lock, calls outside it.
-  void settle(std::uint32_t slot, internal::RegSink& sink);
-  void begin_enable(std::uint32_t slot, internal::RegSink& sink);
-  void begin_remove(std::uint32_t slot, internal::RegSink& sink);
-  void pause(std::uint32_t slot, internal::RegSink& sink);
+  void settle(std::uint32_t slot, internal::RegSink& sink) READYPORT_REQUIRES(mutex_);
+  void pause(std::uint32_t slot, internal::RegSink& sink) READYPORT_REQUIRES(mutex_);
   void apply_results(const SockNotifyRegistration* regs, const internal::RegRef* refs,
-                     std::uint32_t count, internal::RegSink& follow_ups);
-  std::uint32_t call_registrations(SockNotifyRegistration* regs, std::uint32_t count);
-  void issue_direct(SockNotifyRegistration reg, internal::RegRef ref);
-  void service_quarantine();
-  void close_for_stop();
+                     std::uint32_t count, internal::RegSink& follow_ups)
+      READYPORT_REQUIRES(mutex_);
+  void apply_remove_failed(internal::RegRef ref) READYPORT_REQUIRES(mutex_);
+  std::uint32_t call_registrations(SockNotifyRegistration* regs, std::uint32_t count)
+      READYPORT_EXCLUDES(mutex_);
+  void issue_direct(SockNotifyRegistration reg, internal::RegRef ref) READYPORT_EXCLUDES(mutex_);
+  void service_quarantine() READYPORT_EXCLUDES(mutex_);
+  void close_for_stop() READYPORT_EXCLUDES(mutex_);
   void backoff(std::uint32_t attempt);
 
   // The slot leaves the table.
-  void move_to_closing(std::uint32_t slot, internal::Driver& d);
-  void release_slot(std::uint32_t slot);
-  Status check_running(const char* call) const;
+  void move_to_closing(std::uint32_t slot, internal::Driver& d) READYPORT_REQUIRES(mutex_);
+  void release_slot(std::uint32_t slot) READYPORT_REQUIRES(mutex_);
+  void close_socket_reported(ConnId id, Socket socket) READYPORT_EXCLUDES(mutex_);
+  Status check_running(const char* call) const READYPORT_REQUIRES(mutex_);
 
   Os& os_;
   const EngineOptions options_;
-  std::unique_ptr<Mutex> mutex_;
-  Port port_ = kInvalidPort;
-  RunState run_state_ = RunState::kCreated;
-  std::unique_ptr<internal::SlotTable> slots_;
-  std::vector<internal::Driver> drivers_;  // workers_max + 1 (the last is stop()'s)
-  std::uint32_t drivers_claimed_ = 0;
-  std::uint32_t tasks_outstanding_ = 0;
-  std::uint64_t epoch_ = 1;        // grace periods of quarantined slots (spec E4)
-  std::uint32_t deferred_head_;    // slots whose next registration waits for a driver
-  std::uint32_t quarantine_head_;  // quarantined slots whose marker is not posted yet
-  std::uint32_t grace_head_;       // quarantined slots whose marker was dequeued
-  std::vector<SockNotifyRegistration> stop_regs_;
+  internal::EngineMutex mutex_;  // guards everything below but the drivers' batch buffers
+  Port port_ = kInvalidPort;     // written by start() before any other thread uses it
+  RunState run_state_ READYPORT_GUARDED_BY(mutex_) = RunState::kCreated;
+  std::unique_ptr<internal::SlotTable> slots_ READYPORT_PT_GUARDED_BY(mutex_);
+  // workers_max + 1 (the last is stop()'s). A driver's claim, epoch and lists are read and
+  // written under the lock; its batch buffers (entries, sent) only by the thread that claimed it.
+  std::vector<internal::Driver> drivers_;
+  std::uint32_t drivers_claimed_ READYPORT_GUARDED_BY(mutex_) = 0;
+  std::uint32_t tasks_outstanding_ READYPORT_GUARDED_BY(mutex_) = 0;
+  std::uint64_t epoch_ READYPORT_GUARDED_BY(mutex_) = 1;  // grace periods (spec E4)
+  // Slots whose next registration waits for a driver.
+  std::uint32_t deferred_head_ READYPORT_GUARDED_BY(mutex_);
+  // Quarantined slots whose marker is not posted yet.
+  std::uint32_t quarantine_head_ READYPORT_GUARDED_BY(mutex_);
+  // Quarantined slots whose marker was dequeued.
+  std::uint32_t grace_head_ READYPORT_GUARDED_BY(mutex_);
+  std::vector<SockNotifyRegistration> stop_regs_;  // stop()'s thread only
   std::vector<internal::RegRef> stop_refs_;
-  EngineStats stats_;
+  EngineStats stats_ READYPORT_GUARDED_BY(mutex_);
 };
 
 // A readable name for a mode ("oneshot_level", ...). Never null.

@@ -1,6 +1,6 @@
 // readyport/internal/slot_table.hpp: the engine's fixed table of connections. Internal.
 //
-// A slot holds one connection's state and its small state machine (SlotState). Slots live in a
+// A slot holds one connection's state and its state machine (slot_machine.hpp). Slots live in a
 // table of fixed capacity allocated by the constructor; nothing is allocated afterwards. A slot is
 // named by (index, generation); the completion key packs both, so a packet whose generation does
 // not match is stale and is never dereferenced. The generation changes when a slot is freed.
@@ -21,54 +21,17 @@
 #include <vector>
 
 #include "readyport/engine.hpp"
+#include "readyport/internal/slot_machine.hpp"
 #include "readyport/os.hpp"
 
 namespace readyport::internal {
 
-// The slot state machine. Transitions (each asserted in engine.cpp):
-//   kFree        -> kLive         add() took the slot and issues its ENABLE
-//   kLive        -> kFree         add()'s ENABLE failed (no packet can exist for the key)
-//   kLive        -> kDispatching  a packet arrived; one driver runs the handler
-//   kDispatching -> kDispatching  more packets arrived meanwhile: the same driver runs it again
-//                                 (persistent level: the registration is paused with DISABLE
-//                                 so that the other driver does not spin on its packets)
-//   kDispatching -> kLive         the handler returned; a re-arm is decided (settle)
-//   kLive        -> kRemoving     REMOVE decided (close requested, no registration in flight)
-//   kRemoving    -> kClosing      the REMOVE packet was dequeued (spec E1, E3)
-//   kRemoving    -> kQuarantined  the REMOVE failed (spec B6, E4)
-//   kQuarantined -> kClosing      the drain marker was dequeued and every driver passed a
-//                                 quiescent point since (no packet for the key can remain)
-//   kClosing     -> kFree         socket closed, on_closed returned (disposal, after the batch)
-enum class SlotState : std::uint8_t {
-  kFree = 0,
-  kLive,
-  kDispatching,
-  kRemoving,
-  kQuarantined,
-  kClosing,
-};
-
-const char* slot_state_name(SlotState state);
-
 inline constexpr std::uint32_t kSlotNone = ~std::uint32_t{0};
-inline constexpr std::uint16_t kDriverNone = 0xFFFF;
 
-struct Slot {
-  std::uint32_t generation = 1;  // never 0; changes when the slot is freed
-  SlotState state = SlotState::kFree;
-  Mode mode = Mode::kOneshotLevel;
-  bool op_in_flight = false;     // an ENABLE/DISABLE was decided; its result is not processed
-  bool paused = false;           // a DISABLE was decided while another driver dispatched it
-  bool rearm_needed = false;     // an ENABLE is wanted once op_in_flight clears
-  bool close_requested = false;  // close(), kInterestClose, stop() or a failed registration
-  bool deferred = false;         // on the engine's deferred list (a driver will settle it)
-  bool socket_closed = false;    // closed early by the quarantine path
-  bool marker_posted = false;    // the quarantine's drain marker is in the port
-  std::uint16_t dispatcher = kDriverNone;     // the driver running the handler (kDispatching)
-  Interest interest = kInterestNone;          // wanted: from add() or the last handler return
-  Interest interest_applied = kInterestNone;  // the filter of the last ENABLE issued
-  std::uint32_t pending_events = 0;  // arrived while dispatching; the dispatcher runs again
-  Socket socket = kInvalidSocket;
+// A slot: its state machine (slot_machine.hpp) and what the engine keeps beside it.
+struct Slot : SlotMachine {
+  std::uint32_t generation = 1;     // never 0; changes when the slot is freed
+  Socket socket = kInvalidSocket;   // kInvalidSocket once the quarantine closed it early
   Handler* handler = nullptr;
   std::uint64_t grace_epoch = 0;   // the quarantine's grace period (engine epoch)
   std::uint32_t link = kSlotNone;  // free, deferred, quarantine, grace or dispose list
@@ -112,8 +75,9 @@ class SlotTable {
   std::uint32_t find(ConnId id) const;
 
   // The free list. acquire() returns kSlotNone when every slot is taken; the slot is still
-  // kFree and the caller moves it on. release() expects a slot that was acquired; it changes the
-  // generation, poisons the slot and returns it to the free list.
+  // kFree and the caller moves it on. release() expects a slot that was acquired and moved back
+  // to kFree by its machine; it changes the generation, poisons the slot and returns it to the
+  // free list.
   std::uint32_t acquire();
   void release(std::uint32_t index);
 

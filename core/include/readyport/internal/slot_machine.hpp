@@ -1,0 +1,130 @@
+// readyport/internal/slot_machine.hpp: one connection's state machine, as pure functions.
+//
+// Each function takes a slot's machine and one event, changes the machine and returns the action
+// the engine must take (issue an ENABLE, DISABLE or REMOVE, dispatch, drop, close the socket,
+// free). They make no Os call, take no lock and allocate nothing; the engine calls them under its
+// lock and does the OS calls. Every state change goes through slot_transition(), which asserts
+// the edge against the table kSlotEdges (slot_machine.cpp):
+//   kFree        -> kLive         add() took the slot and issues its ENABLE
+//   kLive        -> kFree         add()'s ENABLE failed (no packet can exist for the key)
+//   kLive        -> kDispatching  a packet arrived; one driver runs the handler
+//   kDispatching -> kDispatching  packets arrived meanwhile: the same driver runs it again
+//   kDispatching -> kLive         the handler returned; a re-arm is decided (settle)
+//   kLive        -> kRemoving     REMOVE issued (close requested, no registration in flight)
+//   kRemoving    -> kClosing      the REMOVE packet was dequeued (spec E1, E3)
+//   kRemoving    -> kQuarantined  the REMOVE failed (spec B6, E4): socket open, no marker yet
+//   kQuarantined -> kDraining     socket closed (spec E2), drain marker being posted
+//   kDraining    -> kQuarantined  the marker's post failed: tried again later
+//   kDraining    -> kGrace        the marker was dequeued; drivers must pass a quiescent point
+//   kGrace       -> kClosing      every driver did: no packet for the key can remain
+//   kClosing     -> kFree         socket closed, on_closed returned (disposal, after the batch)
+// Derived, not stored: the drain marker is in the port iff kDraining; the socket was closed
+// early (quarantine) iff the slot's socket is kInvalidSocket. The remaining flags are not
+// states: op_in_flight, paused and rearm_needed describe the registration beside the lifetime
+// state (kLive or kDispatching), close_requested is the wish that leads kLive to kRemoving, and
+// deferred is membership of the engine's deferred list.
+// Ownership: a SlotMachine is part of its Slot (slot_table.hpp). Threading: none (the engine's
+// lock). Errors: a forbidden edge or an event the state cannot take asserts.
+#pragma once
+
+#include <cstdint>
+
+#include "readyport/engine.hpp"
+
+namespace readyport::internal {
+
+enum class SlotState : std::uint8_t {
+  kFree = 0,
+  kLive,
+  kDispatching,
+  kRemoving,
+  kQuarantined,
+  kDraining,
+  kGrace,
+  kClosing,
+};
+inline constexpr std::uint32_t kSlotStateCount = 8;
+
+const char* slot_state_name(SlotState state);
+
+inline constexpr std::uint16_t kDriverNone = 0xFFFF;
+inline constexpr std::uint32_t kEventsForHandler =
+    kSockNotifyEventIn | kSockNotifyEventOut | kSockNotifyEventHangup | kSockNotifyEventErr;
+
+bool is_oneshot(Mode mode);
+
+struct SlotMachine {
+  SlotState state = SlotState::kFree;
+  Mode mode = Mode::kOneshotLevel;
+  bool op_in_flight = false;     // an ENABLE/DISABLE was decided; its result is not processed
+  bool paused = false;           // a DISABLE was decided while another driver dispatched it
+  bool rearm_needed = false;     // an ENABLE is wanted once op_in_flight clears
+  bool close_requested = false;  // close(), kInterestClose, stop() or a failed registration
+  bool deferred = false;         // on the engine's deferred list (a driver will settle it)
+  std::uint16_t dispatcher = kDriverNone;     // the driver running the handler (kDispatching)
+  Interest interest = kInterestNone;          // wanted: from add() or the last handler return
+  Interest interest_applied = kInterestNone;  // the filter of the last ENABLE issued
+  std::uint32_t pending_events = 0;  // arrived while dispatching; the dispatcher runs again
+};
+
+// The edge table and the one function that changes a state (asserts a forbidden edge).
+bool slot_edge_allowed(SlotState from, SlotState to);
+void slot_transition(SlotMachine& m, SlotState to);
+
+// add() took a free slot: kFree -> kLive with its first ENABLE in flight.
+void slot_on_add(SlotMachine& m, Mode mode, Interest interest);
+// add()'s ENABLE came back. Refused: kLive -> kFree (the engine frees the slot; no packet can
+// carry the key) and kNone. Applied: kSettle if the slot is still kLive, kNone if a packet made
+// it kDispatching meanwhile (spec A7; its dispatcher settles it).
+enum class ResultAction : std::uint8_t { kNone, kSettle };
+ResultAction slot_on_add_result(SlotMachine& m, bool refused);
+
+// What a live slot's registration needs next (settle). kDefer: the sink is full, the slot goes
+// on the deferred list; kEnable: issue an ENABLE of `interest`; kRemove: kLive -> kRemoving,
+// issue the REMOVE (once, spec B7).
+enum class SettleAction : std::uint8_t { kNone, kDefer, kEnable, kRemove };
+SettleAction slot_settle(SlotMachine& m, bool sink_full);
+// A driver took the slot off the deferred list: true when it is to be settled (kLive); false
+// when a packet made it kDispatching meanwhile (its dispatcher settles it on return).
+bool slot_on_undeferred(SlotMachine& m);
+// A persistent level slot dispatched elsewhere: true when a DISABLE of interest_applied is to be
+// issued (only with no registration in flight and room in the sink; it only saves work).
+bool slot_pause(SlotMachine& m, bool sink_full);
+
+// The result of an ENABLE or DISABLE came back (failed: spec A8, the connection is closed).
+ResultAction slot_on_op_result(SlotMachine& m, bool failed);
+// A REMOVE failed (spec B6): kRemoving -> kQuarantined.
+void slot_on_remove_failed(SlotMachine& m);
+
+// A packet (or notify()) for the slot's current generation, dequeued by driver `driver`.
+enum class PacketAction : std::uint8_t {
+  kDispatch,       // kLive -> kDispatching: run the handler with the events
+  kMergeOwn,       // merged into this driver's running dispatch
+  kMergeForeign,   // merged into another driver's dispatch
+  kMergePause,     // as kMergeForeign, and a DISABLE may stop the re-queued packets (spec C4)
+  kRemoveSeen,     // kRemoving -> kClosing: the last packet for the key (spec E3)
+  kDropClosing,    // the connection is closing: dropped (spec B5, D4)
+  kDropUnwanted,   // persistent: no bit of the interest and no ERR
+};
+PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint16_t driver);
+
+// The handler returned `result`. kRunAgain: packets were merged meanwhile, run it again with
+// *events_out (kDispatching -> kDispatching); kSettle: kDispatching -> kLive, settle it.
+enum class ReturnAction : std::uint8_t { kRunAgain, kSettle };
+ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result, std::uint32_t* events_out);
+
+// close() or stop(). kSettle: the REMOVE is to be decided now; kNone: nothing to do now (the
+// dispatcher or a registration result will decide it); kAlreadyClosing: the slot is past kLive.
+enum class CloseAction : std::uint8_t { kNone, kSettle, kAlreadyClosing };
+CloseAction slot_on_close(SlotMachine& m);
+
+// The quarantine (spec E4): marker about to be posted, its post failed, marker dequeued, grace
+// period over.
+void slot_on_marker_posting(SlotMachine& m);
+void slot_on_marker_post_failed(SlotMachine& m);
+void slot_on_marker_seen(SlotMachine& m);
+void slot_on_grace_over(SlotMachine& m);
+// Socket closed and on_closed returned: kClosing -> kFree.
+void slot_on_disposed(SlotMachine& m);
+
+}  // namespace readyport::internal

@@ -1,0 +1,438 @@
+// The engine's drivers: the threads that dequeue (run_worker, poll, stop), one batch each time
+// round (the shape is described in engine.cpp), and stop().
+#include <algorithm>
+#include <string>
+
+#include "engine_internal.hpp"
+#include "readyport/engine.hpp"
+
+namespace readyport {
+
+namespace {
+
+class ContextScope {
+ public:
+  ContextScope(const Engine* engine, Driver* driver) : saved_(t_driver_context) {
+    t_driver_context = internal::DriverContext{engine, driver};
+  }
+  ~ContextScope() { t_driver_context = saved_; }
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+
+ private:
+  internal::DriverContext saved_;
+};
+
+}  // namespace
+
+// ---- Drivers and batches ------------------------------------------------------------------------
+
+Driver* Engine::claim_driver(bool for_stop) {
+  const std::size_t workers = options_.workers_max;
+  Driver* chosen = nullptr;
+  // Prefer a driver that a poll() left with registrations decided: they go out with this call.
+  for (std::size_t i = 0; i < workers && chosen == nullptr; ++i) {
+    if (!drivers_[i].claimed && drivers_[i].pending.count > 0) chosen = &drivers_[i];
+  }
+  if (chosen == nullptr && for_stop) chosen = &drivers_[workers];
+  for (std::size_t i = 0; i < workers && chosen == nullptr; ++i) {
+    if (!drivers_[i].claimed) chosen = &drivers_[i];
+  }
+  if (chosen == nullptr || chosen->claimed) return nullptr;
+  chosen->claimed = true;
+  chosen->exit_seen = false;
+  ++drivers_claimed_;
+  return chosen;
+}
+
+void Engine::release_driver(Driver& d) {
+  EngineLock lock(mutex_);
+  READYPORT_ASSERT(d.claimed);
+  READYPORT_ASSERT(d.call_epoch == 0);
+  READYPORT_ASSERT(d.dispose_head == kSlotNone);
+  READYPORT_ASSERT(d.sent.count == 0);
+  READYPORT_ASSERT(d.dispatch_count == 0);
+  READYPORT_ASSERT(d.task_count == 0);
+  d.claimed = false;
+  --drivers_claimed_;
+}
+
+void Engine::take_deferred(Driver& d) {
+  RegSink sink = d.pending.sink();
+  while (deferred_head_ != kSlotNone && !sink.full()) {
+    const std::uint32_t index = deferred_head_;
+    Slot& slot = slots_->at(index);
+    deferred_head_ = slot.link;
+    slot.link = kSlotNone;
+    // kDispatching: a packet came while the slot waited here (a persistent registration stays
+    // armed; a notify() posts one); its driver settles the slot when the handler returns.
+    if (internal::slot_on_undeferred(slot)) settle(index, sink);
+  }
+  d.pending.commit(sink);
+}
+
+std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32_t* received) {
+  {
+    EngineLock lock(mutex_);
+    take_deferred(d);
+    READYPORT_ASSERT(d.sent.count == 0);  // the previous call's results were applied
+    std::swap(d.pending, d.sent);         // swaps buffers, allocates nothing
+    d.call_epoch = epoch_;
+  }
+  std::uint32_t error = 0;
+  std::uint32_t attempts = 0;
+  for (;;) {
+    ++attempts;
+    *received = 0;
+    const std::uint32_t count = d.sent.count;
+    error = os_.process_socket_notifications(port_, count, count ? d.sent.regs.data() : nullptr,
+                                             timeout_ms, options_.batch_count, d.entries.data(),
+                                             received);
+    if (error == kErrorSuccess || error == kWaitTimeout) break;
+    // Spec A3: nothing applied, nothing dequeued; the registrations stay in flight and the
+    // slots stay live. Retry after a bounded backoff; in the end, fail them one by one.
+    *received = 0;
+    backoff(d.failures_in_row);
+    ++d.failures_in_row;
+    if (attempts >= options_.call_retry_max) {
+      for (std::uint32_t i = 0; i < count; ++i) d.sent.regs[i].registration_result = error;
+      break;
+    }
+  }
+  if (error == kErrorSuccess || error == kWaitTimeout) d.failures_in_row = 0;
+  if (error == kWaitTimeout) *received = 0;  // spec A2: registrations applied, nothing dequeued
+  READYPORT_ASSERT(*received <= options_.batch_count);
+
+  EngineLock lock(mutex_);
+  stats_.port_calls += attempts;
+  stats_.call_failures +=
+      (error == kErrorSuccess || error == kWaitTimeout) ? attempts - 1 : attempts;
+  if (error == kWaitTimeout) ++stats_.timeouts;
+  stats_.packets += *received;
+  RegSink follow = d.pending.sink();
+  apply_results(d.sent.regs.data(), d.sent.refs.data(), d.sent.count, follow);
+  d.pending.commit(follow);
+  d.sent.count = 0;
+  classify_entries(d, *received);
+  return (error == kWaitTimeout) ? kErrorSuccess : error;
+}
+
+void Engine::classify_entries(Driver& d, std::uint32_t received) {
+  d.dispatch_count = 0;
+  d.task_count = 0;
+  d.wasted = 0;
+  for (std::uint32_t i = 0; i < received; ++i) {
+    const OverlappedEntry& entry = d.entries[i];
+    switch (entry.completion_key) {
+      case internal::kExitKey:
+        // stop() released the workers: finish this batch, pass the packet on, return.
+        d.exit_seen = true;
+        break;
+      case internal::kTaskKey:
+        d.tasks[d.task_count++] = reinterpret_cast<Task*>(entry.overlapped);
+        break;
+      case internal::kDrainKey:
+        classify_marker(d, entry.overlapped);
+        break;
+      case internal::kWakeKey:
+        // Only ends a wait so that this driver reaches its quiescent point.
+        break;
+      case internal::kNotifyKey:
+        classify_notify(d, entry.overlapped, entry.bytes_transferred);
+        break;
+      default:
+        classify_socket_packet(d, entry.completion_key, entry.bytes_transferred);
+        break;
+    }
+  }
+}
+
+void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t mask) {
+  std::uint32_t index = kSlotNone;
+  std::uint32_t generation = 0;
+  if (!slots_->decode(key, &index, &generation) || slots_->at(index).generation != generation) {
+    // Stale: the key names a connection that no longer exists. Never dereferenced.
+    ++stats_.stale_dropped;
+    ++d.wasted;
+    if (options_.observer) options_.observer->on_packet_stale(key, mask);
+    return;
+  }
+  Slot& slot = slots_->at(index);
+  const ConnId id = slots_->id_of(index);
+  switch (internal::slot_on_packet(slot, mask, d.index)) {
+    case PacketAction::kDispatch:
+      // This driver owns the handler until it returns.
+      d.dispatches[d.dispatch_count++] =
+          Dispatch{index, id, slot.socket, slot.handler, mask & internal::kEventsForHandler, 0};
+      return;
+    case PacketAction::kMergeOwn:
+      ++stats_.pending_merged;
+      return;
+    case PacketAction::kMergeForeign:
+      ++stats_.pending_merged;
+      ++d.wasted;
+      return;
+    case PacketAction::kMergePause: {
+      ++stats_.pending_merged;
+      ++d.wasted;
+      RegSink sink = d.pending.sink();
+      pause(index, sink);
+      d.pending.commit(sink);
+      return;
+    }
+    case PacketAction::kRemoveSeen:
+      // The last packet for the key (spec E3): kRemoving -> kClosing.
+      if (options_.observer) options_.observer->on_remove_seen(id);
+      move_to_closing(index, d);
+      return;
+    case PacketAction::kDropClosing:
+      ++stats_.closing_dropped;
+      break;
+    case PacketAction::kDropUnwanted:
+      ++stats_.unwanted_dropped;
+      break;
+  }
+  ++d.wasted;
+  if (options_.observer) options_.observer->on_packet_dropped(id, mask);
+}
+
+void Engine::classify_notify(Driver& d, std::uintptr_t key, std::uint32_t events) {
+  ++stats_.notifies;
+  // notify() never posts REMOVE; the packet takes the path of a real one (stale, dispatch, merge
+  // or drop), so it is serialised with the connection's packets.
+  READYPORT_ASSERT((events & ~internal::kEventsForHandler) == 0);
+  classify_socket_packet(d, key, events);
+}
+
+void Engine::run_tasks(Driver& d) {
+  for (std::uint32_t i = 0; i < d.task_count; ++i) d.tasks[i]->run();
+}
+
+void Engine::run_dispatches(Driver& d) {
+  EngineObserver* observer = options_.observer;
+  for (std::uint32_t i = 0; i < d.dispatch_count; ++i) {
+    Dispatch& x = d.dispatches[i];
+    if (observer) observer->on_handler_enter(x.id, x.events);
+    x.result = x.handler->on_events(x.id, x.socket, x.events);
+    if (observer) observer->on_handler_leave(x.id, x.result);
+    // A handler returns interest bits or kInterestClose, nothing else (contract).
+    READYPORT_ASSERT(x.result == kInterestClose || (x.result & ~kInterestAll) == 0);
+  }
+}
+
+std::uint32_t Engine::finish_dispatches(Driver& d) {
+  std::uint32_t kept = 0;
+  RegSink sink = d.pending.sink();
+  for (std::uint32_t i = 0; i < d.dispatch_count; ++i) {
+    Dispatch& x = d.dispatches[i];
+    Slot& slot = slots_->at(x.slot);
+    READYPORT_ASSERT(slot.dispatcher == d.index);
+    READYPORT_ASSERT(slot.generation == x.id.generation);
+    ++stats_.notifications;
+    std::uint32_t again = 0;
+    if (internal::slot_on_handler_returned(slot, x.result, &again) == ReturnAction::kRunAgain) {
+      // Packets came while the handler ran: this driver runs it again, so no other thread ever
+      // enters it.
+      x.events = again;
+      d.dispatches[kept++] = x;
+      continue;
+    }
+    settle(x.slot, sink);
+  }
+  d.pending.commit(sink);
+  d.dispatch_count = kept;
+  return kept;
+}
+
+void Engine::end_batch(Driver& d) {
+  std::uint32_t wakes = 0;
+  {
+    EngineLock lock(mutex_);
+    // Quiescent point: this driver holds no packet now.
+    d.call_epoch = 0;
+    check_grace(d);
+    wakes = d.wakes_to_post;
+    d.wakes_to_post = 0;
+  }
+  if (wakes > 0) post_wakes(wakes);
+  dispose(d);
+  service_quarantine();
+}
+
+void Engine::spin_guard(Driver& d, std::uint32_t received) {
+  if (received == 0 || d.wasted < received) {
+    d.wasted_runs = 0;
+    return;
+  }
+  // Only packets for connections in transition: the driver that applies the transition needs
+  // to run (on a fair scheduler it does at once; in simulation it may not be picked).
+  if (++d.wasted_runs < internal::kSpinBatchesMax) return;
+  d.wasted_runs = 0;
+  {
+    EngineLock lock(mutex_);
+    ++stats_.spin_sleeps;
+  }
+  os_.sleep_ms(internal::kSpinSleepMs);
+}
+
+void Engine::repost_exit() {
+  // Pass the exit packet on to the next worker (chained). Retried until it is in the port: a
+  // worker that never sees it would never return.
+  for (std::uint32_t attempt = 0;; ++attempt) {
+    const bool posted = os_.post_queued_completion_status(port_, 0, internal::kExitKey, 0);
+    {
+      EngineLock lock(mutex_);
+      ++stats_.posts;
+    }
+    if (posted) return;
+    backoff(attempt);
+  }
+}
+
+Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms) {
+  ContextScope scope(this, &d);
+  BatchOutcome outcome;
+  outcome.error = call_port(d, timeout_ms, &outcome.received);
+  run_tasks(d);
+  {
+    EngineLock lock(mutex_);
+    tasks_outstanding_ -= d.task_count;
+    stats_.tasks_run += d.task_count;
+    d.task_count = 0;
+  }
+  while (d.dispatch_count > 0) {
+    run_dispatches(d);
+    EngineLock lock(mutex_);
+    finish_dispatches(d);
+  }
+  // Disposal after the batch: no handler of this batch runs any more.
+  dispose(d);
+  end_batch(d);
+  spin_guard(d, outcome.received);
+  if (d.exit_seen) {
+    repost_exit();
+    outcome.end = BatchEnd::kExit;
+  } else if (outcome.error != 0) {
+    outcome.end = BatchEnd::kCallFailed;
+  }
+  return outcome;
+}
+
+Result<Driver*> Engine::enter_driver(const char* call) {
+  EngineLock lock(mutex_);
+  if (t_driver_context.engine == this)
+    return Status(StatusCode::kFailedPrecondition, std::string(call) + ": called from a handler");
+  if (run_state_ == RunState::kCreated || run_state_ == RunState::kStopped)
+    return check_running(call);
+  Driver* d = claim_driver(false);
+  if (d == nullptr)
+    return Status(StatusCode::kResourceExhausted,
+                  std::string(call) + ": " + std::to_string(options_.workers_max) +
+                      " drivers are running (EngineOptions::workers_max)");
+  return d;
+}
+
+Status Engine::run_worker() {
+  Result<Driver*> d = enter_driver("run_worker()");
+  if (!d.ok()) return d.status();
+  for (;;) {
+    const BatchOutcome outcome = drive_once(*d.value(), options_.wait_timeout_ms);
+    if (outcome.end == BatchEnd::kExit) break;
+  }
+  release_driver(*d.value());
+  return Status();
+}
+
+Result<std::uint32_t> Engine::poll(std::uint32_t timeout_ms) {
+  Result<Driver*> d = enter_driver("poll()");
+  if (!d.ok()) return d.status();
+  const BatchOutcome outcome = drive_once(*d.value(), timeout_ms);
+  release_driver(*d.value());
+  switch (outcome.end) {
+    case BatchEnd::kDone:
+      return outcome.received;
+    case BatchEnd::kExit:
+      return Status(StatusCode::kFailedPrecondition, "poll(): the engine stopped");
+    case BatchEnd::kCallFailed:
+      return Status(StatusCode::kOsError,
+                    std::string("poll(): ProcessSocketNotifications kept failing (spec A3): ") +
+                        os_error_name(outcome.error),
+                    outcome.error);
+  }
+  READYPORT_UNREACHABLE();
+}
+
+// ---- stop -------------------------------------------------------------------------------------
+
+void Engine::close_for_stop() {
+  std::uint32_t cursor = 0;
+  const std::uint32_t capacity = options_.connections_max;  // slots_->capacity()
+  while (cursor < capacity) {
+    RegSink sink{stop_regs_.data(), stop_refs_.data(),
+                 static_cast<std::uint32_t>(stop_regs_.size()), 0};
+    {
+      EngineLock lock(mutex_);
+      for (; cursor < capacity && !sink.full(); ++cursor) {
+        // kLive: REMOVE now, or when its registration in flight returns; kDispatching: its
+        // dispatcher issues the REMOVE when the handler returns.
+        Slot& slot = slots_->at(cursor);
+        if (slot.state != SlotState::kLive && slot.state != SlotState::kDispatching) continue;
+        if (internal::slot_on_close(slot) == CloseAction::kSettle) settle(cursor, sink);
+      }
+    }
+    if (sink.count == 0) continue;
+    (void)call_registrations(stop_regs_.data(), sink.count);
+    RegSink none{nullptr, nullptr, 0, 0};  // a REMOVE's result never decides a follow-up
+    EngineLock lock(mutex_);
+    apply_results(stop_regs_.data(), stop_refs_.data(), sink.count, none);
+    READYPORT_ASSERT(none.count == 0);
+  }
+  service_quarantine();
+}
+
+Status Engine::stop() {
+  {
+    EngineLock lock(mutex_);
+    if (t_driver_context.engine == this)
+      return Status(StatusCode::kFailedPrecondition, "stop(): called from a handler or task");
+    if (Status status = check_running("stop()"); !status.ok()) return status;
+    run_state_ = RunState::kStopping;
+  }
+  close_for_stop();
+  // Drive the port until every slot is free (every REMOVE seen, every quarantine drained) and
+  // every posted task ran. Workers, if any, help.
+  for (;;) {
+    Driver* d = nullptr;
+    {
+      EngineLock lock(mutex_);
+      if (slots_->live_count() == 0 && tasks_outstanding_ == 0) break;
+      d = claim_driver(true);
+      READYPORT_ASSERT(d != nullptr);  // stop()'s own driver is reserved
+    }
+    (void)drive_once(*d, internal::kStopPollMs);
+    release_driver(*d);
+  }
+  {
+    EngineLock lock(mutex_);
+    READYPORT_ASSERT(deferred_head_ == kSlotNone);
+    READYPORT_ASSERT(quarantine_head_ == kSlotNone);
+    READYPORT_ASSERT(grace_head_ == kSlotNone);
+    run_state_ = RunState::kExiting;
+  }
+  // Release the workers: each one that dequeues the exit packet posts it again and returns.
+  repost_exit();
+  for (;;) {
+    {
+      EngineLock lock(mutex_);
+      if (drivers_claimed_ == 0) break;
+    }
+    os_.sleep_ms(1);
+  }
+  // Nothing is registered and no driver uses the port: close it (spec F6 drops nothing).
+  (void)os_.close_port(port_);
+  EngineLock lock(mutex_);
+  run_state_ = RunState::kStopped;
+  return Status();
+}
+
+}  // namespace readyport

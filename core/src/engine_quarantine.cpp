@@ -1,0 +1,171 @@
+// The engine's quarantine (spec E4) and disposal: slots leaving the table.
+#include <algorithm>
+#include <limits>
+
+#include "engine_internal.hpp"
+#include "readyport/engine.hpp"
+
+namespace readyport {
+
+// ---- Quarantine (spec E4) -----------------------------------------------------------------------
+
+void Engine::service_quarantine() {
+  for (;;) {
+    std::uint32_t index = kSlotNone;
+    Socket socket = kInvalidSocket;
+    std::uintptr_t key = 0;
+    ConnId id;
+    {
+      EngineLock lock(mutex_);
+      index = quarantine_head_;
+      if (index == kSlotNone) return;
+      Slot& slot = slots_->at(index);
+      quarantine_head_ = slot.link;
+      slot.link = kSlotNone;
+      // Close the socket first: closesocket deregisters it (spec E2), so no new packet can be
+      // queued for the key; the marker posted after it is then behind every packet that was.
+      socket = slot.socket;
+      if (socket != kInvalidSocket) {
+        slots_->socket_erase(socket);
+        slot.socket = kInvalidSocket;
+      }
+      internal::slot_on_marker_posting(slot);  // before the post: it may be dequeued at once
+      key = slots_->key_of(index);
+      id = slots_->id_of(index);
+    }
+    if (socket != kInvalidSocket) close_socket_reported(id, socket);
+    const bool posted = os_.post_queued_completion_status(port_, 0, internal::kDrainKey, key);
+    EngineLock lock(mutex_);
+    ++stats_.posts;
+    if (!posted) {
+      // No marker in the port, so the slot is still ours: back on the list, tried again at the
+      // next quiescent point.
+      Slot& slot = slots_->at(index);
+      READYPORT_ASSERT(slot.generation == id.generation);
+      internal::slot_on_marker_post_failed(slot);
+      slot.link = quarantine_head_;
+      quarantine_head_ = index;
+      return;
+    }
+  }
+}
+
+void Engine::classify_marker(Driver& d, std::uintptr_t key) {
+  std::uint32_t index = kSlotNone;
+  std::uint32_t generation = 0;
+  const bool decoded = slots_->decode(key, &index, &generation);
+  READYPORT_ASSERT(decoded);
+  Slot& slot = slots_->at(index);
+  // The marker keeps its slot: only the grace period below can free it.
+  READYPORT_ASSERT(slot.generation == generation);
+  READYPORT_ASSERT(slot.link == kSlotNone);
+  internal::slot_on_marker_seen(slot);  // kDraining -> kGrace
+  // Every packet queued before the marker has been dequeued (FIFO). A driver whose call began
+  // before now may hold one still: the grace period ends when each such driver is quiescent.
+  slot.grace_epoch = ++epoch_;
+  slot.link = grace_head_;
+  grace_head_ = index;
+  for (const Driver& other : drivers_) {
+    if (&other != &d && other.claimed && other.call_epoch != 0 &&
+        other.call_epoch < slot.grace_epoch)
+      ++d.wakes_to_post;
+  }
+}
+
+void Engine::check_grace(Driver& d) {
+  if (grace_head_ == kSlotNone) return;
+  std::uint64_t min_epoch = std::numeric_limits<std::uint64_t>::max();
+  for (const Driver& other : drivers_) {
+    if (other.claimed && other.call_epoch != 0) min_epoch = std::min(min_epoch, other.call_epoch);
+  }
+  std::uint32_t* link = &grace_head_;
+  while (*link != kSlotNone) {
+    const std::uint32_t index = *link;
+    Slot& slot = slots_->at(index);
+    if (slot.grace_epoch > min_epoch) {
+      // A driver whose call began before the marker was seen may still hold a packet for the
+      // key: wait for its quiescent point.
+      link = &slot.link;
+      continue;
+    }
+    // Every packet queued before the marker was dequeued (FIFO, spec F1) and every driver that
+    // could hold one has finished its batch: kGrace -> kClosing.
+    *link = slot.link;
+    slot.link = kSlotNone;
+    internal::slot_on_grace_over(slot);
+    move_to_closing(index, d);
+  }
+}
+
+void Engine::post_wakes(std::uint32_t count) {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    // Best effort: a waiting driver also ends its call at wait_timeout_ms.
+    (void)os_.post_queued_completion_status(port_, 0, internal::kWakeKey, 0);
+  }
+  EngineLock lock(mutex_);
+  stats_.posts += count;
+}
+
+// ---- Slots leaving the table ------------------------------------------------------------------
+
+void Engine::move_to_closing(std::uint32_t index, Driver& d) {
+  Slot& slot = slots_->at(index);
+  READYPORT_ASSERT(slot.state == SlotState::kClosing);  // the machine moved it
+  READYPORT_ASSERT(!slot.op_in_flight);
+  READYPORT_ASSERT(!slot.deferred);
+  READYPORT_ASSERT(slot.link == kSlotNone);
+  // Out of the socket index before closesocket: the value may be reused at once (spec E5).
+  if (slot.socket != kInvalidSocket) slots_->socket_erase(slot.socket);
+  if (d.dispose_head == kSlotNone) {
+    d.dispose_head = index;
+  } else {
+    slots_->at(d.dispose_tail).link = index;
+  }
+  d.dispose_tail = index;
+}
+
+void Engine::release_slot(std::uint32_t index) {
+  const ConnId id = slots_->id_of(index);
+  slots_->release(index);
+  if (options_.observer) options_.observer->on_slot_freed(id);
+}
+
+void Engine::close_socket_reported(ConnId id, Socket socket) {
+  // Reported before the call: once closed, the value may be reused at once (spec E5).
+  if (options_.observer) options_.observer->on_socket_closed(id, socket);
+  (void)os_.closesocket(socket);
+}
+
+void Engine::dispose(Driver& d) {
+  for (;;) {
+    std::uint32_t index = kSlotNone;
+    Socket socket = kInvalidSocket;
+    Handler* handler = nullptr;
+    ConnId id;
+    {
+      EngineLock lock(mutex_);
+      index = d.dispose_head;
+      if (index == kSlotNone) return;
+      Slot& slot = slots_->at(index);
+      READYPORT_ASSERT(slot.state == SlotState::kClosing);
+      d.dispose_head = slot.link;
+      if (d.dispose_head == kSlotNone) d.dispose_tail = kSlotNone;
+      slot.link = kSlotNone;
+      socket = slot.socket;  // kInvalidSocket: the quarantine closed it already
+      handler = slot.handler;
+      id = slots_->id_of(index);
+    }
+    // The REMOVE packet was seen (or the quarantine drained): the port will not hand out this
+    // key again, so the socket can be closed and the handler told (spec E1, E2).
+    if (socket != kInvalidSocket) close_socket_reported(id, socket);
+    READYPORT_ASSERT(handler != nullptr);
+    handler->on_closed(id);
+    EngineLock lock(mutex_);
+    ++stats_.connections_closed;
+    // kClosing -> kFree: the generation changes, so any later packet is stale.
+    internal::slot_on_disposed(slots_->at(index));
+    release_slot(index);
+  }
+}
+
+}  // namespace readyport
