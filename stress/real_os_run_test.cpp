@@ -49,11 +49,21 @@ TEST(RealOsRunTest, ParametersFitTheBudgetAndLeaveOutWhatNeedsTheFake) {
   }
 }
 
+// The stand-in's clock is virtual: a timed wait that nothing wakes within FreeOptions::slice_us of
+// real time jumps to its deadline. The real-OS world's liveness bounds are short (seconds, as on
+// Windows, where they are real), so with the default 1 ms slice a loaded machine (the sanitizer
+// legs run tests two at a time) can let virtual time outrun the workers and end a seed's
+// liveness phase before they ran. A 10 ms slice gives the workers ten times the real time for
+// each virtual step; the verdict still comes from the same checks.
+constexpr std::uint32_t kStandInSliceUs = 10'000;
+
 TEST(RealOsRunTest, SeedsPassOverAStandInRealOs) {
   const StressOptions options = windows_options();
   std::uint64_t faults_fired = 0;
   for (std::uint64_t seed = 1; seed <= 16; ++seed) {
-    FreeRuntime runtime;
+    FreeOptions free_options;
+    free_options.slice_us = kStandInSliceUs;
+    FreeRuntime runtime(free_options);
     FakeOs os(FakeOptions{}, runtime);
     Result<SeedParameters> parameters = stress_parameters_real(options, seed, RealOsBudget{300, 60'000});
     ASSERT_TRUE(parameters.ok());
