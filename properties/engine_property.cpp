@@ -82,19 +82,11 @@ EnginePropertyOutcome check_engine_property(bool expect_failure) {
   const auto start = std::chrono::steady_clock::now();
   g_last_failure = EnginePropertyOutcome{};
   g_coverage = Coverage{};
-  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
+  const rc::detail::TestMetadata metadata = current_test_metadata();
   std::string error;
-  rc::detail::TestParams params = property_params(metadata.id, &error);
+  // The engine's cases are costlier: kEngineCasesDefault at scale 1.
+  const rc::detail::TestParams params = property_params(metadata.id, &error, kEngineCasesDefault);
   EXPECT_TRUE(error.empty()) << error;
-  const char* rc_params = std::getenv("RC_PARAMS");
-  if (rc_params == nullptr || std::string(rc_params).find("max_success") == std::string::npos) {
-    // property_params scaled kPropertyCasesDefault; the engine's cases are costlier.
-    const double scale = static_cast<double>(params.maxSuccess) / kPropertyCasesDefault;
-    params.maxSuccess = std::max(1, static_cast<int>(std::lround(kEngineCasesDefault * scale)));
-  }
   const rc::detail::TestResult result = rc::detail::checkTestable(
       [](void) { engine_property(*gen_engine_case()); }, metadata, params);
   EnginePropertyOutcome outcome = g_last_failure;

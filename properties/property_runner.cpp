@@ -31,7 +31,16 @@ std::uint64_t id_hash(const std::string& text) {
 
 }  // namespace
 
-rc::detail::TestParams property_params(const std::string& test_id, std::string* error_out) {
+rc::detail::TestMetadata current_test_metadata() {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  rc::detail::TestMetadata metadata;
+  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
+  metadata.description = info->name();
+  return metadata;
+}
+
+rc::detail::TestParams property_params(const std::string& test_id, std::string* error_out,
+                                       int cases_default) {
   rc::detail::TestParams params = rc::detail::configuration().testParams;
   params.seed ^= id_hash(test_id);
   const char* rc_params = std::getenv("RC_PARAMS");
@@ -48,7 +57,7 @@ rc::detail::TestParams property_params(const std::string& test_id, std::string* 
       return params;
     }
   }
-  params.maxSuccess = std::max(1, static_cast<int>(std::lround(kPropertyCasesDefault * scale)));
+  params.maxSuccess = std::max(1, static_cast<int>(std::lround(cases_default * scale)));
   return params;
 }
 

@@ -32,7 +32,12 @@ inline constexpr int kPropertyCasesDefault = 500;
 // defaults when READYPORT_PROPERTY_SCALE is malformed.
 // The seed is RapidCheck's (RC_PARAMS seed=N, or its own random one, printed as "Using
 // configuration: seed=...") mixed with `test_id`, so that each test draws its own cases.
-rc::detail::TestParams property_params(const std::string& test_id, std::string* error_out);
+// `cases_default` is the number of cases at scale 1 (a costlier property asks for fewer).
+rc::detail::TestParams property_params(const std::string& test_id, std::string* error_out,
+                                       int cases_default = kPropertyCasesDefault);
+
+// The running GoogleTest test as RapidCheck's test metadata: id "<suite>/<test>".
+rc::detail::TestMetadata current_test_metadata();
 
 // For a failed result: the one command that replays it, RapidCheck's reproduce string in
 // RC_PARAMS with this test binary and the running test's --gtest_filter (call it from the test):
@@ -42,13 +47,10 @@ std::string property_replay_line(const rc::detail::TestMetadata& metadata,
                                  const rc::detail::TestResult& result);
 
 template <typename Testable>
-void check_property(Testable&& testable) {
-  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
+void check_property(Testable&& testable, int cases_default = kPropertyCasesDefault) {
+  const rc::detail::TestMetadata metadata = current_test_metadata();
   std::string error;
-  const rc::detail::TestParams params = property_params(metadata.id, &error);
+  const rc::detail::TestParams params = property_params(metadata.id, &error, cases_default);
   ASSERT_TRUE(error.empty()) << error;
   const rc::detail::TestResult result =
       rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);

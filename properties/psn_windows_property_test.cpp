@@ -79,33 +79,6 @@ void run_case(Os& os, std::uint32_t settle_ms, AnswerTotals* totals) {
   add_answers(world.models(), totals);
 }
 
-// check_property (property_runner.hpp) with the default number of cases divided by `divisor`
-// (unless RC_PARAMS sets max_success): for a real OS, whose cases wait for the network.
-template <typename Testable>
-void check_property_divided(int divisor, Testable&& testable) {
-  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
-  std::string error;
-  rc::detail::TestParams params = property_params(metadata.id, &error);
-  ASSERT_TRUE(error.empty()) << error;
-  const char* rc_params = std::getenv("RC_PARAMS");
-  if (rc_params == nullptr || std::string(rc_params).find("max_success") == std::string::npos) {
-    params.maxSuccess = std::max(1, params.maxSuccess / divisor);
-  }
-  const rc::detail::TestResult result =
-      rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
-  if (result.template is<rc::detail::SuccessResult>()) {
-    rc::detail::printResultMessage(result, std::cout);
-    std::cout << std::endl;
-  } else {
-    std::ostringstream message;
-    rc::detail::printResultMessage(result, message);
-    FAIL() << message.str() << "\n" << property_replay_line(metadata, result);
-  }
-}
-
 // ---- over FakeOs, through the seam only ------------------------------------------------------
 
 struct FakeSetting {
@@ -174,7 +147,7 @@ class PsnOsProperty : public ::testing::TestWithParam<FakeSetting> {};
 TEST_P(PsnOsProperty, FakeThroughTheGenericWorld) {
   const FakeOptions& options = GetParam().options;
   AnswerTotals totals;
-  check_property_divided(1, [&] {
+  check_property([&] {
     FakeOs fake(options);
     run_case(fake, 0, &totals);
   });
@@ -264,8 +237,8 @@ TEST(PsnWindowsProperty, WindowsMatchesAReadingOfTheModel) {
   }
   std::unique_ptr<WindowsOs> os = std::move(made).value();
   AnswerTotals totals;
-  check_property_divided(kWindowsCasesDivisor,
-                         [&] { run_case(*os, kPsnSettleMsWindows, &totals); });
+  check_property([&] { run_case(*os, kPsnSettleMsWindows, &totals); },
+                 kPropertyCasesDefault / kWindowsCasesDivisor);
   print_answers(totals);
 #else
   GTEST_SKIP() << "needs Windows: WindowsOs exists only in Windows builds (this build is not one); "
