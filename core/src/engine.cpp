@@ -24,7 +24,6 @@ namespace readyport {
 
 namespace internal {
 
-thread_local DriverContext t_driver_context;
 
 std::uint8_t trigger_of(Mode mode) {
   switch (mode) {
@@ -101,7 +100,7 @@ const char* mode_name(Mode mode) {
 
 // ---- Construction, start, stats -----------------------------------------------------------------
 
-Engine::Engine(Os& os, EngineOptions options)
+Engine::Engine(EngineOs& os, EngineOptions options)
     : os_(os),
       options_(options),
       mutex_(os.mutex_create()),
@@ -256,15 +255,16 @@ Status Engine::close(ConnId id) {
   SockNotifyRegistration reg;
   RegRef ref;
   RegSink direct{&reg, &ref, 1, 0};
+  const std::uint64_t thread = os_.thread_id();
   {
     EngineLock lock(mutex_);
-    if (Status status = close_locked(id, direct); !status.ok()) return status;
+    if (Status status = close_locked(id, thread, direct); !status.ok()) return status;
   }
   if (direct.count > 0) issue_direct(reg, ref);
   return Status();
 }
 
-Status Engine::close_locked(ConnId id, RegSink& direct) {
+Status Engine::close_locked(ConnId id, std::uint64_t thread, RegSink& direct) {
   if (run_state_ == RunState::kCreated || run_state_ == RunState::kStopped)
     return check_running("close()");
   const std::uint32_t index = slots_->find(id);
@@ -284,11 +284,11 @@ Status Engine::close_locked(ConnId id, RegSink& direct) {
 #endif
   // Closing already (idempotent), or a driver or a registration result decides the REMOVE.
   if (action != CloseAction::kSettle) return Status();
-  if (t_driver_context.engine == this) {
+  if (Driver* driver = driver_of(thread); driver != nullptr) {
     // From a handler or task: the REMOVE rides this driver's next port call.
-    RegSink sink = t_driver_context.driver->pending.sink();
+    RegSink sink = driver->pending.sink();
     settle(index, sink);
-    t_driver_context.driver->pending.commit(sink);
+    driver->pending.commit(sink);
     return Status();
   }
   settle(index, direct);

@@ -8,26 +8,9 @@
 
 namespace readyport {
 
-namespace {
-
-class ContextScope {
- public:
-  ContextScope(const Engine* engine, Driver* driver) : saved_(t_driver_context) {
-    t_driver_context = internal::DriverContext{engine, driver};
-  }
-  ~ContextScope() { t_driver_context = saved_; }
-  ContextScope(const ContextScope&) = delete;
-  ContextScope& operator=(const ContextScope&) = delete;
-
- private:
-  internal::DriverContext saved_;
-};
-
-}  // namespace
-
 // ---- Drivers and batches ------------------------------------------------------------------------
 
-Driver* Engine::claim_driver(bool for_stop) {
+Driver* Engine::claim_driver(bool for_stop, std::uint64_t thread) {
   const std::size_t workers = options_.workers_max;
   Driver* chosen = nullptr;
   // Prefer a driver that a poll() left with registrations decided: they go out with this call.
@@ -40,6 +23,7 @@ Driver* Engine::claim_driver(bool for_stop) {
   }
   if (chosen == nullptr || chosen->claimed) return nullptr;
   chosen->claimed = true;
+  chosen->thread = thread;
   chosen->exit_seen = false;
   ++drivers_claimed_;
   return chosen;
@@ -54,7 +38,15 @@ void Engine::release_driver(Driver& d) {
   READYPORT_ASSERT(d.dispatch_count == 0);
   READYPORT_ASSERT(d.task_count == 0);
   d.claimed = false;
+  d.thread = 0;
   --drivers_claimed_;
+}
+
+Driver* Engine::driver_of(std::uint64_t thread) {
+  for (Driver& d : drivers_) {
+    if (d.claimed && d.thread == thread) return &d;
+  }
+  return nullptr;
 }
 
 void Engine::take_deferred(Driver& d) {
@@ -290,7 +282,6 @@ void Engine::repost_exit() {
 }
 
 Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms) {
-  ContextScope scope(this, &d);
   BatchOutcome outcome;
   outcome.error = call_port(d, timeout_ms, &outcome.received);
   run_tasks(d);
@@ -319,12 +310,13 @@ Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms) {
 }
 
 Result<Driver*> Engine::enter_driver(const char* call) {
+  const std::uint64_t thread = os_.thread_id();
   EngineLock lock(mutex_);
-  if (t_driver_context.engine == this)
+  if (driver_of(thread) != nullptr)
     return Status(StatusCode::kFailedPrecondition, std::string(call) + ": called from a handler");
   if (run_state_ == RunState::kCreated || run_state_ == RunState::kStopped)
     return check_running(call);
-  Driver* d = claim_driver(false);
+  Driver* d = claim_driver(false, thread);
   if (d == nullptr)
     return Status(StatusCode::kResourceExhausted,
                   std::string(call) + ": " + std::to_string(options_.workers_max) +
@@ -391,9 +383,10 @@ void Engine::close_for_stop() {
 }
 
 Status Engine::stop() {
+  const std::uint64_t thread = os_.thread_id();
   {
     EngineLock lock(mutex_);
-    if (t_driver_context.engine == this)
+    if (driver_of(thread) != nullptr)
       return Status(StatusCode::kFailedPrecondition, "stop(): called from a handler or task");
     if (Status status = check_running("stop()"); !status.ok()) return status;
     run_state_ = RunState::kStopping;
@@ -406,7 +399,7 @@ Status Engine::stop() {
     {
       EngineLock lock(mutex_);
       if (slots_->live_count() == 0 && tasks_outstanding_ == 0) break;
-      d = claim_driver(true);
+      d = claim_driver(true, thread);
       READYPORT_ASSERT(d != nullptr);  // stop()'s own driver is reserved
     }
     (void)drive_once(*d, internal::kStopPollMs);

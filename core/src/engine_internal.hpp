@@ -65,6 +65,9 @@ struct Dispatch {
 struct Driver {
   std::uint16_t index = 0;
   bool claimed = false;
+  // EngineOs::thread_id() of the thread that claimed it (valid while claimed): lets close() from a
+  // handler put its REMOVE into this driver's next call, and lets stop() refuse to run there.
+  std::uint64_t thread = 0;
   std::uint64_t call_epoch = 0;  // engine epoch when its current call began; 0: quiescent
   std::uint32_t failures_in_row = 0;
   RegBuffer pending;  // decided, for the next call
@@ -81,15 +84,6 @@ struct Driver {
   std::uint32_t wasted_runs = 0;  // batches in a row made only of those (spin guard)
   bool exit_seen = false;
 };
-
-// The engine and driver the calling thread is driving, if any: lets close() from a handler put
-// its REMOVE into the driver's next call, and lets stop() refuse to run inside a handler.
-// thread_local is deterministic: every logical thread of the simulation is a real thread.
-struct DriverContext {
-  const Engine* engine = nullptr;
-  Driver* driver = nullptr;
-};
-extern thread_local DriverContext t_driver_context;
 
 // The trigger bits of a mode (SOCK_NOTIFY_TRIGGER_*).
 std::uint8_t trigger_of(Mode mode);
@@ -111,6 +105,5 @@ using internal::SettleAction;
 using internal::Slot;
 using internal::SlotState;
 using internal::kSlotNone;
-using internal::t_driver_context;
 using internal::trigger_of;
 }  // namespace readyport

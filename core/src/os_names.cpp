@@ -1,4 +1,4 @@
-#include "readyport/os.hpp"
+#include "readyport/os_types.hpp"
 
 namespace readyport {
 

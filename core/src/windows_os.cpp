@@ -533,4 +533,6 @@ std::uint64_t WindowsOs::now_ns() {
 
 void WindowsOs::sleep_ms(std::uint32_t duration_ms) { ::Sleep(duration_ms); }
 
+std::uint64_t WindowsOs::thread_id() { return ::GetCurrentThreadId(); }
+
 }  // namespace readyport

@@ -1,7 +1,7 @@
 // core/test/mock_os.hpp: a GoogleMock Os for the engine's unit tests.
 //
-// MockOs has a MOCK_METHOD for every method of readyport::Os. Tests wrap it in StrictMock and
-// pin the exact sequence of port and socket calls of one lifetime path. mutex_create() hands out
+// MockOs has a MOCK_METHOD for every method of readyport::EngineOs, the engine's whole seam. Tests
+// wrap it in StrictMock and pin the exact sequence of port and socket calls of one lifetime path. mutex_create() hands out
 // a StdMutex (a real lock, so tests with several threads work); the fixture expects it.
 //
 //   testing::StrictMock<readyport::test::MockOs> os;
@@ -18,14 +18,16 @@
 #include <gmock/gmock.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <ostream>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <vector>
 
-#include "readyport/os.hpp"
+#include "readyport/engine_os.hpp"
 
 namespace readyport::test {
 
@@ -40,7 +42,7 @@ class StdMutex final : public Mutex {
   std::mutex mutex_;
 };
 
-class MockOs : public Os {
+class MockOs : public EngineOs {
  public:
   MOCK_METHOD(Port, create_io_completion_port, (std::uint32_t concurrency), (override));
   MOCK_METHOD(bool, close_port, (Port port), (override));
@@ -49,44 +51,27 @@ class MockOs : public Os {
                std::uint32_t timeout_ms, std::uint32_t completion_count, OverlappedEntry* entries,
                std::uint32_t* received_out),
               (override));
-  MOCK_METHOD(bool, get_queued_completion_status_ex,
-              (Port port, OverlappedEntry* entries, std::uint32_t count, std::uint32_t* removed_out,
-               std::uint32_t timeout_ms, bool alertable),
-              (override));
   MOCK_METHOD(bool, post_queued_completion_status,
               (Port port, std::uint32_t bytes_transferred, std::uintptr_t completion_key,
                std::uintptr_t overlapped),
               (override));
-  MOCK_METHOD(Socket, socket, (int af, int type, int protocol), (override));
-  MOCK_METHOD(int, bind, (Socket s, const Ipv4Address& address), (override));
-  MOCK_METHOD(int, getsockname, (Socket s, Ipv4Address* address_out), (override));
-  MOCK_METHOD(int, listen, (Socket s, int backlog), (override));
-  MOCK_METHOD(Socket, accept, (Socket s, Ipv4Address* peer_out), (override));
-  MOCK_METHOD(int, connect, (Socket s, const Ipv4Address& address), (override));
-  MOCK_METHOD(int, send, (Socket s, const void* data, int length, int flags), (override));
-  MOCK_METHOD(int, recv, (Socket s, void* data, int length, int flags), (override));
-  MOCK_METHOD(int, sendto,
-              (Socket s, const void* data, int length, int flags, const Ipv4Address& to),
-              (override));
-  MOCK_METHOD(int, recvfrom, (Socket s, void* data, int length, int flags, Ipv4Address* from_out),
-              (override));
-  MOCK_METHOD(int, shutdown, (Socket s, int how), (override));
   MOCK_METHOD(int, closesocket, (Socket s), (override));
-  MOCK_METHOD(int, set_nonblocking, (Socket s, bool nonblocking), (override));
-  MOCK_METHOD(int, set_linger, (Socket s, bool enabled, std::uint16_t timeout_s), (override));
-  MOCK_METHOD(int, get_socket_error, (Socket s, std::uint32_t* error_out), (override));
   MOCK_METHOD(std::uint32_t, last_error, (), (override));
   MOCK_METHOD(std::unique_ptr<Mutex>, mutex_create, (), (override));
-  MOCK_METHOD(Result<std::unique_ptr<Thread>>, thread_start,
-              (std::string_view name, std::function<void()> body), (override));
   MOCK_METHOD(std::uint64_t, now_ns, (), (override));
   MOCK_METHOD(void, sleep_ms, (std::uint32_t duration_ms), (override));
+  MOCK_METHOD(std::uint64_t, thread_id, (), (override));
 };
 
-// Lets `os` hand out any number of StdMutex locks (lock calls are not Os calls).
+// Lets `os` hand out any number of StdMutex locks (lock calls are not Os calls) and answer
+// thread_id() with an id of the calling OS thread (neither is a call the tests pin).
 inline void allow_mutexes(MockOs& os) {
   EXPECT_CALL(os, mutex_create()).Times(testing::AnyNumber()).WillRepeatedly([] {
     return std::unique_ptr<Mutex>(std::make_unique<StdMutex>());
+  });
+  EXPECT_CALL(os, thread_id()).Times(testing::AnyNumber()).WillRepeatedly([] {
+    return static_cast<std::uint64_t>(std::hash<std::thread::id>{}(std::this_thread::get_id())) |
+           1;
   });
 }
 

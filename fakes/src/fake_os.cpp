@@ -4,6 +4,7 @@
 #include "readyport/fake/fake_os.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "readyport/assert.hpp"
@@ -294,6 +295,16 @@ Result<std::unique_ptr<Thread>> FakeOs::thread_start(std::string_view name,
                                                      std::function<void()> body) {
   runtime_.point("thread_start");
   return runtime_.thread_start(name, std::move(body));
+}
+
+std::uint64_t FakeOs::thread_id() {
+  const std::uint32_t logical = runtime_.thread_current();
+  if (logical != 0) return logical;
+  // Threads the runtime did not start are real threads: an id per OS thread, drawn once. Only
+  // compared for equality (never traced), so the draw order does not affect a run.
+  static std::atomic<std::uint64_t> next_id{std::uint64_t{1} << 32};
+  thread_local const std::uint64_t os_thread_id = next_id.fetch_add(1);
+  return os_thread_id;
 }
 
 std::uint64_t FakeOs::now_ns() {

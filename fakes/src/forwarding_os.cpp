@@ -140,4 +140,6 @@ void ForwardingOs::sleep_ms(std::uint32_t duration_ms) {
   inner_.sleep_ms(duration_ms);
 }
 
+std::uint64_t ForwardingOs::thread_id() { return inner_.thread_id(); }
+
 }  // namespace readyport

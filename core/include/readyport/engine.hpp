@@ -35,9 +35,9 @@
 // Threads. The engine starts none. Every OS call, lock and sleep goes through the Os it was given:
 // one Os::mutex_create() lock guards all shared state, and there are no atomics or other
 // synchronisation beside it, so a SimScheduler (which switches threads only at seam calls) sees
-// every interleaving that matters. The one thread_local names the driver a thread is running
-// (close() from a handler adds its REMOVE to that driver's next call; stop() refuses to run
-// there). Handlers run on the threads that call run_worker(), poll() or stop(), never two at once
+// every interleaving that matters. Each driver records the EngineOs::thread_id() of the thread
+// running it (close() from a handler adds its REMOVE to that driver's next call; stop() refuses to
+// run there); there is no thread_local, so simulated threads may share an OS thread. Handlers run on the threads that call run_worker(), poll() or stop(), never two at once
 // for one connection, in every mode: a packet for a connection whose handler runs elsewhere is
 // merged and the running thread calls the handler again.
 //
@@ -70,7 +70,7 @@
 
 #include "readyport/internal/engine_lock.hpp"
 #include "readyport/internal/thread_annotations.hpp"
-#include "readyport/os.hpp"
+#include "readyport/engine_os.hpp"
 #include "readyport/status.hpp"
 
 namespace readyport {
@@ -231,7 +231,7 @@ class Engine final {
   // Allocates the slot table and every per-driver buffer; starts no thread and makes no OS call
   // except Os::mutex_create(). `os` must outlive the engine. Invalid options are reported by
   // start(). Threading: construct on any thread.
-  Engine(Os& os, EngineOptions options);
+  Engine(EngineOs& os, EngineOptions options);
   // Stops the engine if it is running (as stop(); the workers must still be able to return).
   // Must not run while another thread is inside a method of this engine, nor from a handler.
   ~Engine();
@@ -324,7 +324,7 @@ class Engine final {
 
   // Drivers (dequeuing threads) and one batch. READYPORT_REQUIRES(mutex_): called with the
   // engine's lock held; READYPORT_EXCLUDES(mutex_): takes it (clang checks both).
-  internal::Driver* claim_driver(bool for_stop) READYPORT_REQUIRES(mutex_);
+  internal::Driver* claim_driver(bool for_stop, std::uint64_t thread) READYPORT_REQUIRES(mutex_);
   void release_driver(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
   BatchOutcome drive_once(internal::Driver& d, std::uint32_t timeout_ms)
       READYPORT_EXCLUDES(mutex_);
@@ -351,7 +351,10 @@ class Engine final {
   Status reserve_slot(Socket socket, Interest interest, Mode mode, Handler& handler,
                       SockNotifyRegistration* reg_out, internal::RegRef* ref_out)
       READYPORT_EXCLUDES(mutex_);
-  Status close_locked(ConnId id, internal::RegSink& direct) READYPORT_REQUIRES(mutex_);
+  Status close_locked(ConnId id, std::uint64_t thread, internal::RegSink& direct)
+      READYPORT_REQUIRES(mutex_);
+  // The driver that thread `thread` (EngineOs::thread_id) has claimed, or null.
+  internal::Driver* driver_of(std::uint64_t thread) READYPORT_REQUIRES(mutex_);
 
   // Registrations: decisions under the lock, calls outside it.
   void settle(std::uint32_t slot, internal::RegSink& sink) READYPORT_REQUIRES(mutex_);
@@ -373,7 +376,7 @@ class Engine final {
   void close_socket_reported(ConnId id, Socket socket) READYPORT_EXCLUDES(mutex_);
   Status check_running(const char* call) const READYPORT_REQUIRES(mutex_);
 
-  Os& os_;
+  EngineOs& os_;
   const EngineOptions options_;
   internal::EngineMutex mutex_;  // guards everything below but the drivers' batch buffers
   Port port_ = kInvalidPort;     // written by start() before any other thread uses it

@@ -141,6 +141,8 @@ class WindowsOs final : public Os {
   std::uint64_t now_ns() override;
   // Sleep(duration_ms).
   void sleep_ms(std::uint32_t duration_ms) override;
+  // GetCurrentThreadId.
+  std::uint64_t thread_id() override;
 
  private:
   // A function pointer of a neutral type (the real type, with its WSAAPI calling convention,

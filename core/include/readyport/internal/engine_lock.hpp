@@ -13,7 +13,7 @@
 
 #include "readyport/assert.hpp"
 #include "readyport/internal/thread_annotations.hpp"
-#include "readyport/os.hpp"
+#include "readyport/engine_os.hpp"
 
 namespace readyport::internal {
 

@@ -22,7 +22,7 @@
 
 #include "readyport/engine.hpp"
 #include "readyport/internal/slot_machine.hpp"
-#include "readyport/os.hpp"
+#include "readyport/engine_os.hpp"
 
 namespace readyport::internal {
 

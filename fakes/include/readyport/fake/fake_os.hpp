@@ -178,6 +178,9 @@ class FakeOs final : public Os {
   std::uint64_t now_ns() override;
   // Parks until the virtual clock has advanced by duration_ms. Blocks.
   void sleep_ms(std::uint32_t duration_ms) override;
+  // The runtime's logical thread (Runtime::thread_current()); for a thread the runtime did not
+  // start, an id of its OS thread above 2^32. Not a scheduling point; not traced.
+  std::uint64_t thread_id() override;
 
   // ---- Fake-only inspection for tests. Any thread; never blocks; no scheduling point. ----
   FakeStats stats() const;

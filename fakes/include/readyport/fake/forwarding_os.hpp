@@ -80,6 +80,8 @@ class ForwardingOs : public Os {
                                                std::function<void()> body) override;
   std::uint64_t now_ns() override;
   void sleep_ms(std::uint32_t duration_ms) override;
+  // Forwarded without before_call(): not a seam call that can fail or be scheduled.
+  std::uint64_t thread_id() override;
 
  protected:
   // The wrapped Os. Calls made through it bypass before_call().
