@@ -55,7 +55,7 @@ fi
 # ---- The packages -------------------------------------------------------------------------------
 packages=(
   build-essential cmake ninja-build git ccache
-  clang-19 libclang-rt-19-dev llvm-19
+  clang-19 libclang-rt-19-dev llvm-19 clang-format-19
   libgtest-dev libgmock-dev googletest libbenchmark-dev librapidcheck-dev
   libcli11-dev nlohmann-json3-dev
   g++-mingw-w64-x86-64-posix wine wine64

@@ -18,7 +18,8 @@
 #           ProcessSocketNotifications are reported as skipped
 #   canaries  each planted engine bug (cmake/canary.cmake) must make the main job's default run
 #           fail, within 60 s (ci/canaries.sh)
-#   lint    actionlint on .github/workflows (ci/actionlint.sh)
+#   lint    the house format of the C++ files (ci/format_check.sh: clang-format-19, 100 columns)
+#           and actionlint on .github/workflows (ci/actionlint.sh); two checks
 #
 # Output: per leg, the ctest lines of failed and skipped tests, then the whole output of each
 # failed test (the assertion and the replay line; at most READYPORT_FAILED_OUTPUT_LINES lines a
@@ -177,7 +178,7 @@ for leg in "${legs[@]}"; do
     traces) run_traces ;;
     canaries) run_check canaries bash ci/canaries.sh; grep -E "^canary " "$log_dir/canaries.log" || true ;;
     wine) run_wine ;;
-    lint) run_check lint bash ci/actionlint.sh ;;
+    lint) run_check format bash ci/format_check.sh; run_check actionlint bash ci/actionlint.sh ;;
     *) echo "unknown leg '$leg' (legs: ${all_legs[*]})"; broken_legs+=("$leg") ;;
   esac
 done
