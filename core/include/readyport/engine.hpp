@@ -32,45 +32,29 @@
 // A single-threaded embedder (and a test on the inline FakeOs) starts no worker and calls
 // poll(timeout_ms) in its own loop instead: each call handles one batch on the calling thread.
 //
-// Threads. The engine starts none. Every OS call, lock and sleep goes through the Os it was given:
-// one Os::mutex_create() lock guards all shared state, and there are no atomics or other
-// synchronisation beside it, so a SimScheduler (which switches threads only at seam calls) sees
-// every interleaving that matters. Each driver records the EngineOs::thread_id() of the thread
-// running it (close() from a handler adds its REMOVE to that driver's next call; stop() refuses to
-// run there); there is no thread_local, so simulated threads may share an OS thread. Handlers run on the threads that call run_worker(), poll() or stop(), never two at once
-// for one connection, in every mode: a packet for a connection whose handler runs elsewhere is
-// merged and the running thread calls the handler again.
+// Ownership: the caller owns the Engine, its Os and its handlers; the engine owns the port.
+// Lifetime: the Os outlives the engine; a handler lives until its on_closed() returned.
+// Threading: any thread may call any method; one Os mutex guards all state (no atomics, no
+// thread_local), handlers run on the threads in run_worker(), poll() or stop(), never two at once
+// for one connection. Errors: a failing call returns a Status naming the problem and changes
+// nothing; broken contracts assert (assertions are on in every build).
+// Allocation: the constructor allocates every table; nothing is allocated afterwards.
 //
-// Allocation. The constructor allocates every table (connections, per-driver batches, the socket
-// index); nothing is allocated afterwards, in particular never on the wait path.
-//
-// Quarantine (spec E4). Generations make a packet for a freed slot harmless only while the
-// slot's generation has not come round again, and they cannot bound how long such a packet
-// exists. A REMOVE that the port refuses leaves the registration in place: packets for the key
-// can keep being queued (a persistent level registration re-queues while its condition holds)
-// and no REMOVE packet will ever say that the last one was dequeued. Freeing the slot then would
-// leave packets for its key in the port for an unbounded time, and once the generation wraps
-// (it has 32 bits, fewer on 32-bit targets: pointer bits minus slot bits, 4 with 2^28 slots) one
-// would be taken for a later connection's. The quarantine closes the socket first (closesocket
-// deregisters it, spec E2: no new packet), posts a drain marker behind every packet already
-// queued for the key, and frees the slot only after the marker was dequeued and every driver
-// that might hold an older packet passed a quiescent point (its batch ended). A quarantined
-// slot is therefore reused with no packet for its old key in the port or in any driver's hands,
-// as after a REMOVE packet (spec E3). Its socket is closed before on_closed, as always.
-//
-// Errors. Calls that can fail return a Status or Result with a sentence naming the problem; a
-// failed call changes nothing. OS failures are returned or retried, never asserted; broken
-// contracts (a handler returning bits it may not, destroying a running engine from a handler)
-// assert (assertions are on in every build).
+// Quarantine (spec E4): what generations cannot do. A generation makes a packet for a freed slot
+// harmless only until it wraps (32 bits, 4 with 2^28 slots on 32-bit targets). A REMOVE that the
+// port refuses leaves the registration in place with no REMOVE packet to come, so packets for the
+// key may exist for an unbounded time. The quarantine closes the socket (no new packet, spec E2),
+// posts a drain marker behind the queued ones, and frees the slot only after the marker was
+// dequeued and every driver passed a quiescent point: reused with no packet for its old key left.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "readyport/engine_os.hpp"
 #include "readyport/internal/engine_lock.hpp"
 #include "readyport/internal/thread_annotations.hpp"
-#include "readyport/engine_os.hpp"
 #include "readyport/status.hpp"
 
 namespace readyport {
