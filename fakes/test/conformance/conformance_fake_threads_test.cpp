@@ -1,5 +1,6 @@
 // FakeThreadedConformance: the multi-thread conformance scenarios (thread_scenarios.hpp: rules
-// A9, F1 LIFO waiters, F3 and F6 abandoned waits) on FakeOs under SimScheduler.
+// A9, F1 LIFO waiters, F3 and F6 abandoned waits; handoff_scenarios.hpp: F1's hand-off to
+// released waiters) on FakeOs under SimScheduler.
 //
 // The PsnConformance instantiation for the fake uses the inline runtime, which starts no threads,
 // so there these scenarios skip. Here the same functions run as SimScheduler's logical thread 1,
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "conformance/handoff_scenarios.hpp"
 #include "conformance/thread_scenarios.hpp"
 #include "readyport/fake/fake_options.hpp"
 #include "readyport/fake/fake_os.hpp"
@@ -52,6 +54,28 @@ TEST(FakeThreadedConformance, A9_SeveralThreadsDequeueFromOnePort) {
 TEST(FakeThreadedConformance, F1_MostRecentWaiterGetsOldestPacket) {
   SCOPED_TRACE("rule F1");
   run_under_sim(scenario_f1_most_recent_waiter_gets_oldest_packet);
+}
+
+// The hand-off scenarios, held to the fake's exact assignment (is_fake = true): under every seed
+// the released waiters may run in any order, before or after the next post or poll.
+TEST(FakeThreadedConformance, F1_BackToBackPacketsReachWaitersLifo) {
+  SCOPED_TRACE("rule F1");
+  run_under_sim([](Os& os) { scenario_f1_back_to_back_packets_go_lifo(os, true); });
+}
+
+TEST(FakeThreadedConformance, F1_PollAfterPostDoesNotStealHandedPacket) {
+  SCOPED_TRACE("rule F1");
+  run_under_sim([](Os& os) { scenario_f1_poll_after_post_does_not_steal(os, true); });
+}
+
+TEST(FakeThreadedConformance, F1_MorePacketsThanWaiters) {
+  SCOPED_TRACE("rule F1");
+  run_under_sim([](Os& os) { scenario_f1_more_packets_than_waiters(os, true); });
+}
+
+TEST(FakeThreadedConformance, F1_SocketPacketHandedToWaiter) {
+  SCOPED_TRACE("rule F1");
+  run_under_sim([](Os& os) { scenario_f1_socket_packet_handed_to_waiter(os, true); });
 }
 
 TEST(FakeThreadedConformance, F3_GqcsWaitAbandonedWhenPortCloses) {
