@@ -297,7 +297,11 @@ void handoff_to_waiters(FakePort& port, const FakeOptions& options) {
     port.release_most_recent(entry);
     if (after != AfterDequeue::kReevaluate) continue;
     // Spec C4 after this one-entry batch: a LEVEL|PERSISTENT registration whose condition still
-    // holds is queued again, at the back, and handed to the next waiter if there is one.
+    // holds is queued again, at the back, and handed to the next waiter if there is one. With no
+    // waiter left it stays queued, so the released waiter may take it too when it fills the rest
+    // of its batch: one call can then carry the same key twice (its hand-off and the packet queued
+    // again after it), which a thread dequeuing from the FIFO itself never sees (FakeOs re-queues
+    // after its whole batch). On Windows both readings are possible; the engine must cope.
     registration = port.registration_find(id);
     if (registration == nullptr || registration->socket == nullptr) continue;
     registration_evaluate(
