@@ -62,6 +62,8 @@ void post_event(FakeRegistration& registration, std::uint32_t bits, const FakeOp
   if (registration.oneshot && options.oneshot_disarm == OneshotDisarm::kAtQueue) {
     registration.state = RegistrationState::kDisabled;
   }
+  // Spec F1: a thread waiting on the port gets the packet now (the registration is up to date).
+  handoff_to_waiters(*registration.port, options);
 }
 
 void drop_event_packet(FakeRegistration& registration) {
@@ -90,6 +92,9 @@ void queue_remove(FakeRegistration& registration, const FakeOptions& options) {
         registration.port->queue(socket_packet(registration, kSockNotifyEventRemove, options));
   }
   registration.state = RegistrationState::kRemoving;
+  // Spec F1: a thread waiting on the port gets the REMOVE packet now, which ends the
+  // registration (spec B5): nothing may use `registration` after this.
+  handoff_to_waiters(*registration.port, options);
 }
 
 std::uint32_t apply_enable(const SockNotifyRegistration& element, FakeSocket* socket,
@@ -269,6 +274,41 @@ AfterDequeue registration_dequeue_front(FakePort& port, FakeRegistration& regist
       return AfterDequeue::kNothing;
   }
   READYPORT_UNREACHABLE();
+}
+
+void handoff_to_waiters(FakePort& port, const FakeOptions& options) {
+  // Re-entered from the re-evaluation below (a LEVEL packet queued again): that packet is handed
+  // on by the loop that is already running.
+  if (port.handoff_running()) return;
+  port.handoff_running_set(true);
+  // Bounded: each turn releases one waiter. Threads wait only while the FIFO is empty, so the
+  // packet handed is the one just queued, the oldest (spec F1).
+  while (port.handoff_due()) {
+    const PacketList::iterator packet = port.front();
+    const OverlappedEntry entry = packet_entry(*packet);
+    // Posted packets are handed by FakePort::queue itself; this one is a socket packet.
+    READYPORT_ASSERT(packet->registration_id != 0);
+    FakeRegistration* registration = port.registration_find(packet->registration_id);
+    READYPORT_ASSERT(registration != nullptr);  // a registration outlives its queued packets
+    const std::uint64_t id = registration->id;
+    // The hand-off is the dequeue: one-shot disarm, REMOVE's end of the registration (spec C2,
+    // B5, E2) apply now, as for a packet a thread takes from the FIFO.
+    const AfterDequeue after = registration_dequeue_front(port, *registration, options);
+    port.release_most_recent(entry);
+    if (after != AfterDequeue::kReevaluate) continue;
+    // Spec C4 after this one-entry batch: a LEVEL|PERSISTENT registration whose condition still
+    // holds is queued again, at the back, and handed to the next waiter if there is one. With no
+    // waiter left it stays queued, so the released waiter may take it too when it fills the rest
+    // of its batch: one call can then carry the same key twice (its hand-off and the packet queued
+    // again after it), which a thread dequeuing from the FIFO itself never sees (FakeOs re-queues
+    // after its whole batch). On Windows both readings are possible; the engine must cope.
+    registration = port.registration_find(id);
+    if (registration == nullptr || registration->socket == nullptr) continue;
+    registration_evaluate(
+        *registration, socket_conditions(*registration->socket, options.receive_buffer_bytes),
+        options);
+  }
+  port.handoff_running_set(false);
 }
 
 namespace {

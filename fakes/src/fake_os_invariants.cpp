@@ -91,6 +91,11 @@ void FakeOs::check_port(const FakePort& port) const {
     ++packets_per_registration[packet->registration_id];
   }
   READYPORT_ASSERT(posted == port.posted_count());
+  // Spec F1, the hand-off: a thread waits only while the FIFO is empty, and a packet queued while
+  // one waits is handed to it at once; so waiting threads and queued packets never coexist.
+  READYPORT_ASSERT(port.waiting_count() == 0 || port.packets().empty());
+  READYPORT_ASSERT(port.waiter_count() == port.waiting_count() + port.released_count());
+  READYPORT_ASSERT(!port.handoff_running());  // a hand-off ends within the call that queued
   READYPORT_ASSERT(posted <= fake_internal::kPostedPacketsMax);
   for (const auto& [id, registration] : port.registrations()) {
     READYPORT_ASSERT(registration->id == id && registration->port == &port);

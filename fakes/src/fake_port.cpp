@@ -1,6 +1,7 @@
 #include "readyport/fake/fake_port.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "readyport/assert.hpp"
 
@@ -27,9 +28,20 @@ FakePort::FakePort(Port handle, Runtime& runtime) : handle_(handle), runtime_(ru
 }
 
 FakePort::~FakePort() {
-  // close_port released every waiter before destroying the port; a parked thread here would
-  // wake up into freed memory.
+  // close_port released every waiter before destroying the port; a parked (or released, not yet
+  // run) thread here would wake up into freed memory.
   READYPORT_ASSERT(waiters_.empty());
+  READYPORT_ASSERT(released_.empty());
+  READYPORT_ASSERT(!handoff_running_);
+}
+
+OverlappedEntry packet_entry(const FakePacket& packet) {
+  OverlappedEntry entry;
+  entry.completion_key = packet.completion_key;
+  entry.overlapped = packet.overlapped;
+  entry.internal = packet.internal;
+  entry.bytes_transferred = packet.bytes_transferred;
+  return entry;
 }
 
 PacketList::iterator FakePort::queue(const FakePacket& packet) {
@@ -38,16 +50,15 @@ PacketList::iterator FakePort::queue(const FakePacket& packet) {
     ++posted_count_;
   }
   packets_.push_back(packet);
-  auto position = std::prev(packets_.end());
-  // Spec F1: the most recent waiter is released first. It is popped so that the next packet
-  // releases the next waiter; a released waiter that finds the FIFO empty waits again.
-  if (!waiters_.empty()) {
-    PortWaiter* waiter = waiters_.back();
-    waiters_.pop_back();
-    READYPORT_ASSERT(!waiter->abandoned);
-    runtime_.wake(waiter->waiter);
-  }
-  return position;
+  const PacketList::iterator position = std::prev(packets_.end());
+  if (packet.registration_id != 0 || waiters_.empty()) return position;
+  // Spec F1, F2: a posted packet has no consequence of its own, so it is dequeued for the most
+  // recent waiter now. Threads wait only while the FIFO is empty, so it is the oldest packet.
+  READYPORT_ASSERT(packets_.size() == 1);
+  const OverlappedEntry entry = packet_entry(packet);
+  pop_front();
+  release_most_recent(entry);
+  return packets_.end();
 }
 
 void FakePort::drop(PacketList::iterator packet) {
@@ -67,20 +78,56 @@ PacketList::iterator FakePort::front() {
 void FakePort::pop_front() { drop(front()); }
 
 void FakePort::push_waiter(PortWaiter& waiter) {
-  READYPORT_ASSERT(!waiter.abandoned && !waiter.waiter.woken);
+  READYPORT_ASSERT(!waiter.abandoned && !waiter.waiter.woken && !waiter.handoff.has_value());
+  // A thread waits only when nothing is queued, and while anyone waits every packet is handed on
+  // (spec F1): waiters and queued packets never coexist outside a hand-off in progress.
+  READYPORT_ASSERT(packets_.empty());
   READYPORT_ASSERT(std::find(waiters_.begin(), waiters_.end(), &waiter) == waiters_.end());
+  READYPORT_ASSERT(std::find(released_.begin(), released_.end(), &waiter) == released_.end());
   waiters_.push_back(&waiter);
 }
 
+void FakePort::release_most_recent(const OverlappedEntry& entry) {
+  READYPORT_ASSERT(!waiters_.empty());
+  PortWaiter* waiter = waiters_.back();
+  waiters_.pop_back();
+  READYPORT_ASSERT(!waiter->abandoned && !waiter->handoff.has_value());
+  // One entry per released waiter: Windows passes the released thread one completion ("the
+  // completion information for the oldest I/O completion"); the documentation of
+  // GetQueuedCompletionStatusEx and PSN says nothing of a batch handed at release, so the rest of
+  // the batch is taken when the thread runs, from what is queued then (remove_waiter).
+  waiter->handoff = entry;
+  released_.push_back(waiter);
+  runtime_.wake(waiter->waiter);
+}
+
 void FakePort::remove_waiter(PortWaiter& waiter) {
-  auto found = std::find(waiters_.begin(), waiters_.end(), &waiter);
-  if (found == waiters_.end()) {
-    // Released by queue(): it was popped there, together with the wake.
-    READYPORT_ASSERT(waiter.waiter.woken);
+  READYPORT_ASSERT(!waiter.abandoned);
+  auto waiting = std::find(waiters_.begin(), waiters_.end(), &waiter);
+  if (waiting != waiters_.end()) {
+    // Ended by its deadline: nobody released it, so it holds nothing.
+    READYPORT_ASSERT(!waiter.handoff.has_value());
+    waiters_.erase(waiting);
     return;
   }
-  // Ended by its deadline: nobody popped it.
-  waiters_.erase(found);
+  // Released by release_most_recent(), which popped it together with the wake.
+  READYPORT_ASSERT(waiter.waiter.woken && waiter.handoff.has_value());
+  auto released = std::find(released_.begin(), released_.end(), &waiter);
+  READYPORT_ASSERT(released != released_.end());
+  released_.erase(released);
+  // Its entry goes to the head of the FIFO as a plain packet (registration_id 0: no consequence
+  // left to apply), for the caller's dequeue that follows at once: it was handed while the FIFO
+  // was empty, so it is older than anything queued since (FIFO order holds). Counted as posted
+  // for the moment it is there, as a registration_id 0 packet must be.
+  FakePacket plain;
+  plain.registration_id = 0;
+  plain.completion_key = waiter.handoff->completion_key;
+  plain.overlapped = waiter.handoff->overlapped;
+  plain.internal = waiter.handoff->internal;
+  plain.bytes_transferred = waiter.handoff->bytes_transferred;
+  waiter.handoff.reset();
+  packets_.push_front(plain);
+  ++posted_count_;
 }
 
 void FakePort::abandon_waiters() {
@@ -88,9 +135,20 @@ void FakePort::abandon_waiters() {
   while (!waiters_.empty()) {
     PortWaiter* waiter = waiters_.back();
     waiters_.pop_back();
+    READYPORT_ASSERT(!waiter->handoff.has_value());
     waiter->abandoned = true;
     runtime_.wake(waiter->waiter);
   }
+  // Released waiters that have not run yet are still inside their call: spec F6 ends their wait
+  // with ERROR_ABANDONED_WAIT_0 too, and the entry handed to each is lost with the port, as its
+  // queued packets are (the harder case for the engine: a packet it never sees).
+  for (PortWaiter* waiter : released_) {
+    READYPORT_ASSERT(waiter->handoff.has_value());
+    waiter->handoff.reset();
+    waiter->abandoned = true;
+    runtime_.wake(waiter->waiter);  // already woken: harmless (runtime.hpp)
+  }
+  released_.clear();
 }
 
 FakeRegistration& FakePort::registration_create(std::uint64_t id, FakeSocket& socket) {

@@ -1,7 +1,7 @@
 // readyport/fake/fake_notify.hpp: FakeOs internals. The registration state machine of
 // fake_registration.hpp driven by the events of the model: a PSN element (spec B, C1), a change of
-// a socket's conditions (spec C4, C5, D1, D4), a packet dequeued (spec C2, C4, B5), a socket
-// closed (spec E2) and a port closed (spec F6).
+// a socket's conditions (spec C4, C5, D1, D4), a packet dequeued (spec C2, C4, B5) or handed to a
+// waiting thread (spec F1), a socket closed (spec E2) and a port closed (spec F6).
 //
 // Not a public API: FakeOs (fake_os.hpp) is.
 // Ownership: functions only; they change registrations, ports and sockets they are given.
@@ -47,6 +47,13 @@ enum class AfterDequeue : std::uint8_t {
 // after the last packet of a closed socket (spec E2). May destroy `registration`.
 AfterDequeue registration_dequeue_front(FakePort& port, FakeRegistration& registration,
                                         const FakeOptions& options);
+
+// Spec F1, the hand-off: while threads wait on `port` and a socket packet is queued, dequeues the
+// oldest packet (with the consequences registration_dequeue_front applies) and releases the most
+// recent waiter with it. Called by the registration that queued the packet, once it has recorded
+// it; posted packets are handed by FakePort::queue. May destroy the registration of a handed
+// REMOVE packet.
+void handoff_to_waiters(FakePort& port, const FakeOptions& options);
 
 // closesocket (spec E2): deregisters without a REMOVE packet. May destroy `registration`.
 void registration_socket_closed(FakeRegistration& registration, const FakeOptions& options);
