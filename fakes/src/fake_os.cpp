@@ -155,7 +155,9 @@ std::uint32_t FakeOs::dequeue_batch(FakePort& port, OverlappedEntry* entries, st
     }
   }
   // Spec C4: after the batch, a LEVEL|PERSISTENT registration whose condition still holds is
-  // queued again, at the back of the FIFO (so one call never returns the same key twice).
+  // queued again, at the back of the FIFO (so the dequeue loop above does not return it twice;
+  // a released waiter's batch may still carry a key twice: its hand-off and the packet queued
+  // again after it).
   for (const std::uint64_t id : reevaluate) {
     fake_internal::FakeRegistration* registration = port.registration_find(id);
     if (registration == nullptr || registration->socket == nullptr) continue;
