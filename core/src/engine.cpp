@@ -15,33 +15,25 @@
 //   6. quiescent point: grace periods of quarantined slots (spec E4), drain markers.
 // Every state change happens under the one engine lock (Os::mutex_create), so the simulation
 // schedules it; no other cross-thread synchronisation exists.
+#include <iterator>
 #include <string>
 
 #include "engine_internal.hpp"
-#include "readyport/engine.hpp"
 
 namespace readyport {
 
-namespace internal {
-
-
-std::uint8_t trigger_of(Mode mode) {
-  switch (mode) {
-    case Mode::kOneshotLevel:
-      return kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel;
-    case Mode::kPersistentLevel:
-      return kSockNotifyTriggerPersistent | kSockNotifyTriggerLevel;
-    case Mode::kPersistentEdge:
-      return kSockNotifyTriggerPersistent | kSockNotifyTriggerEdge;
-    case Mode::kOneshotEdge:
-      return kSockNotifyTriggerOneshot | kSockNotifyTriggerEdge;
-  }
-  READYPORT_UNREACHABLE();
-}
-
-}  // namespace internal
-
 namespace {
+
+// Indexed by Mode.
+constexpr const char* kModeNames[] = {"oneshot_level", "persistent_level", "persistent_edge",
+                                      "oneshot_edge"};
+constexpr std::uint8_t kModeTriggers[] = {
+    kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
+    kSockNotifyTriggerPersistent | kSockNotifyTriggerLevel,
+    kSockNotifyTriggerPersistent | kSockNotifyTriggerEdge,
+    kSockNotifyTriggerOneshot | kSockNotifyTriggerEdge,
+};
+static_assert(std::size(kModeNames) == std::size(kModeTriggers));
 
 Status validate(const EngineOptions& o) {
   if (o.connections_max < 1 || o.connections_max > (1u << 28))
@@ -61,14 +53,16 @@ std::string conn_text(ConnId id) {
          std::to_string(id.generation) + "}";
 }
 
+Status no_connection(const char* call, ConnId id) {
+  return Status(StatusCode::kNotFound,
+                std::string(call) + ": no " + conn_text(id) + " (never added, or already closed)");
+}
+
 // Why the port refused add()'s registration, as a Status (the codes are undocumented, spec A8;
 // WSAEINVAL is what a socket registered with another port gets, B8; WSAENOTSOCK, B9).
 Status add_refused(Socket socket, std::uint32_t code, bool call_failed) {
   if (call_failed)
-    return Status(StatusCode::kOsError,
-                  std::string("add(): ProcessSocketNotifications kept failing (spec A3): ") +
-                      os_error_name(code),
-                  code);
+    return os_failure("add(): ProcessSocketNotifications kept failing (spec A3): ", code);
   if (code == kWsaEnotsock)
     return Status(StatusCode::kInvalidArgument,
                   "add(): " + std::to_string(socket) + " is not a socket (WSAENOTSOCK)", code);
@@ -78,24 +72,24 @@ Status add_refused(Socket socket, std::uint32_t code, bool call_failed) {
                       " with WSAEINVAL: it is probably registered with another completion port "
                       "(spec B8)",
                   code);
-  return Status(StatusCode::kOsError,
-                std::string("add(): the registration failed: ") + os_error_name(code), code);
+  return os_failure("add(): the registration failed: ", code);
 }
 
 }  // namespace
 
+std::uint8_t internal::trigger_of(Mode mode) {
+  const auto i = static_cast<std::size_t>(mode);
+  READYPORT_ASSERT(i < std::size(kModeTriggers));
+  return kModeTriggers[i];
+}
+
+Status internal::os_failure(const std::string& what, std::uint32_t error) {
+  return Status(StatusCode::kOsError, what + os_error_name(error), error);
+}
+
 const char* mode_name(Mode mode) {
-  switch (mode) {
-    case Mode::kOneshotLevel:
-      return "oneshot_level";
-    case Mode::kPersistentLevel:
-      return "persistent_level";
-    case Mode::kPersistentEdge:
-      return "persistent_edge";
-    case Mode::kOneshotEdge:
-      return "oneshot_edge";
-  }
-  return "unknown";
+  const auto i = static_cast<std::size_t>(mode);
+  return i < std::size(kModeNames) ? kModeNames[i] : "unknown";
 }
 
 // ---- Construction, start, stats -----------------------------------------------------------------
@@ -119,8 +113,6 @@ Engine::Engine(EngineOs& os, EngineOptions options)
     d.dispatches.resize(options_.batch_count);
     d.tasks.resize(options_.batch_count);
   }
-  stop_regs_.resize(options_.batch_count);
-  stop_refs_.resize(options_.batch_count);
 }
 
 Engine::~Engine() {
@@ -144,12 +136,8 @@ Status Engine::start() {
   }
   if (Status status = validate(options_); !status.ok()) return status;
   const Port port = os_.create_io_completion_port(0);
-  if (port == kInvalidPort) {
-    const std::uint32_t error = os_.last_error();
-    return Status(StatusCode::kOsError,
-                  std::string("start(): CreateIoCompletionPort failed: ") + os_error_name(error),
-                  error);
-  }
+  if (port == kInvalidPort)
+    return os_failure("start(): CreateIoCompletionPort failed: ", os_.last_error());
   EngineLock lock(mutex_);
   port_ = port;
   run_state_ = RunState::kRunning;
@@ -164,27 +152,20 @@ EngineStats Engine::stats() const {
 }
 
 Status Engine::check_running(const char* call) const {
-  switch (run_state_) {
-    case RunState::kRunning:
-      return Status();
-    case RunState::kCreated:
-      return Status(StatusCode::kFailedPrecondition,
-                    std::string(call) + ": the engine is not started (call start() first)");
-    case RunState::kStopping:
-    case RunState::kExiting:
-      return Status(StatusCode::kFailedPrecondition,
-                    std::string(call) + ": the engine is stopping");
-    case RunState::kStopped:
-      return Status(StatusCode::kFailedPrecondition,
-                    std::string(call) + ": the engine was stopped");
-  }
-  READYPORT_UNREACHABLE();
+  if (run_state_ == RunState::kRunning) return Status();
+  // Indexed by RunState (kRunning answered above).
+  constexpr const char* kWhy[] = {"the engine is not started (call start() first)", "",
+                                  "the engine is stopping", "the engine is stopping",
+                                  "the engine was stopped"};
+  const auto i = static_cast<std::size_t>(run_state_);
+  READYPORT_ASSERT(i < sizeof(kWhy) / sizeof(kWhy[0]));
+  return Status(StatusCode::kFailedPrecondition, std::string(call) + ": " + kWhy[i]);
 }
 
 // ---- add, close, notify, post -------------------------------------------------------------------
 
 Status Engine::reserve_slot(Socket socket, Interest interest, Mode mode, Handler& handler,
-                            SockNotifyRegistration* reg_out, RegRef* ref_out) {
+                            RegSink& first) {
   EngineLock lock(mutex_);
   if (Status status = check_running("add()"); !status.ok()) return status;
   if (const std::uint32_t other = slots_->socket_find(socket); other != kSlotNone)
@@ -202,9 +183,7 @@ Status Engine::reserve_slot(Socket socket, Interest interest, Mode mode, Handler
   slot.socket = socket;
   slot.handler = &handler;
   slots_->socket_insert(socket, index);
-  *ref_out = RegRef{index, slot.generation};
-  *reg_out = SockNotifyRegistration{
-      socket, slots_->key_of(index), interest, kSockNotifyOpEnable, trigger_of(mode), 0};
+  append_registration(first, index, kSockNotifyOpEnable);
   if (options_.observer) options_.observer->on_slot_acquired(slots_->id_of(index), socket);
   return Status();
 }
@@ -219,7 +198,8 @@ Result<ConnId> Engine::add(Socket socket, Interest interest, Mode mode, Handler&
     return Status(StatusCode::kInvalidArgument, "add(): unknown mode");
   SockNotifyRegistration reg;
   RegRef ref;
-  if (Status status = reserve_slot(socket, interest, mode, handler, &reg, &ref); !status.ok())
+  RegSink first{&reg, &ref, 1, 0};
+  if (Status status = reserve_slot(socket, interest, mode, handler, first); !status.ok())
     return status;
 
   const std::uint32_t call_error = call_registrations(&reg, 1);
@@ -258,40 +238,23 @@ Status Engine::close(ConnId id) {
   const std::uint64_t thread = os_.thread_id();
   {
     EngineLock lock(mutex_);
-    if (Status status = close_locked(id, thread, direct); !status.ok()) return status;
+    if (run_state_ == RunState::kCreated || run_state_ == RunState::kStopped)
+      return check_running("close()");
+    const std::uint32_t index = slots_->find(id);
+    if (index == kSlotNone) return no_connection("close()", id);
+    Slot& slot = slots_->at(index);
+#if defined(READYPORT_CANARY_double_remove)
+    // CANARY double_remove: close() of a removing connection issues its REMOVE again.
+    if (slot.state == SlotState::kRemoving) append_registration(direct, index, kSockNotifyOpRemove);
+#endif
+    // Closing already (idempotent), or a driver or a registration result decides the REMOVE.
+    // Else from a handler or task the REMOVE rides the driver's next port call; else a direct one.
+    if (internal::slot_on_close(slot) == CloseAction::kSettle) {
+      Driver* driver = driver_of(thread);
+      settle(index, driver != nullptr ? driver->pending : direct);
+    }
   }
   if (direct.count > 0) issue_direct(reg, ref);
-  return Status();
-}
-
-Status Engine::close_locked(ConnId id, std::uint64_t thread, RegSink& direct) {
-  if (run_state_ == RunState::kCreated || run_state_ == RunState::kStopped)
-    return check_running("close()");
-  const std::uint32_t index = slots_->find(id);
-  if (index == kSlotNone)
-    return Status(StatusCode::kNotFound,
-                  "close(): no " + conn_text(id) + " (never added, or already closed)");
-  Slot& slot = slots_->at(index);
-  const CloseAction action = internal::slot_on_close(slot);
-#if defined(READYPORT_CANARY_double_remove)
-  // CANARY double_remove: close() of a removing connection issues its REMOVE again.
-  if (slot.state == SlotState::kRemoving) {
-    direct.append(SockNotifyRegistration{slot.socket, slots_->key_of(index), kInterestNone,
-                                         kSockNotifyOpRemove, 0, 0},
-                  RegRef{index, slot.generation});
-    return Status();
-  }
-#endif
-  // Closing already (idempotent), or a driver or a registration result decides the REMOVE.
-  if (action != CloseAction::kSettle) return Status();
-  if (Driver* driver = driver_of(thread); driver != nullptr) {
-    // From a handler or task: the REMOVE rides this driver's next port call.
-    RegSink sink = driver->pending.sink();
-    settle(index, sink);
-    driver->pending.commit(sink);
-    return Status();
-  }
-  settle(index, direct);
   return Status();
 }
 
@@ -304,21 +267,12 @@ Status Engine::notify(ConnId id, std::uint32_t events) {
     EngineLock lock(mutex_);
     if (Status status = check_running("notify()"); !status.ok()) return status;
     const std::uint32_t index = slots_->find(id);
-    if (index == kSlotNone)
-      return Status(StatusCode::kNotFound,
-                    "notify(): no " + conn_text(id) + " (never added, or already closed)");
+    if (index == kSlotNone) return no_connection("notify()", id);
     key = slots_->key_of(index);
   }
   // The packet names the slot by key and generation: if the connection is gone when it is
   // dequeued, it is stale like any other packet.
-  const bool posted = os_.post_queued_completion_status(port_, events, internal::kNotifyKey, key);
-  const std::uint32_t error = posted ? 0 : os_.last_error();
-  EngineLock lock(mutex_);
-  ++stats_.posts;
-  if (posted) return Status();
-  return Status(StatusCode::kOsError,
-                std::string("notify(): PostQueuedCompletionStatus failed: ") + os_error_name(error),
-                error);
+  return post_packet("notify(): ", internal::kNotifyKey, key, events);
 }
 
 Status Engine::post(Task& task) {
@@ -331,16 +285,18 @@ Status Engine::post(Task& task) {
                         " tasks are outstanding (EngineOptions::tasks_max)");
     ++tasks_outstanding_;
   }
-  const bool posted = os_.post_queued_completion_status(port_, 0, internal::kTaskKey,
-                                                        reinterpret_cast<std::uintptr_t>(&task));
+  return post_packet("post(): ", internal::kTaskKey, reinterpret_cast<std::uintptr_t>(&task), 0);
+}
+
+Status Engine::post_packet(const char* call, std::uintptr_t key, std::uintptr_t overlapped,
+                           std::uint32_t bytes) {
+  const bool posted = os_.post_queued_completion_status(port_, bytes, key, overlapped);
   const std::uint32_t error = posted ? 0 : os_.last_error();
   EngineLock lock(mutex_);
   ++stats_.posts;
   if (posted) return Status();
-  --tasks_outstanding_;
-  return Status(StatusCode::kOsError,
-                std::string("post(): PostQueuedCompletionStatus failed: ") + os_error_name(error),
-                error);
+  if (key == internal::kTaskKey) --tasks_outstanding_;  // a task not in the port is not outstanding
+  return os_failure(std::string(call) + "PostQueuedCompletionStatus failed: ", error);
 }
 
 }  // namespace readyport

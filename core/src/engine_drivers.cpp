@@ -4,7 +4,6 @@
 #include <string>
 
 #include "engine_internal.hpp"
-#include "readyport/engine.hpp"
 
 namespace readyport {
 
@@ -49,61 +48,30 @@ Driver* Engine::driver_of(std::uint64_t thread) {
   return nullptr;
 }
 
-void Engine::take_deferred(Driver& d) {
-  RegSink sink = d.pending.sink();
-  while (deferred_head_ != kSlotNone && !sink.full()) {
-    const std::uint32_t index = deferred_head_;
-    Slot& slot = slots_->at(index);
-    deferred_head_ = slot.link;
-    slot.link = kSlotNone;
-    // kDispatching: a packet came while the slot waited here (a persistent registration stays
-    // armed; a notify() posts one); its driver settles the slot when the handler returns.
-    if (internal::slot_on_undeferred(slot)) settle(index, sink);
-  }
-  d.pending.commit(sink);
-}
-
 std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32_t* received) {
   {
     EngineLock lock(mutex_);
-    take_deferred(d);
+    // The deferred slots first. kDispatching: a packet came while the slot waited (a persistent
+    // registration stays armed; a notify() posts one); its driver settles it on the return.
+    while (deferred_head_ != kSlotNone && !d.pending.full()) {
+      const std::uint32_t index = slots_->list_pop(deferred_head_);
+      if (internal::slot_on_undeferred(slots_->at(index))) settle(index, d.pending);
+    }
     READYPORT_ASSERT(d.sent.count == 0);  // the previous call's results were applied
     std::swap(d.pending, d.sent);         // swaps buffers, allocates nothing
     d.call_epoch = epoch_;
   }
-  std::uint32_t error = 0;
   std::uint32_t attempts = 0;
-  for (;;) {
-    ++attempts;
-    *received = 0;
-    const std::uint32_t count = d.sent.count;
-    error = os_.process_socket_notifications(port_, count, count ? d.sent.regs.data() : nullptr,
-                                             timeout_ms, options_.batch_count, d.entries.data(),
-                                             received);
-    if (error == kErrorSuccess || error == kWaitTimeout) break;
-    // Spec A3: nothing applied, nothing dequeued; the registrations stay in flight and the
-    // slots stay live. Retry after a bounded backoff; in the end, fail them one by one.
-    *received = 0;
-    backoff(d.failures_in_row);
-    ++d.failures_in_row;
-    if (attempts >= options_.call_retry_max) {
-      for (std::uint32_t i = 0; i < count; ++i) d.sent.regs[i].registration_result = error;
-      break;
-    }
-  }
-  if (error == kErrorSuccess || error == kWaitTimeout) d.failures_in_row = 0;
+  const std::uint32_t error =
+      call_retrying(d.sent.regs, d.sent.count, &d, timeout_ms, received, &attempts);
   if (error == kWaitTimeout) *received = 0;  // spec A2: registrations applied, nothing dequeued
   READYPORT_ASSERT(*received <= options_.batch_count);
 
   EngineLock lock(mutex_);
-  stats_.port_calls += attempts;
-  stats_.call_failures +=
-      (error == kErrorSuccess || error == kWaitTimeout) ? attempts - 1 : attempts;
+  count_calls(error, attempts);
   if (error == kWaitTimeout) ++stats_.timeouts;
   stats_.packets += *received;
-  RegSink follow = d.pending.sink();
-  apply_results(d.sent.regs.data(), d.sent.refs.data(), d.sent.count, follow);
-  d.pending.commit(follow);
+  apply_results(d.sent, d.pending);
   d.sent.count = 0;
   classify_entries(d, *received);
   return (error == kWaitTimeout) ? kErrorSuccess : error;
@@ -130,7 +98,11 @@ void Engine::classify_entries(Driver& d, std::uint32_t received) {
         // Only ends a wait so that this driver reaches its quiescent point.
         break;
       case internal::kNotifyKey:
-        classify_notify(d, entry.overlapped, entry.bytes_transferred);
+        // notify() never posts REMOVE; the packet takes the path of a real one (stale, dispatch,
+        // merge or drop), so it is serialised with the connection's packets.
+        ++stats_.notifies;
+        READYPORT_ASSERT((entry.bytes_transferred & ~internal::kEventsForHandler) == 0);
+        classify_socket_packet(d, entry.overlapped, entry.bytes_transferred);
         break;
       default:
         classify_socket_packet(d, entry.completion_key, entry.bytes_transferred);
@@ -140,9 +112,8 @@ void Engine::classify_entries(Driver& d, std::uint32_t received) {
 }
 
 void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t mask) {
-  std::uint32_t index = kSlotNone;
-  std::uint32_t generation = 0;
-  if (!slots_->decode(key, &index, &generation) || slots_->at(index).generation != generation) {
+  const std::uint32_t index = slots_->find_key(key);
+  if (index == kSlotNone) {
     // Stale: the key names a connection that no longer exists. Never dereferenced.
     ++stats_.stale_dropped;
     ++d.wasted;
@@ -151,27 +122,22 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
   }
   Slot& slot = slots_->at(index);
   const ConnId id = slots_->id_of(index);
-  switch (internal::slot_on_packet(slot, mask, d.index)) {
+  const PacketAction action = internal::slot_on_packet(slot, mask, d.index);
+  switch (action) {
     case PacketAction::kDispatch:
       // This driver owns the handler until it returns.
       d.dispatches[d.dispatch_count++] =
-          Dispatch{index, id, slot.socket, slot.handler, mask & internal::kEventsForHandler, 0};
+          Dispatch{id, slot.socket, slot.handler, mask & internal::kEventsForHandler, 0};
       return;
     case PacketAction::kMergeOwn:
-      ++stats_.pending_merged;
-      return;
     case PacketAction::kMergeForeign:
+    case PacketAction::kMergePause:
       ++stats_.pending_merged;
+      // Merged into another driver's dispatch: wasted here, and maybe paused (spec C4).
+      if (action == PacketAction::kMergeOwn) return;
       ++d.wasted;
+      if (action == PacketAction::kMergePause) pause(index, d.pending);
       return;
-    case PacketAction::kMergePause: {
-      ++stats_.pending_merged;
-      ++d.wasted;
-      RegSink sink = d.pending.sink();
-      pause(index, sink);
-      d.pending.commit(sink);
-      return;
-    }
     case PacketAction::kRemoveSeen:
       // The last packet for the key (spec E3): kRemoving -> kClosing.
       if (options_.observer) options_.observer->on_remove_seen(id);
@@ -188,18 +154,6 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
   if (options_.observer) options_.observer->on_packet_dropped(id, mask);
 }
 
-void Engine::classify_notify(Driver& d, std::uintptr_t key, std::uint32_t events) {
-  ++stats_.notifies;
-  // notify() never posts REMOVE; the packet takes the path of a real one (stale, dispatch, merge
-  // or drop), so it is serialised with the connection's packets.
-  READYPORT_ASSERT((events & ~internal::kEventsForHandler) == 0);
-  classify_socket_packet(d, key, events);
-}
-
-void Engine::run_tasks(Driver& d) {
-  for (std::uint32_t i = 0; i < d.task_count; ++i) d.tasks[i]->run();
-}
-
 void Engine::run_dispatches(Driver& d) {
   EngineObserver* observer = options_.observer;
   for (std::uint32_t i = 0; i < d.dispatch_count; ++i) {
@@ -212,43 +166,23 @@ void Engine::run_dispatches(Driver& d) {
   }
 }
 
-std::uint32_t Engine::finish_dispatches(Driver& d) {
+void Engine::finish_dispatches(Driver& d) {
   std::uint32_t kept = 0;
-  RegSink sink = d.pending.sink();
   for (std::uint32_t i = 0; i < d.dispatch_count; ++i) {
     Dispatch& x = d.dispatches[i];
-    Slot& slot = slots_->at(x.slot);
+    Slot& slot = slots_->at(x.id.slot);
     READYPORT_ASSERT(slot.dispatcher == d.index);
     READYPORT_ASSERT(slot.generation == x.id.generation);
     ++stats_.notifications;
-    std::uint32_t again = 0;
-    if (internal::slot_on_handler_returned(slot, x.result, &again) == ReturnAction::kRunAgain) {
-      // Packets came while the handler ran: this driver runs it again, so no other thread ever
-      // enters it.
-      x.events = again;
+    if (internal::slot_on_handler_returned(slot, x.result, &x.events) == ReturnAction::kRunAgain) {
+      // Packets came while the handler ran: this driver runs it again with them, so no other
+      // thread ever enters it.
       d.dispatches[kept++] = x;
       continue;
     }
-    settle(x.slot, sink);
+    settle(x.id.slot, d.pending);
   }
-  d.pending.commit(sink);
   d.dispatch_count = kept;
-  return kept;
-}
-
-void Engine::end_batch(Driver& d) {
-  std::uint32_t wakes = 0;
-  {
-    EngineLock lock(mutex_);
-    // Quiescent point: this driver holds no packet now.
-    d.call_epoch = 0;
-    check_grace(d);
-    wakes = d.wakes_to_post;
-    d.wakes_to_post = 0;
-  }
-  if (wakes > 0) post_wakes(wakes);
-  dispose(d);
-  service_quarantine();
 }
 
 void Engine::spin_guard(Driver& d, std::uint32_t received) {
@@ -284,7 +218,7 @@ void Engine::repost_exit() {
 Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms) {
   BatchOutcome outcome;
   outcome.error = call_port(d, timeout_ms, &outcome.received);
-  run_tasks(d);
+  for (std::uint32_t i = 0; i < d.task_count; ++i) d.tasks[i]->run();
   {
     EngineLock lock(mutex_);
     tasks_outstanding_ -= d.task_count;
@@ -298,7 +232,24 @@ Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms) {
   }
   // Disposal after the batch: no handler of this batch runs any more.
   dispose(d);
-  end_batch(d);
+  std::uint32_t wakes = 0;
+  {
+    EngineLock lock(mutex_);
+    // Quiescent point: this driver holds no packet now.
+    d.call_epoch = 0;
+    check_grace(d);
+    wakes = d.wakes_to_post;
+    d.wakes_to_post = 0;
+  }
+  if (wakes > 0) {
+    // Best effort: a waiting driver also ends its call at wait_timeout_ms.
+    for (std::uint32_t i = 0; i < wakes; ++i)
+      (void)os_.post_queued_completion_status(port_, 0, internal::kWakeKey, 0);
+    EngineLock lock(mutex_);
+    stats_.posts += wakes;
+  }
+  dispose(d);  // the slots whose grace period ended
+  service_quarantine();
   spin_guard(d, outcome.received);
   if (d.exit_seen) {
     repost_exit();
@@ -327,9 +278,7 @@ Result<Driver*> Engine::enter_driver(const char* call) {
 Status Engine::run_worker() {
   Result<Driver*> d = enter_driver("run_worker()");
   if (!d.ok()) return d.status();
-  for (;;) {
-    const BatchOutcome outcome = drive_once(*d.value(), options_.wait_timeout_ms);
-    if (outcome.end == BatchEnd::kExit) break;
+  while (drive_once(*d.value(), options_.wait_timeout_ms).end != BatchEnd::kExit) {
   }
   release_driver(*d.value());
   return Status();
@@ -346,10 +295,8 @@ Result<std::uint32_t> Engine::poll(std::uint32_t timeout_ms) {
     case BatchEnd::kExit:
       return Status(StatusCode::kFailedPrecondition, "poll(): the engine stopped");
     case BatchEnd::kCallFailed:
-      return Status(StatusCode::kOsError,
-                    std::string("poll(): ProcessSocketNotifications kept failing (spec A3): ") +
-                        os_error_name(outcome.error),
-                    outcome.error);
+      return os_failure("poll(): ProcessSocketNotifications kept failing (spec A3): ",
+                        outcome.error);
   }
   READYPORT_UNREACHABLE();
 }
@@ -357,13 +304,14 @@ Result<std::uint32_t> Engine::poll(std::uint32_t timeout_ms) {
 // ---- stop -------------------------------------------------------------------------------------
 
 void Engine::close_for_stop() {
+  // stop()'s own driver is idle until stop() drives the port: its buffer holds these REMOVEs.
+  internal::RegBuffer& sink = drivers_.back().sent;
   std::uint32_t cursor = 0;
   const std::uint32_t capacity = options_.connections_max;  // slots_->capacity()
   while (cursor < capacity) {
-    RegSink sink{stop_regs_.data(), stop_refs_.data(),
-                 static_cast<std::uint32_t>(stop_regs_.size()), 0};
     {
       EngineLock lock(mutex_);
+      READYPORT_ASSERT(sink.count == 0);
       for (; cursor < capacity && !sink.full(); ++cursor) {
         // kLive: REMOVE now, or when its registration in flight returns; kDispatching: its
         // dispatcher issues the REMOVE when the handler returns.
@@ -373,11 +321,12 @@ void Engine::close_for_stop() {
       }
     }
     if (sink.count == 0) continue;
-    (void)call_registrations(stop_regs_.data(), sink.count);
+    (void)call_registrations(sink.regs, sink.count);
     RegSink none{nullptr, nullptr, 0, 0};  // a REMOVE's result never decides a follow-up
     EngineLock lock(mutex_);
-    apply_results(stop_regs_.data(), stop_refs_.data(), sink.count, none);
+    apply_results(sink, none);
     READYPORT_ASSERT(none.count == 0);
+    sink.count = 0;
   }
   service_quarantine();
 }

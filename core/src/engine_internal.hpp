@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "readyport/engine.hpp"
@@ -21,7 +22,7 @@ struct RegRef {
   std::uint32_t generation = 0;
 };
 
-// Where settle() puts the registration it decides: a driver's next call or a direct call.
+// Where settle() puts the registrations it decides: a driver's buffer or a direct call's.
 struct RegSink {
   SockNotifyRegistration* regs = nullptr;
   RegRef* refs = nullptr;
@@ -37,24 +38,23 @@ struct RegSink {
   }
 };
 
-struct RegBuffer {
-  std::vector<SockNotifyRegistration> regs;
-  std::vector<RegRef> refs;
-  std::uint32_t count = 0;
+// A sink over its own storage. Moving a vector keeps its buffer, so std::swap of two RegBuffers
+// swaps their registrations and leaves each sink's pointers valid, allocating nothing.
+struct RegBuffer : RegSink {
+  std::vector<SockNotifyRegistration> reg_storage;
+  std::vector<RegRef> ref_storage;
 
-  void allocate(std::uint32_t capacity) {
-    regs.resize(capacity);
-    refs.resize(capacity);
+  void allocate(std::uint32_t capacity_max) {
+    reg_storage.resize(capacity_max);
+    ref_storage.resize(capacity_max);
+    regs = reg_storage.data();
+    refs = ref_storage.data();
+    capacity = capacity_max;
   }
-  RegSink sink() {
-    return RegSink{regs.data(), refs.data(), static_cast<std::uint32_t>(regs.size()), count};
-  }
-  void commit(const RegSink& sink) { count = sink.count; }
 };
 
 struct Dispatch {
-  std::uint32_t slot = kSlotNone;
-  ConnId id;
+  ConnId id;  // id.slot: the slot's index
   Socket socket = kInvalidSocket;
   Handler* handler = nullptr;
   std::uint32_t events = 0;
@@ -88,22 +88,12 @@ struct Driver {
 // The trigger bits of a mode (SOCK_NOTIFY_TRIGGER_*).
 std::uint8_t trigger_of(Mode mode);
 
+// An OS failure as a Status: `what` followed by the error's name.
+Status os_failure(const std::string& what, std::uint32_t error);
+
 }  // namespace readyport::internal
 
 namespace readyport {
-// The engine's sources name these unqualified.
-using internal::CloseAction;
-using internal::Dispatch;
-using internal::Driver;
-using internal::EngineLock;
-using internal::PacketAction;
-using internal::RegRef;
-using internal::RegSink;
-using internal::ResultAction;
-using internal::ReturnAction;
-using internal::SettleAction;
-using internal::Slot;
-using internal::SlotState;
-using internal::kSlotNone;
-using internal::trigger_of;
+// The engine's sources name the internal types and functions unqualified.
+using namespace internal;  // a private header, included by the engine's sources only
 }  // namespace readyport

@@ -3,7 +3,6 @@
 #include <limits>
 
 #include "engine_internal.hpp"
-#include "readyport/engine.hpp"
 
 namespace readyport {
 
@@ -17,11 +16,9 @@ void Engine::service_quarantine() {
     ConnId id;
     {
       EngineLock lock(mutex_);
-      index = quarantine_head_;
+      index = slots_->list_pop(quarantine_head_);
       if (index == kSlotNone) return;
       Slot& slot = slots_->at(index);
-      quarantine_head_ = slot.link;
-      slot.link = kSlotNone;
       // Close the socket first: closesocket deregisters it (spec E2), so no new packet can be
       // queued for the key; the marker posted after it is then behind every packet that was.
       socket = slot.socket;
@@ -43,28 +40,23 @@ void Engine::service_quarantine() {
       Slot& slot = slots_->at(index);
       READYPORT_ASSERT(slot.generation == id.generation);
       internal::slot_on_marker_post_failed(slot);
-      slot.link = quarantine_head_;
-      quarantine_head_ = index;
+      slots_->list_push(quarantine_head_, index);
       return;
     }
   }
 }
 
 void Engine::classify_marker(Driver& d, std::uintptr_t key) {
-  std::uint32_t index = kSlotNone;
-  std::uint32_t generation = 0;
-  const bool decoded = slots_->decode(key, &index, &generation);
-  READYPORT_ASSERT(decoded);
-  Slot& slot = slots_->at(index);
+  const std::uint32_t index = slots_->find_key(key);
   // The marker keeps its slot: only the grace period below can free it.
-  READYPORT_ASSERT(slot.generation == generation);
+  READYPORT_ASSERT(index != kSlotNone);
+  Slot& slot = slots_->at(index);
   READYPORT_ASSERT(slot.link == kSlotNone);
   internal::slot_on_marker_seen(slot);  // kDraining -> kGrace
   // Every packet queued before the marker has been dequeued (FIFO). A driver whose call began
   // before now may hold one still: the grace period ends when each such driver is quiescent.
   slot.grace_epoch = ++epoch_;
-  slot.link = grace_head_;
-  grace_head_ = index;
+  slots_->list_push(grace_head_, index);
   for (const Driver& other : drivers_) {
     if (&other != &d && other.claimed && other.call_epoch != 0 &&
         other.call_epoch < slot.grace_epoch)
@@ -90,20 +82,10 @@ void Engine::check_grace(Driver& d) {
     }
     // Every packet queued before the marker was dequeued (FIFO, spec F1) and every driver that
     // could hold one has finished its batch: kGrace -> kClosing.
-    *link = slot.link;
-    slot.link = kSlotNone;
+    slots_->list_pop(*link);
     internal::slot_on_grace_over(slot);
     move_to_closing(index, d);
   }
-}
-
-void Engine::post_wakes(std::uint32_t count) {
-  for (std::uint32_t i = 0; i < count; ++i) {
-    // Best effort: a waiting driver also ends its call at wait_timeout_ms.
-    (void)os_.post_queued_completion_status(port_, 0, internal::kWakeKey, 0);
-  }
-  EngineLock lock(mutex_);
-  stats_.posts += count;
 }
 
 // ---- Slots leaving the table ------------------------------------------------------------------
@@ -116,11 +98,10 @@ void Engine::move_to_closing(std::uint32_t index, Driver& d) {
   READYPORT_ASSERT(slot.link == kSlotNone);
   // Out of the socket index before closesocket: the value may be reused at once (spec E5).
   if (slot.socket != kInvalidSocket) slots_->socket_erase(slot.socket);
-  if (d.dispose_head == kSlotNone) {
-    d.dispose_head = index;
-  } else {
-    slots_->at(d.dispose_tail).link = index;
-  }
+  // Appended: the list's last link is its head when it is empty, else its tail slot's link.
+  std::uint32_t& last_link =
+      d.dispose_head == kSlotNone ? d.dispose_head : slots_->at(d.dispose_tail).link;
+  last_link = index;
   d.dispose_tail = index;
 }
 
@@ -144,13 +125,11 @@ void Engine::dispose(Driver& d) {
     ConnId id;
     {
       EngineLock lock(mutex_);
-      index = d.dispose_head;
+      index = slots_->list_pop(d.dispose_head);
       if (index == kSlotNone) return;
-      Slot& slot = slots_->at(index);
-      READYPORT_ASSERT(slot.state == SlotState::kClosing);
-      d.dispose_head = slot.link;
       if (d.dispose_head == kSlotNone) d.dispose_tail = kSlotNone;
-      slot.link = kSlotNone;
+      const Slot& slot = slots_->at(index);
+      READYPORT_ASSERT(slot.state == SlotState::kClosing);
       socket = slot.socket;  // kInvalidSocket: the quarantine closed it already
       handler = slot.handler;
       id = slots_->id_of(index);

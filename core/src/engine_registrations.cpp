@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "engine_internal.hpp"
-#include "readyport/engine.hpp"
 
 namespace readyport {
 
@@ -17,38 +16,41 @@ void Engine::settle(std::uint32_t index, RegSink& sink) {
       return;
     case SettleAction::kDefer:
       // The sink has no room: a driver takes the slot before its next call (bounded buffers).
-      slot.link = deferred_head_;
-      deferred_head_ = index;
+      slots_->list_push(deferred_head_, index);
       return;
     case SettleAction::kEnable:
       // The whole registration, all directions (spec C2): the filter is the full interest.
-      sink.append(SockNotifyRegistration{slot.socket, slots_->key_of(index), slot.interest,
-                                         kSockNotifyOpEnable, internal::trigger_of(slot.mode), 0},
-                  RegRef{index, slot.generation});
+      append_registration(sink, index, kSockNotifyOpEnable);
       return;
     case SettleAction::kRemove:
       // kLive -> kRemoving: REMOVE is the port's last operation on this key (spec B7).
-      sink.append(SockNotifyRegistration{slot.socket, slots_->key_of(index), kInterestNone,
-                                         kSockNotifyOpRemove, 0, 0},
-                  RegRef{index, slot.generation});
+      append_registration(sink, index, kSockNotifyOpRemove);
       return;
   }
 }
 
 void Engine::pause(std::uint32_t index, RegSink& sink) {
-  Slot& slot = slots_->at(index);
-  if (!internal::slot_pause(slot, sink.full())) return;
   // DISABLE keeps the registration (spec B4); the dispatcher's re-arm enables it again.
-  sink.append(SockNotifyRegistration{slot.socket, slots_->key_of(index), slot.interest_applied,
-                                     kSockNotifyOpDisable, internal::trigger_of(slot.mode), 0},
-              RegRef{index, slot.generation});
+  if (internal::slot_pause(slots_->at(index), sink.full()))
+    append_registration(sink, index, kSockNotifyOpDisable);
 }
 
-void Engine::apply_results(const SockNotifyRegistration* regs, const RegRef* refs,
-                           std::uint32_t count, RegSink& follow_ups) {
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const SockNotifyRegistration& reg = regs[i];
-    const RegRef ref = refs[i];
+void Engine::append_registration(RegSink& sink, std::uint32_t index, std::uint8_t operation) {
+  const Slot& slot = slots_->at(index);
+  // ENABLE and DISABLE carry the filter the machine applied (slot_settle, slot_on_add) and the
+  // mode's trigger; REMOVE carries neither.
+  const bool remove = operation == kSockNotifyOpRemove;
+  const Interest filter = remove ? kInterestNone : slot.interest_applied;
+  const std::uint8_t trigger = remove ? 0 : trigger_of(slot.mode);
+  sink.append(
+      SockNotifyRegistration{slot.socket, slots_->key_of(index), filter, operation, trigger, 0},
+      RegRef{index, slot.generation});
+}
+
+void Engine::apply_results(const RegSink& done, RegSink& follow_ups) {
+  for (std::uint32_t i = 0; i < done.count; ++i) {
+    const SockNotifyRegistration& reg = done.regs[i];
+    const RegRef ref = done.refs[i];
     if (reg.operation == kSockNotifyOpRemove) {
       // Applied: the REMOVE packet frees the slot, maybe already on another driver, so the
       // slot is not touched here.
@@ -57,8 +59,8 @@ void Engine::apply_results(const SockNotifyRegistration* regs, const RegRef* ref
 #if defined(READYPORT_CANARY_remove_failure_as_done)
       // CANARY remove_failure_as_done: a refused REMOVE read as "nothing is registered, nothing
       // is queued": the engine posts itself the REMOVE packet and closes on it, with no drain.
-      if (os_.post_queued_completion_status(port_, kSockNotifyEventRemove,
-                                            slots_->key_of(ref.slot), 0))
+      if (os_.post_queued_completion_status(port_, kSockNotifyEventRemove, slots_->key_of(ref.slot),
+                                            0))
         continue;
 #endif
       apply_remove_failed(ref);
@@ -82,8 +84,7 @@ void Engine::apply_remove_failed(RegRef ref) {
   Slot& slot = slots_->at(ref.slot);
   READYPORT_ASSERT(slot.generation == ref.generation);
   internal::slot_on_remove_failed(slot);
-  slot.link = quarantine_head_;
-  quarantine_head_ = ref.slot;
+  slots_->list_push(quarantine_head_, ref.slot);
   ++stats_.quarantined;
   if (options_.observer) options_.observer->on_quarantined(slots_->id_of(ref.slot));
 }
@@ -97,27 +98,48 @@ void Engine::backoff(std::uint32_t attempt) {
       static_cast<std::uint32_t>(std::min<std::uint64_t>(delay_ms, internal::kRetryBackoffMaxMs)));
 }
 
+std::uint32_t Engine::call_retrying(SockNotifyRegistration* regs, std::uint32_t count, Driver* d,
+                                    std::uint32_t timeout_ms, std::uint32_t* received,
+                                    std::uint32_t* attempts_out) {
+  // A driver's failures count across its calls; a registration-only call's, within the call.
+  std::uint32_t call_failures = 0;
+  std::uint32_t& failures = d != nullptr ? d->failures_in_row : call_failures;
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    *attempts_out = attempt;
+    if (received != nullptr) *received = 0;
+    // A registration-only call neither dequeues nor waits (spec A4).
+    const std::uint32_t error = os_.process_socket_notifications(
+        port_, count, count ? regs : nullptr, timeout_ms, d != nullptr ? options_.batch_count : 0,
+        d != nullptr ? d->entries.data() : nullptr, received);
+    if (error == kErrorSuccess || error == kWaitTimeout) {
+      failures = 0;
+      return error;
+    }
+    // Spec A3: nothing applied, nothing dequeued; the registrations stay in flight and the
+    // slots stay live. Retry after a bounded backoff; in the end, fail them one by one. A driver
+    // backs off after its last try too, as its next call follows at once.
+    if (received != nullptr) *received = 0;
+    const bool last = attempt >= options_.call_retry_max;
+    if (d != nullptr || !last) backoff(failures++);
+    if (last) {
+      for (std::uint32_t i = 0; i < count; ++i) regs[i].registration_result = error;
+      return error;
+    }
+  }
+}
+
+void Engine::count_calls(std::uint32_t error, std::uint32_t attempts) {
+  stats_.port_calls += attempts;
+  const bool ok = error == kErrorSuccess || error == kWaitTimeout;
+  stats_.call_failures += ok ? attempts - 1 : attempts;
+}
+
 std::uint32_t Engine::call_registrations(SockNotifyRegistration* regs, std::uint32_t count) {
   std::uint32_t attempts = 0;
-  std::uint32_t error = 0;
-  for (;;) {
-    ++attempts;
-    // Registrations only (spec A4): no dequeue, no wait.
-    error = os_.process_socket_notifications(port_, count, regs, 0, 0, nullptr, nullptr);
-    if (error == kErrorSuccess || error == kWaitTimeout) {
-      error = 0;
-      break;
-    }
-    // The whole call failed and nothing changed (spec A3): retry, bounded.
-    if (attempts >= options_.call_retry_max) {
-      for (std::uint32_t i = 0; i < count; ++i) regs[i].registration_result = error;
-      break;
-    }
-    backoff(attempts - 1);
-  }
+  std::uint32_t error = call_retrying(regs, count, nullptr, 0, nullptr, &attempts);
+  if (error == kWaitTimeout) error = kErrorSuccess;
   EngineLock lock(mutex_);
-  stats_.port_calls += attempts;
-  stats_.call_failures += error == 0 ? attempts - 1 : attempts;
+  count_calls(error, attempts);
   return error;
 }
 
@@ -130,7 +152,7 @@ void Engine::issue_direct(SockNotifyRegistration reg, RegRef ref) {
     RegSink follow{&next_reg, &next_ref, 1, 0};
     {
       EngineLock lock(mutex_);
-      apply_results(&reg, &ref, 1, follow);
+      apply_results(RegSink{&reg, &ref, 1, 1}, follow);
     }
     if (follow.count == 0) break;
     reg = next_reg;

@@ -1,35 +1,26 @@
 // The slot state machine (readyport/internal/slot_machine.hpp): the edge table and the events.
 #include "readyport/internal/slot_machine.hpp"
 
-#include <array>
-
 namespace readyport::internal {
 
 namespace {
 
 using S = SlotState;
 
-struct Edge {
-  SlotState from;
-  SlotState to;
-};
+constexpr std::uint32_t bit(SlotState state) { return 1u << static_cast<std::uint32_t>(state); }
 
-// Every allowed transition; slot_transition() refuses the rest.
-constexpr std::array<Edge, 13> kSlotEdges{{
-    {S::kFree, S::kLive},
-    {S::kLive, S::kFree},
-    {S::kLive, S::kDispatching},
-    {S::kDispatching, S::kDispatching},
-    {S::kDispatching, S::kLive},
-    {S::kLive, S::kRemoving},
-    {S::kRemoving, S::kClosing},
-    {S::kRemoving, S::kQuarantined},
-    {S::kQuarantined, S::kDraining},
-    {S::kDraining, S::kQuarantined},
-    {S::kDraining, S::kGrace},
-    {S::kGrace, S::kClosing},
-    {S::kClosing, S::kFree},
-}};
+// Every allowed transition, as the set of states each state may move to (indexed by SlotState);
+// slot_transition() refuses the rest.
+constexpr std::uint32_t kSlotEdges[kSlotStateCount] = {
+    /* kFree        -> */ bit(S::kLive),
+    /* kLive        -> */ bit(S::kFree) | bit(S::kDispatching) | bit(S::kRemoving),
+    /* kDispatching -> */ bit(S::kDispatching) | bit(S::kLive),
+    /* kRemoving    -> */ bit(S::kClosing) | bit(S::kQuarantined),
+    /* kQuarantined -> */ bit(S::kDraining),
+    /* kDraining    -> */ bit(S::kQuarantined) | bit(S::kGrace),
+    /* kGrace       -> */ bit(S::kClosing),
+    /* kClosing     -> */ bit(S::kFree),
+};
 
 }  // namespace
 
@@ -43,10 +34,9 @@ const char* slot_state_name(SlotState state) {
 bool is_oneshot(Mode mode) { return mode == Mode::kOneshotLevel || mode == Mode::kOneshotEdge; }
 
 bool slot_edge_allowed(SlotState from, SlotState to) {
-  for (const Edge& edge : kSlotEdges) {
-    if (edge.from == from && edge.to == to) return true;
-  }
-  return false;
+  const auto i = static_cast<std::uint32_t>(from);
+  const bool known = i < kSlotStateCount && static_cast<std::uint32_t>(to) < kSlotStateCount;
+  return known && (kSlotEdges[i] & bit(to)) != 0;
 }
 
 void slot_transition(SlotMachine& m, SlotState to) {
@@ -85,13 +75,12 @@ SettleAction slot_settle(SlotMachine& m, bool sink_full) {
     m.deferred = true;
     return SettleAction::kDefer;
   }
+  m.rearm_needed = false;
   if (m.close_requested) {
     // No registration in flight, so REMOVE is the port's last operation on this key.
     slot_transition(m, S::kRemoving);
-    m.rearm_needed = false;
     return SettleAction::kRemove;
   }
-  m.rearm_needed = false;
   m.paused = false;
   m.op_in_flight = true;
   m.interest_applied = m.interest;  // the whole registration, all directions (spec C2)
@@ -119,14 +108,11 @@ ResultAction slot_on_op_result(SlotMachine& m, bool failed) {
   READYPORT_ASSERT(m.op_in_flight);
   m.op_in_flight = false;
   if (failed) m.close_requested = true;
-  switch (m.state) {
-    case S::kLive:
-      return ResultAction::kSettle;  // idle: a REMOVE, or an ENABLE wanted meanwhile
-    case S::kDispatching:
-      return ResultAction::kNone;  // a driver runs the handler: it settles
-    default:
-      READYPORT_UNREACHABLE();  // past kLive needs op_in_flight clear
-  }
+  // Idle: a REMOVE, or an ENABLE wanted meanwhile.
+  if (m.state == S::kLive) return ResultAction::kSettle;
+  // A driver runs the handler: it settles. Past kLive needs op_in_flight clear.
+  READYPORT_ASSERT(m.state == S::kDispatching);
+  return ResultAction::kNone;
 }
 
 void slot_on_remove_failed(SlotMachine& m) { slot_transition(m, S::kQuarantined); }
@@ -202,8 +188,7 @@ PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint16_t dr
   READYPORT_UNREACHABLE();
 }
 
-ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result,
-                                      std::uint32_t* events_out) {
+ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result, std::uint32_t* events_out) {
   READYPORT_ASSERT(m.state == S::kDispatching);
   if (result == kInterestClose) {
     m.close_requested = true;
@@ -226,24 +211,16 @@ ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result,
 }
 
 CloseAction slot_on_close(SlotMachine& m) {
-  switch (m.state) {
-    case S::kLive:
-      if (m.close_requested) return CloseAction::kNone;  // a result or a driver decides it
-      m.close_requested = true;
-      return CloseAction::kSettle;
-    case S::kDispatching:
-      m.close_requested = true;  // the dispatcher sees it when the handler returns
-      return CloseAction::kNone;
-    case S::kRemoving:
-    case S::kQuarantined:
-    case S::kDraining:
-    case S::kGrace:
-    case S::kClosing:
-      return CloseAction::kAlreadyClosing;
-    case S::kFree:
-      break;
+  READYPORT_ASSERT(m.state != S::kFree);  // the engine never closes a free slot
+  if (m.state == S::kDispatching) {
+    m.close_requested = true;  // the dispatcher sees it when the handler returns
+    return CloseAction::kNone;
   }
-  READYPORT_UNREACHABLE();  // the engine never closes a free slot
+  // kRemoving or past it: closing already.
+  if (m.state != S::kLive) return CloseAction::kAlreadyClosing;
+  if (m.close_requested) return CloseAction::kNone;  // a result or a driver decides it
+  m.close_requested = true;
+  return CloseAction::kSettle;
 }
 
 void slot_on_marker_posting(SlotMachine& m) { slot_transition(m, S::kDraining); }

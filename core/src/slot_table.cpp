@@ -32,10 +32,7 @@ SlotTable::SlotTable(std::uint32_t capacity) : slots_(capacity) {
   generation_mask_ = generation_bits >= 32 ? std::uintptr_t{0xFFFFFFFFu}
                                            : (std::uintptr_t{1} << generation_bits) - 1;
   // Free list in index order, so a run's slot choices depend only on its history.
-  for (std::uint32_t i = capacity; i-- > 0;) {
-    slots_[i].link = free_head_;
-    free_head_ = i;
-  }
+  for (std::uint32_t i = capacity; i-- > 0;) list_push(free_head_, i);
   std::size_t index_size = 16;
   while (index_size < std::size_t{capacity} * 2) index_size *= 2;
   index_.resize(index_size);
@@ -48,16 +45,13 @@ std::uintptr_t SlotTable::key_of(std::uint32_t index) const {
   return (static_cast<std::uintptr_t>(slot.generation) << slot_bits_) | index;
 }
 
-bool SlotTable::decode(std::uintptr_t key, std::uint32_t* index_out,
-                       std::uint32_t* generation_out) const {
+std::uint32_t SlotTable::find_key(std::uintptr_t key) const {
   const std::uintptr_t generation = key >> slot_bits_;
   const std::uintptr_t index = key & ((std::uintptr_t{1} << slot_bits_) - 1);
   // Generation 0 is never a slot's: the key is a sentinel (or garbage).
-  if (generation == 0 || generation > generation_mask_) return false;
-  if (index >= slots_.size()) return false;
-  *index_out = static_cast<std::uint32_t>(index);
-  *generation_out = static_cast<std::uint32_t>(generation);
-  return true;
+  if (generation == 0 || generation > generation_mask_) return kSlotNone;
+  if (index >= slots_.size() || slots_[index].generation != generation) return kSlotNone;
+  return static_cast<std::uint32_t>(index);
 }
 
 std::uint32_t SlotTable::find(ConnId id) const {
@@ -68,12 +62,9 @@ std::uint32_t SlotTable::find(ConnId id) const {
 }
 
 std::uint32_t SlotTable::acquire() {
-  if (free_head_ == kSlotNone) return kSlotNone;
-  const std::uint32_t index = free_head_;
-  Slot& slot = slots_[index];
-  READYPORT_ASSERT(slot.state == SlotState::kFree);
-  free_head_ = slot.link;
-  slot.link = kSlotNone;
+  const std::uint32_t index = list_pop(free_head_);
+  if (index == kSlotNone) return kSlotNone;
+  READYPORT_ASSERT(slots_[index].state == SlotState::kFree);
   ++live_count_;
   return index;
 }
@@ -90,9 +81,24 @@ void SlotTable::release(std::uint32_t index) {
   slot.socket = kSocketPoison;
   slot.generation = static_cast<std::uint32_t>((generation + 1) & generation_mask_);
   if (slot.generation == 0) slot.generation = 1;  // 0 marks sentinel keys
-  slot.link = free_head_;
-  free_head_ = index;
+  list_push(free_head_, index);
   --live_count_;
+}
+
+void SlotTable::list_push(std::uint32_t& head, std::uint32_t index) {
+  Slot& slot = at(index);
+  READYPORT_ASSERT(slot.link == kSlotNone);  // on no list, or the last of one
+  slot.link = head;
+  head = index;
+}
+
+std::uint32_t SlotTable::list_pop(std::uint32_t& head) {
+  const std::uint32_t index = head;
+  if (index == kSlotNone) return kSlotNone;
+  Slot& slot = at(index);
+  head = slot.link;
+  slot.link = kSlotNone;
+  return index;
 }
 
 std::size_t SlotTable::socket_home(Socket socket) const {
@@ -104,36 +110,31 @@ std::size_t SlotTable::socket_home(Socket socket) const {
   return static_cast<std::size_t>(z) & (index_.size() - 1);
 }
 
-std::uint32_t SlotTable::socket_find(Socket socket) const {
+std::size_t SlotTable::socket_place(Socket socket) const {
   const std::size_t mask = index_.size() - 1;
-  for (std::size_t i = socket_home(socket), probes = 0; probes < index_.size();
-       i = (i + 1) & mask, ++probes) {
-    if (index_[i].socket == socket) return index_[i].slot;
-    if (index_[i].socket == kInvalidSocket) return kSlotNone;
-  }
-  return kSlotNone;
+  std::size_t i = socket_home(socket);
+  // The table holds at most capacity entries in 2 x capacity places: an empty place exists.
+  while (index_[i].socket != socket && index_[i].socket != kInvalidSocket) i = (i + 1) & mask;
+  return i;
+}
+
+std::uint32_t SlotTable::socket_find(Socket socket) const {
+  return index_[socket_place(socket)].slot;  // an empty place holds kSlotNone
 }
 
 void SlotTable::socket_insert(Socket socket, std::uint32_t index) {
   READYPORT_ASSERT(socket != kInvalidSocket);
-  READYPORT_ASSERT(socket_find(socket) == kSlotNone);
-  const std::size_t mask = index_.size() - 1;
-  std::size_t i = socket_home(socket);
-  // The table holds at most capacity entries in 2 x capacity places: an empty place exists.
-  while (index_[i].socket != kInvalidSocket) i = (i + 1) & mask;
+  const std::size_t i = socket_place(socket);
+  READYPORT_ASSERT(index_[i].socket == kInvalidSocket);  // not in the index yet
   index_[i] = IndexEntry{socket, index};
 }
 
 void SlotTable::socket_erase(Socket socket) {
   const std::size_t mask = index_.size() - 1;
-  std::size_t i = socket_home(socket);
-  while (index_[i].socket != socket) {
-    READYPORT_ASSERT(index_[i].socket != kInvalidSocket);  // erasing a socket not in the index
-    i = (i + 1) & mask;
-  }
+  std::size_t hole = socket_place(socket);
+  READYPORT_ASSERT(index_[hole].socket == socket);  // erasing a socket not in the index
   // Backward-shift deletion: move later entries of the run into the hole when their home
   // position allows it, so lookups never need tombstones.
-  std::size_t hole = i;
   for (std::size_t j = (hole + 1) & mask; index_[j].socket != kInvalidSocket; j = (j + 1) & mask) {
     const std::size_t home = socket_home(index_[j].socket);
     const bool movable = ((j - home) & mask) >= ((j - hole) & mask);

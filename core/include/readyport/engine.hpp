@@ -314,41 +314,41 @@ class Engine final {
       READYPORT_EXCLUDES(mutex_);
   std::uint32_t call_port(internal::Driver& d, std::uint32_t timeout_ms, std::uint32_t* received)
       READYPORT_EXCLUDES(mutex_);
-  void take_deferred(internal::Driver& d) READYPORT_REQUIRES(mutex_);
   void classify_entries(internal::Driver& d, std::uint32_t received) READYPORT_REQUIRES(mutex_);
   void classify_socket_packet(internal::Driver& d, std::uintptr_t key, std::uint32_t mask)
       READYPORT_REQUIRES(mutex_);
   void classify_marker(internal::Driver& d, std::uintptr_t key) READYPORT_REQUIRES(mutex_);
-  void classify_notify(internal::Driver& d, std::uintptr_t key, std::uint32_t events)
-      READYPORT_REQUIRES(mutex_);
   void run_dispatches(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
-  std::uint32_t finish_dispatches(internal::Driver& d) READYPORT_REQUIRES(mutex_);
-  void run_tasks(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
+  void finish_dispatches(internal::Driver& d) READYPORT_REQUIRES(mutex_);
   void dispose(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
-  void end_batch(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
   void check_grace(internal::Driver& d) READYPORT_REQUIRES(mutex_);
-  void post_wakes(std::uint32_t count) READYPORT_EXCLUDES(mutex_);
   void spin_guard(internal::Driver& d, std::uint32_t received) READYPORT_EXCLUDES(mutex_);
   void repost_exit() READYPORT_EXCLUDES(mutex_);
   Result<internal::Driver*> enter_driver(const char* call) READYPORT_EXCLUDES(mutex_);
 
   Status reserve_slot(Socket socket, Interest interest, Mode mode, Handler& handler,
-                      SockNotifyRegistration* reg_out, internal::RegRef* ref_out)
-      READYPORT_EXCLUDES(mutex_);
-  Status close_locked(ConnId id, std::uint64_t thread, internal::RegSink& direct)
-      READYPORT_REQUIRES(mutex_);
+                      internal::RegSink& first) READYPORT_EXCLUDES(mutex_);
   // The driver that thread `thread` (EngineOs::thread_id) has claimed, or null.
   internal::Driver* driver_of(std::uint64_t thread) READYPORT_REQUIRES(mutex_);
 
   // Registrations: decisions under the lock, calls outside it.
   void settle(std::uint32_t slot, internal::RegSink& sink) READYPORT_REQUIRES(mutex_);
   void pause(std::uint32_t slot, internal::RegSink& sink) READYPORT_REQUIRES(mutex_);
-  void apply_results(const SockNotifyRegistration* regs, const internal::RegRef* refs,
-                     std::uint32_t count, internal::RegSink& follow_ups)
+  void append_registration(internal::RegSink& sink, std::uint32_t slot, std::uint8_t operation)
+      READYPORT_REQUIRES(mutex_);
+  void apply_results(const internal::RegSink& done, internal::RegSink& follow_ups)
       READYPORT_REQUIRES(mutex_);
   void apply_remove_failed(internal::RegRef ref) READYPORT_REQUIRES(mutex_);
+  // One port call retried while it fails as a whole (spec A3); `d` null: registrations only.
+  std::uint32_t call_retrying(SockNotifyRegistration* regs, std::uint32_t count,
+                              internal::Driver* d, std::uint32_t timeout_ms,
+                              std::uint32_t* received, std::uint32_t* attempts_out)
+      READYPORT_EXCLUDES(mutex_);
+  void count_calls(std::uint32_t error, std::uint32_t attempts) READYPORT_REQUIRES(mutex_);
   std::uint32_t call_registrations(SockNotifyRegistration* regs, std::uint32_t count)
       READYPORT_EXCLUDES(mutex_);
+  Status post_packet(const char* call, std::uintptr_t key, std::uintptr_t overlapped,
+                     std::uint32_t bytes) READYPORT_EXCLUDES(mutex_);
   void issue_direct(SockNotifyRegistration reg, internal::RegRef ref) READYPORT_EXCLUDES(mutex_);
   void service_quarantine() READYPORT_EXCLUDES(mutex_);
   void close_for_stop() READYPORT_EXCLUDES(mutex_);
@@ -378,8 +378,6 @@ class Engine final {
   std::uint32_t quarantine_head_ READYPORT_GUARDED_BY(mutex_);
   // Quarantined slots whose marker was dequeued.
   std::uint32_t grace_head_ READYPORT_GUARDED_BY(mutex_);
-  std::vector<SockNotifyRegistration> stop_regs_;  // stop()'s thread only
-  std::vector<internal::RegRef> stop_refs_;
   EngineStats stats_ READYPORT_GUARDED_BY(mutex_);
 };
 

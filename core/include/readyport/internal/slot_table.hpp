@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "readyport/engine.hpp"
-#include "readyport/internal/slot_machine.hpp"
 #include "readyport/engine_os.hpp"
+#include "readyport/internal/slot_machine.hpp"
 
 namespace readyport::internal {
 
@@ -30,8 +30,8 @@ inline constexpr std::uint32_t kSlotNone = ~std::uint32_t{0};
 
 // A slot: its state machine (slot_machine.hpp) and what the engine keeps beside it.
 struct Slot : SlotMachine {
-  std::uint32_t generation = 1;     // never 0; changes when the slot is freed
-  Socket socket = kInvalidSocket;   // kInvalidSocket once the quarantine closed it early
+  std::uint32_t generation = 1;    // never 0; changes when the slot is freed
+  Socket socket = kInvalidSocket;  // kInvalidSocket once the quarantine closed it early
   Handler* handler = nullptr;
   std::uint64_t grace_epoch = 0;   // the quarantine's grace period (engine epoch)
   std::uint32_t link = kSlotNone;  // free, deferred, quarantine, grace or dispose list
@@ -67,9 +67,9 @@ class SlotTable {
 
   // Keys.
   std::uintptr_t key_of(std::uint32_t index) const;
-  // Decodes a socket packet's key. False for a key that names no slot index (a sentinel or an
-  // index past capacity); the generation is returned without comparing it.
-  bool decode(std::uintptr_t key, std::uint32_t* index_out, std::uint32_t* generation_out) const;
+  // The slot a socket packet's key names if its generation is current; else kSlotNone (a stale
+  // key, a sentinel, or an index past capacity).
+  std::uint32_t find_key(std::uintptr_t key) const;
   ConnId id_of(std::uint32_t index) const { return ConnId{index, slots_[index].generation}; }
   // The slot `id` names if its generation is current and it is not free; else kSlotNone.
   std::uint32_t find(ConnId id) const;
@@ -81,6 +81,12 @@ class SlotTable {
   std::uint32_t acquire();
   void release(std::uint32_t index);
 
+  // The engine's lists (free, deferred, quarantine, grace, dispose) run through Slot::link, with
+  // kSlotNone as their end. list_push() puts a slot that is on no list at the head; list_pop()
+  // takes the head off (kSlotNone when the list is empty).
+  void list_push(std::uint32_t& head, std::uint32_t index);
+  std::uint32_t list_pop(std::uint32_t& head);
+
   // The socket index.
   std::uint32_t socket_find(Socket socket) const;
   void socket_insert(Socket socket, std::uint32_t index);
@@ -88,6 +94,8 @@ class SlotTable {
 
  private:
   std::size_t socket_home(Socket socket) const;
+  // Where `socket` is in the index, or the empty place where its probe ends.
+  std::size_t socket_place(Socket socket) const;
 
   std::vector<Slot> slots_;
   std::uint32_t free_head_ = kSlotNone;
