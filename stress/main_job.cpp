@@ -19,6 +19,7 @@
 #include "corpus.hpp"
 #include "failure_report.hpp"
 #include "file_io.hpp"
+#include "readyport/assert.hpp"
 #include "real_os_run.hpp"
 #include "run_figures.hpp"
 #include "run_summary.hpp"
@@ -142,7 +143,13 @@ bool take_report(Job& job, const StressOptions& run_options, SeedReport report,
 SeedReport next_report(Job& job, const StressOptions& run_options, std::uint64_t seed,
                        const std::string& entry, const std::string& bundle_path,
                        const std::function<SeedReport()>& run) {
-  if (!run) return job.pool->next();
+  if (!run) {
+    READYPORT_ASSERT(job.pool != nullptr);
+    SeedReport report = job.pool->next();
+    // The pool's task order (pool_task) is the order the driver takes them in.
+    READYPORT_ASSERT(report.parameters.seed == seed);
+    return report;
+  }
   const StressBundleContext context = context_for(job, entry, bundle_path);
   stress_abort_arm(run_options, seed, &context);
   return run();

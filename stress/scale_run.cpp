@@ -7,6 +7,7 @@
 
 #include "readyport/assert.hpp"
 #include "readyport/status.hpp"
+#include "readyport/fake/fake_socket.hpp"
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/fake/rng.hpp"
 
@@ -22,6 +23,12 @@ constexpr std::uint32_t kScaleSocketsSpare = 16;
 // Scheduler steps a connection may take, at most, on average (the seam calls of its connect,
 // accept, add, echo, close and on_closed, with the scheduling points of the engine's lock).
 constexpr std::uint64_t kScaleStepsPerConnection = 1'000;
+// Every client binds an ephemeral port of the fake (its lowest free one): the clients of the
+// largest --connections, with the liveness clients, must fit in the fake's range.
+constexpr std::uint32_t kFakeEphemeralPorts =
+    std::uint32_t{fake_internal::kEphemeralPortLast} - fake_internal::kEphemeralPortFirst + 1;
+static_assert(kStressScaleConnectionsMax / 2 <= kFakeEphemeralPorts,
+              "--connections past the fake's ephemeral ports");
 // Director actions of the chaos phase (closes, notifies, posts racing the echo traffic).
 constexpr std::uint32_t kScaleActions = 60;
 constexpr std::uint32_t kScaleLivenessClients = 2;

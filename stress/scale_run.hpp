@@ -12,6 +12,9 @@
 //   FakeOptions::sockets_max         N + kScaleSocketsSpare
 //   FakeOptions::backlog_max         N / 2 (every client's connect queued before one accept)
 //   StressOptions::steps_max         at least kScaleStepsPerConnection * N
+// --connections stops at kStressScaleConnectionsMax (20,000): each client binds one of the fake's
+// 16,384 ephemeral ports (fake_socket.hpp), and the fake picks the lowest free one with a scan,
+// so a run's cost grows with the square of the clients.
 // Under --runtime free the engine's threads are real (the ThreadSanitizer build checks them).
 //
 //   int exit_status = stress_scale_main(options);   // prints the figures of each seed
