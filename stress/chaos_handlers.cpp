@@ -161,7 +161,10 @@ Interest ClientConn::ended_interest(ConnId id, bool done) {
     held_ = true;
     world_.held.push_back(Known{id, socket, nullptr});
   }
-  return kInterestNone;
+  // Waiting for input that will not come (every byte came back): only release_held()'s notify
+  // calls the handler again. Not kInterestNone: a persistent registration drops a notify outside
+  // its interest (EngineStats::unwanted_dropped), so the client would never hear of the release.
+  return interest_for(world_.workload.mode, false);
 }
 
 bool ClientConn::send_some() {

@@ -75,7 +75,7 @@ struct ChaosWorkload {
   std::uint32_t settle_limit_ms = 30'000;    // liveness: every chaos connection closed
   std::uint32_t liveness_limit_ms = 30'000;  // liveness: fresh clients echoed in full
   std::uint64_t seed = 0;                    // payloads and every choice of the workload
-  // Chaos clients echoed in full stay open (they return kInterestNone) until the director has
+  // Chaos clients echoed in full stay open (interested in input only) until the director has
   // started every chaos client, then it notifies each to close: all of them are open at once
   // (readyport-stress --scale). Needs clients_concurrent == clients.
   bool hold_clients = false;

@@ -87,7 +87,7 @@ class ClientConn final : public TracedHandler {
   bool send_some();     // false: failed
   bool receive_some();  // false: failed or cut
   // The interest of a client that ended: close, or (ChaosWorkload::hold_clients, done, not yet
-  // released) none, held in World::held until the director notifies it.
+  // released) input only, held in World::held until the director notifies it.
   Interest ended_interest(ConnId id, bool done);
   const std::uint32_t index_;
   const bool liveness_;
