@@ -6,6 +6,7 @@
 #include <string>
 
 #include "file_io.hpp"
+#include "readyport/assert.hpp"
 #include "stress_run.hpp"
 
 #ifdef _WIN32
@@ -19,8 +20,8 @@
 namespace readyport {
 namespace {
 
-// The note written first (write(2) only), prepared before the seed runs.
-char g_abort_note[1024] = {0};
+// Each runner's note, written first (write(2) only), prepared before its seed runs.
+char g_abort_notes[kStressRunnersMax][1024] = {};
 
 // What the bundle needs; read by the handler only.
 struct ArmedSeed {
@@ -31,9 +32,10 @@ struct ArmedSeed {
   StressBundleContext context;
 };
 
-ArmedSeed& armed_seed() {
-  static ArmedSeed armed;
-  return armed;
+ArmedSeed& armed_seed(std::uint32_t runner) {
+  READYPORT_ASSERT(runner < kStressRunnersMax);
+  static ArmedSeed* armed = new ArmedSeed[kStressRunnersMax];  // never destroyed: read on abort
+  return armed[runner];
 }
 
 // The binary the replay commands name: argv[0] when known.
@@ -46,13 +48,17 @@ void write_stderr(const std::string& text) { (void)READYPORT_WRITE_STDERR(text.d
 
 extern "C" void on_abort(int signal_number) {
   (void)signal_number;
-  const std::size_t size = std::strlen(g_abort_note);
-  if (size != 0) (void)READYPORT_WRITE_STDERR(g_abort_note, size);
+  // The seed of the aborting thread's runner (with --jobs, other runners' seeds are running too).
+  const std::uint32_t runner = stress_runner_of_thread();
+  if (runner >= kStressRunnersMax) return;
+  const char* note = g_abort_notes[runner];
+  const std::size_t size = std::strlen(note);
+  if (size != 0) (void)READYPORT_WRITE_STDERR(note, size);
   // What the oracle had found before the engine's own assertion fired, if anything (read only if
   // no thread is inside the oracle).
-  const std::string violation = stress_abort_violation();
+  const std::string violation = stress_abort_violation(runner);
   if (!violation.empty()) write_stderr("  the oracle had found: " + violation + "\n");
-  ArmedSeed& armed = armed_seed();
+  ArmedSeed& armed = armed_seed(runner);
   if (!armed.armed || !armed.bundle) return;
   const SeedParameters parameters = stress_parameters(armed.options, armed.seed);
   const Json bundle = stress_abort_bundle_json(armed.options, parameters, violation, armed.context);
@@ -74,12 +80,14 @@ void stress_abort_arm(const StressOptions& options, std::uint64_t seed,
                       const StressBundleContext* context) {
   SeedReport report;
   report.parameters = stress_parameters(options, seed);
-  std::snprintf(g_abort_note, sizeof(g_abort_note),
+  const std::uint32_t runner = stress_runner_current();
+  READYPORT_ASSERT(runner < kStressRunnersMax);
+  std::snprintf(g_abort_notes[runner], sizeof(g_abort_notes[runner]),
                 "\nreadyport-stress: aborted during seed %llu (%s)\n  replay: %s\n",
                 static_cast<unsigned long long>(seed),
                 stress_parameters_line(report.parameters).c_str(),
                 stress_replay_command(options, report, program_of(context)).c_str());
-  ArmedSeed& armed = armed_seed();
+  ArmedSeed& armed = armed_seed(runner);
   armed.armed = true;
   armed.options = options;
   armed.seed = seed;

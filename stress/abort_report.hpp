@@ -10,11 +10,14 @@
 //   stress_abort_arm(options, seed, &context);         // before each seed (context may be null)
 //   SeedReport report = stress_run_seed(options, seed);
 //
-// Ownership: the armed options and context are copied. Threading: arm from the driver's thread
-// between seeds; the handler runs on whichever thread aborted. Errors: none reported. The handler
-// is not async-signal-safe beyond its first write(2) (it builds strings and writes a file), which
-// is acceptable only because the process is dying of an assertion, not of a signal from outside,
-// and no other logical thread runs under SimScheduler.
+// Ownership: the armed options and context are copied. Threading: arm from the thread that runs
+// the seed, before it (each runner of --jobs arms its own: stress_runner_current() in
+// stress_run.hpp); the handler runs on whichever thread aborted and reports the seed of that
+// thread's runner (stress_runner_of_thread: a logical thread of a running seed's world, or the
+// runner itself). Errors: none reported. The handler is not async-signal-safe beyond its first
+// write(2) (it builds strings and writes a file), which is acceptable only because the process is
+// dying of an assertion, not of a signal from outside; with --jobs the other runners keep going
+// meanwhile, and may touch nothing the handler reads but their own runner's entry.
 #pragma once
 
 #include <cstdint>

@@ -133,20 +133,38 @@ void Listener::closed(ConnId id) {
 
 Interest ClientConn::handle(ConnId id, std::uint32_t events) {
   (void)id;
-  if (ended_) return kInterestClose;  // a merged packet after the decision to close
-  bool ok = (events & kSockNotifyEventErr) == 0 && send_some() && receive_some();
   const bool done = received_ >= world_.workload.bytes_per_client;
-  if (!ok || done) {
+  // A merged packet after the decision to close, or the release of a held client.
+  if (ended_) return ended_interest(id, done);
+  const bool ok = (events & kSockNotifyEventErr) == 0 && send_some() && receive_some();
+  const bool done_now = received_ >= world_.workload.bytes_per_client;
+  if (!ok || done_now) {
     ended_ = true;
-    Guard guard(*world_.mutex);
-    if (done) {
-      ++world_.counts.clients_done;
-    } else {
-      ++world_.counts.clients_cut;
+    {
+      Guard guard(*world_.mutex);
+      if (done_now) {
+        ++world_.counts.clients_done;
+      } else {
+        ++world_.counts.clients_cut;
+      }
     }
-    return kInterestClose;
+    return ended_interest(id, done_now);
   }
   return interest_for(world_.workload.mode, sent_ < world_.workload.bytes_per_client);
+}
+
+Interest ClientConn::ended_interest(ConnId id, bool done) {
+  if (!done || liveness_ || !world_.workload.hold_clients) return kInterestClose;
+  Guard guard(*world_.mutex);
+  if (world_.held_released) return kInterestClose;
+  if (!held_) {
+    held_ = true;
+    world_.held.push_back(Known{id, socket, nullptr});
+  }
+  // Waiting for input that will not come (every byte came back): only release_held()'s notify
+  // calls the handler again. Not kInterestNone: a persistent registration drops a notify outside
+  // its interest (EngineStats::unwanted_dropped), so the client would never hear of the release.
+  return interest_for(world_.workload.mode, false);
 }
 
 bool ClientConn::send_some() {
@@ -313,6 +331,16 @@ void World::notify(const Known& k, std::uint32_t events) {
     fail("notify(" + id_text(k.id) + ") failed: " + status.to_string());
 }
 
+void World::release_held() {
+  std::vector<Known> released;
+  {
+    Guard guard(*mutex);
+    held_released = true;
+    released.swap(held);
+  }
+  for (const Known& k : released) notify(k, kSockNotifyEventIn);
+}
+
 void World::reopen_listener() {
   const Status status = open_listener();
   Guard guard(*mutex);
@@ -381,6 +409,8 @@ void World::adopt(Socket s) {
       conn = server_free.back();
       server_free.pop_back();
       ++server_open;  // before add(): its handler may run, and close, at once
+      counts.connections_open_peak =
+          std::max(counts.connections_open_peak, clients_open + server_open);
     }
   }
   if (conn != nullptr && os.set_nonblocking(s, true) == 0) {
@@ -428,6 +458,7 @@ bool World::launch_client(bool liveness) {
       client = clients[chaos_launched++].get();
     }
     ++clients_open;
+    counts.connections_open_peak = std::max(counts.connections_open_peak, clients_open + server_open);
   }
   const Socket s = os.socket(kAfInet, kSockStream, kIpprotoTcp);
   bool ok = s != kInvalidSocket && os.set_nonblocking(s, true) == 0;

@@ -268,6 +268,7 @@ void chaos_phase(World& world, std::vector<Peer>& peers) {
   for (std::uint32_t i = 0; i < world.workload.clients_concurrent; ++i) {
     if (!world.launch_client(false)) break;
   }
+  if (world.workload.hold_clients) world.release_held();
   for (std::uint32_t action = 0; action < world.workload.actions; ++action) {
     revive_listener(world);
     director_action(world, peers);
@@ -346,6 +347,10 @@ Status chaos_workload_check(const ChaosWorkload& w) {
     return Status(StatusCode::kInvalidArgument,
                   "ChaosWorkload: connections_max must hold the listener and clients_concurrent "
                   "clients with their server ends");
+  if (w.hold_clients && w.clients_concurrent != w.clients)
+    return Status(StatusCode::kInvalidArgument,
+                  "ChaosWorkload: hold_clients needs every client started at once "
+                  "(clients_concurrent == clients)");
   if (w.mode == Mode::kOneshotEdge)
     return Status(StatusCode::kInvalidArgument,
                   "ChaosWorkload: oneshot_edge can miss data that arrives before the re-arm "

@@ -75,6 +75,10 @@ struct ChaosWorkload {
   std::uint32_t settle_limit_ms = 30'000;    // liveness: every chaos connection closed
   std::uint32_t liveness_limit_ms = 30'000;  // liveness: fresh clients echoed in full
   std::uint64_t seed = 0;                    // payloads and every choice of the workload
+  // Chaos clients echoed in full stay open (interested in input only) until the director has
+  // started every chaos client, then it notifies each to close: all of them are open at once
+  // (readyport-stress --scale). Needs clients_concurrent == clients.
+  bool hold_clients = false;
 };
 
 struct ChaosCounts {
@@ -97,6 +101,9 @@ struct ChaosCounts {
   std::uint64_t bytes_mismatched = 0;  // never allowed
   std::uint32_t start_retries = 0;     // engine.start() or thread_start() retried after a failure
   std::uint32_t listener_reopens = 0;  // the engine closed the listener (a refused re-arm)
+  // Client and server connections open at once at most (added, on_closed not yet called; the
+  // listener not included): the engine slots the workload held at its peak.
+  std::uint32_t connections_open_peak = 0;
 };
 
 struct ChaosResult {

@@ -86,12 +86,16 @@ class ClientConn final : public TracedHandler {
   void closed(ConnId id) override;
   bool send_some();     // false: failed
   bool receive_some();  // false: failed or cut
+  // The interest of a client that ended: close, or (ChaosWorkload::hold_clients, done, not yet
+  // released) input only, held in World::held until the director notifies it.
+  Interest ended_interest(ConnId id, bool done);
   const std::uint32_t index_;
   const bool liveness_;
   std::uint32_t sent_ = 0;
   std::uint32_t received_ = 0;
   std::uint64_t chunk_state_ = 0;
-  bool ended_ = false;  // done or cut: the handler asked to close
+  bool ended_ = false;  // done or cut: the handler asked to close (or to be held)
+  bool held_ = false;   // in World::held
 };
 
 class ChaosTask final : public Task {
@@ -141,6 +145,9 @@ struct World {
   bool launch_client(bool liveness);
   void client_finished(ClientConn& client, bool done);
   void server_closed(ServerConn& conn);
+  // ChaosWorkload::hold_clients: from now on clients close when done; every held one is
+  // notified (wl.notify) so that it closes now.
+  void release_held();
 
   Os& os;
   Engine& engine;
@@ -160,6 +167,8 @@ struct World {
   // Guarded by mutex.
   std::vector<ServerConn*> server_free;
   std::vector<Known> known;  // a ring of kKnownMax
+  std::vector<Known> held;   // hold_clients: done clients waiting for release_held()
+  bool held_released = false;
   std::uint32_t known_next = 0;
   std::uint32_t chaos_launched = 0;
   std::uint32_t liveness_launched = 0;

@@ -19,9 +19,11 @@
 #include "corpus.hpp"
 #include "failure_report.hpp"
 #include "file_io.hpp"
+#include "readyport/assert.hpp"
 #include "real_os_run.hpp"
 #include "run_figures.hpp"
 #include "run_summary.hpp"
+#include "seed_pool.hpp"
 #include "stress_run.hpp"
 #include "summary_json.hpp"
 #include "summary_markdown.hpp"
@@ -49,6 +51,8 @@ struct Job {
   Clock::time_point start = Clock::now();  // wall time for the summary only: no run reads it
   StressFigures figures{};                 // the seeds of the range, like summary.totals
   Os* real_os = nullptr;                   // --os windows: WindowsOs
+  SeedPool* pool = nullptr;                // --os fake: runs the corpus and the seeds (--jobs)
+  std::uint64_t steps_all = 0;             // scheduler steps of every seed run, corpus included
   std::uint64_t connections_used = 0;      // --os windows: clients and peers opened so far
 
   std::string program() const {
@@ -97,16 +101,21 @@ void write_failure_trace(const SeedReport& report, const std::string& bundle_pat
               path.c_str(), path.c_str());
 }
 
-// One run of one seed with its failure handling; returns true when it passed. `trace_text_out`
-// (may be null) receives the full trace when the options keep it. `run` runs the seed (null:
-// stress_run_seed).
-bool run_one(Job& job, const StressOptions& run_options, std::uint64_t seed,
-             const std::string& entry, const std::string& bundle_path, std::size_t* printed,
-             std::string* trace_text_out, const std::function<SeedReport()>& run = nullptr) {
-  StressBundleContext context{job.command_line, bundle_path,
-                              entry.empty() ? std::string("seed range") : "corpus entry " + entry};
-  stress_abort_arm(run_options, seed, &context);
-  SeedReport report = run ? run() : stress_run_seed(run_options, seed);
+// The bundle context of one seed: the job's command line, its bundle path, where it comes from.
+StressBundleContext context_for(const Job& job, const std::string& entry,
+                                const std::string& bundle_path) {
+  return StressBundleContext{job.command_line, bundle_path,
+                             entry.empty() ? std::string("seed range") : "corpus entry " + entry};
+}
+
+// One seed's report with its failure handling, on the driver's thread, in seed order; returns
+// true when it passed. `trace_text_out` (may be null) receives the full trace when the options
+// keep it.
+bool take_report(Job& job, const StressOptions& run_options, SeedReport report,
+                 const std::string& entry, const std::string& bundle_path, std::size_t* printed,
+                 std::string* trace_text_out) {
+  const StressBundleContext context = context_for(job, entry, bundle_path);
+  job.steps_all += report.sim.steps;
   if (entry.empty()) {
     stress_summary_add_seed(job.summary, report);
     stress_figures_add(job.figures, report);
@@ -130,18 +139,59 @@ bool run_one(Job& job, const StressOptions& run_options, std::uint64_t seed,
   return false;
 }
 
+// One seed's report: the pool's next (in order), or with --os windows `run` on this thread.
+SeedReport next_report(Job& job, const StressOptions& run_options, std::uint64_t seed,
+                       const std::string& entry, const std::string& bundle_path,
+                       const std::function<SeedReport()>& run) {
+  if (!run) {
+    READYPORT_ASSERT(job.pool != nullptr);
+    SeedReport report = job.pool->next();
+    // The pool's task order (pool_task) is the order the driver takes them in.
+    READYPORT_ASSERT(report.parameters.seed == seed);
+    return report;
+  }
+  const StressBundleContext context = context_for(job, entry, bundle_path);
+  stress_abort_arm(run_options, seed, &context);
+  return run();
+}
+
+// The corpus entry's run options: its own, with the job's outputs.
+StressOptions entry_options(const Job& job, const StressCorpusEntry& entry) {
+  StressOptions run_options = entry.options;
+  run_options.verbose = job.options.verbose;
+  run_options.trace = job.options.trace;
+  return run_options;
+}
+
+std::string entry_bundle(const Job& job, const StressCorpusEntry& entry) {
+  const std::string stem = std::filesystem::path(entry.name).stem().string();
+  return stress_bundle_path(job.options.bundle_dir, entry.seed, "-corpus-" + stem);
+}
+
+// Task `index` of the pool: the corpus entries first, then the seeds of the range (the order the
+// driver takes them in). Safe from several threads: it reads the job's constant parts only.
+SeedTask pool_task(const Job& job, const std::vector<StressCorpusEntry>& entries,
+                   const std::vector<std::uint64_t>& seeds, std::size_t index) {
+  if (index < entries.size()) {
+    const StressCorpusEntry& entry = entries[index];
+    return SeedTask{entry_options(job, entry), entry.seed,
+                    context_for(job, entry.name, entry_bundle(job, entry))};
+  }
+  const std::uint64_t seed = seeds[index - entries.size()];
+  return SeedTask{job.options, seed,
+                  context_for(job, "", stress_bundle_path(job.options.bundle_dir, seed, ""))};
+}
+
 // The corpus, first. Returns false when --stop-on-failure stops the run.
 bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries, std::size_t* printed) {
   const std::string canary = stress_build_info().canary;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const StressCorpusEntry& entry = entries[i];
-    StressOptions run_options = entry.options;  // the entry's run options, the job's outputs
-    run_options.verbose = job.options.verbose;
-    run_options.trace = job.options.trace;
-    const std::string stem = std::filesystem::path(entry.name).stem().string();
-    const std::string bundle =
-        stress_bundle_path(job.options.bundle_dir, entry.seed, "-corpus-" + stem);
-    const bool passed = run_one(job, run_options, entry.seed, entry.name, bundle, printed, nullptr);
+    const StressOptions run_options = entry_options(job, entry);
+    const std::string bundle = entry_bundle(job, entry);
+    SeedReport report = next_report(job, run_options, entry.seed, entry.name, bundle, nullptr);
+    const bool passed =
+        take_report(job, run_options, std::move(report), entry.name, bundle, printed, nullptr);
     job.summary.corpus.entries++;
     if (passed) job.summary.corpus.passed++;
     std::printf("corpus %s: seed %llu %s\n", entry.name.c_str(), static_cast<ull>(entry.seed),
@@ -153,6 +203,7 @@ bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries, std::si
     }
     std::fflush(stdout);
     if (!passed && job.options.stop_on_failure) {
+      if (job.pool != nullptr) job.pool->stop();
       std::printf("first failure: corpus entry %s (seed %llu) after %zu entries and %.1f s\n",
                   entry.name.c_str(), static_cast<ull>(entry.seed), i + 1, job.seconds());
       return false;
@@ -195,8 +246,9 @@ int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* pr
     // --trace-out: the one seed's trace; with --os windows and several seeds, the first failing
     // seed's (stress_options_parse allows nothing else).
     std::string trace_text;
-    const bool passed = run_one(job, options, seeds[i], "", bundle, printed,
-                                options.trace_out.empty() ? nullptr : &trace_text, run);
+    SeedReport report = next_report(job, options, seeds[i], "", bundle, run);
+    const bool passed = take_report(job, options, std::move(report), "", bundle, printed,
+                                    options.trace_out.empty() ? nullptr : &trace_text);
     const bool trace_wanted =
         seeds.size() == 1 || (!passed && !failure_trace_written);
     if (!options.trace_out.empty() && trace_wanted) {
@@ -214,6 +266,7 @@ int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* pr
     }
     std::fflush(stdout);
     if (!passed && options.stop_on_failure) {
+      if (job.pool != nullptr) job.pool->stop();
       std::printf("first failure: seed %llu after %zu seeds and %.1f s\n",
                   static_cast<ull>(seeds[i]), i + 1, job.seconds());
       job.summary.stopped_early = true;
@@ -327,10 +380,11 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
                 seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
                 options.shard_count, options.seconds_max, options.connections_max);
   } else {
-    std::printf("readyport-stress: %zu seeds from %llu (shard %u/%u), runtime %s, strategy %s\n",
+    std::printf("readyport-stress: %zu seeds from %llu (shard %u/%u), runtime %s, strategy %s, "
+                "jobs %u\n",
                 seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
                 options.shard_count, stress_runtime_name(options.runtime),
-                stress_strategy_name(options.strategy));
+                stress_strategy_name(options.strategy), options.jobs);
   }
   if (job.summary.corpus.dir.empty()) {
     std::printf("corpus: none (%s)\n", job.summary.corpus.note.c_str());
@@ -341,13 +395,28 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
   std::fflush(stdout);
 
   stress_abort_install();
+  // --os fake: the corpus and the seeds on options.jobs runners (seed_pool.hpp), taken in order.
+  std::unique_ptr<SeedPool> pool;
+  if (job.real_os == nullptr) {
+    const std::vector<StressCorpusEntry>& entries = corpus.value();
+    pool = std::make_unique<SeedPool>(
+        entries.size() + seeds.size(),
+        [&job, &entries, &seeds](std::size_t index) {
+          return pool_task(job, entries, seeds, index);
+        },
+        options.jobs);
+    job.pool = pool.get();
+  }
+  job.summary.jobs = job.real_os == nullptr ? options.jobs : 1;
   std::size_t printed = 0;
   if (!run_corpus(job, corpus.value(), &printed)) {
     job.summary.stopped_early = true;
   } else if (run_seeds(job, seeds, &printed) != 0) {
     return 2;
   }
+  pool.reset();  // joins the runners (after --stop-on-failure, the seeds they had started)
   job.summary.seconds = job.seconds();
+  job.summary.steps_all = job.steps_all;
   const std::size_t zero_rows = stress_summary_print(options, job.summary);
   stress_figures_print(options, job.figures);
   if (job.summary.failures.size() > printed) {

@@ -62,7 +62,22 @@ StressRunSummary stress_summary_begin(std::uint64_t seeds_planned) {
   return summary;
 }
 
+double stress_summary_seeds_per_second(const StressRunSummary& summary) {
+  if (summary.seconds <= 0) return 0;
+  return static_cast<double>(summary.totals.seeds + summary.corpus.entries) / summary.seconds;
+}
+
+double stress_summary_steps_per_second(const StressRunSummary& summary) {
+  if (summary.seconds <= 0) return 0;
+  return static_cast<double>(summary.steps_all) / summary.seconds;
+}
+
 void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report) {
+  if (summary.seed_hashes.size() < kStressSeedHashesMax) {
+    summary.seed_hashes.push_back(StressSeedHash{report.parameters.seed, report.trace_hash});
+  } else {
+    summary.seed_hashes_left_off++;
+  }
   StressTotals& totals = summary.totals;
   totals.seeds++;
   if (!report.status.ok()) totals.failures++;
@@ -128,7 +143,13 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
   }
   std::printf("\n");
   print_failures(summary);
-  std::printf("  wall time              %.1f s\n", summary.seconds);
+  std::printf("  wall time              %.1f s on %u job(s)\n", summary.seconds, summary.jobs);
+  std::printf("  seeds/s                %.1f (corpus entries included)\n",
+              stress_summary_seeds_per_second(summary));
+  if (options.runtime == StressRuntime::kSim) {
+    std::printf("  scheduled calls/s      %.0f (%llu steps, corpus included)\n",
+                stress_summary_steps_per_second(summary), static_cast<ull>(summary.steps_all));
+  }
   summary.coverage_zero_rows = print_coverage(totals);
   return summary.coverage_zero_rows;
 }

@@ -55,13 +55,29 @@ struct StressTotals {
   NamedCounts coverage;  // stress_coverage_rows() order, summed over seeds
 };
 
+// Per-seed trace hashes kept in the summary at most (the JSON summary lists them; past it, the
+// rest are counted in seed_hashes_left_off).
+inline constexpr std::size_t kStressSeedHashesMax = 100'000;
+
+// One seed of the range and its trace hash.
+struct StressSeedHash {
+  std::uint64_t seed = 0;
+  std::string trace_hash;
+};
+
 struct StressRunSummary {
   std::uint64_t seeds_planned = 0;  // this shard's seeds
   StressTotals totals;
+  std::vector<StressSeedHash> seed_hashes;  // the range's seeds in order, kStressSeedHashesMax
+  std::uint64_t seed_hashes_left_off = 0;
   StressCorpusSummary corpus;
   std::vector<StressFailure> failures;  // every one, in the order they happened
   bool stopped_early = false;           // --stop-on-failure stopped the run
   double seconds = 0;                   // wall time (reporting only)
+  std::uint32_t jobs = 1;               // seeds run at once (--jobs)
+  // Scheduler steps (scheduled calls) of every seed run, the corpus's included: with the seeds
+  // run (corpus entries included) over `seconds`, the run's speed.
+  std::uint64_t steps_all = 0;
   std::size_t coverage_zero_rows = 0;   // filled by stress_summary_print
   int exit_status = 0;                  // filled by the driver at the end
 };
@@ -72,6 +88,10 @@ void stress_summary_add_failure(StressRunSummary& summary, StressFailure failure
 // Prints the summary block, every failing seed with its bundle, and the coverage table.
 // Returns the number of zero coverage rows.
 std::size_t stress_summary_print(const StressOptions& options, StressRunSummary& summary);
+// Seeds run (corpus entries included) per wall second, and scheduled calls (steps_all) per wall
+// second; 0 when no time was measured.
+double stress_summary_seeds_per_second(const StressRunSummary& summary);
+double stress_summary_steps_per_second(const StressRunSummary& summary);
 // "drawn per seed", "off" or the plan.
 std::string stress_faults_description(const StressOptions& options);
 

@@ -9,6 +9,7 @@
 //   --replay FILE       replay_main.hpp: a bundle's seed with its options, compared with its record
 //   --shrink            below: a failing seed's minimal case (stress_shrink.hpp), as a bundle and
 //                       optionally a corpus entry
+//   --scale             scale_run.hpp: the engine with 10,000 connections and 8 workers
 //   --check-trace FILE  below: the oracle's verdict on a recorded trace
 //   --engine-case LINE  properties/engine_replay.hpp: one engine-property case
 //   --version, --help
@@ -30,6 +31,7 @@
 #include "main_job.hpp"
 #include "readyport/fake/lifetime_oracle.hpp"
 #include "replay_main.hpp"
+#include "scale_run.hpp"
 #include "stress_options.hpp"
 #include "stress_run.hpp"
 #include "stress_shrink.hpp"
@@ -171,5 +173,6 @@ int main(int argc, char** argv) {
   if (!options.check_trace.empty()) return readyport::check_trace(options);
   if (!options.replay.empty()) return readyport::stress_replay_main(options, command_line);
   if (options.shrink) return readyport::shrink(options, command_line);
+  if (options.scale) return readyport::stress_scale_main(options);
   return readyport::stress_main_job(options, command_line);
 }

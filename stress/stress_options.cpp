@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "cli_number.hpp"
@@ -26,6 +27,9 @@ const char* const kExamples =
     "Examples:\n"
     "  readyport-stress                               the main job: corpus, then seeds 1..300\n"
     "  readyport-stress --seeds 8000 --shard 2/4 --json s2.json --markdown \"$GITHUB_STEP_SUMMARY\"\n"
+    "  readyport-stress --jobs 2 --seeds 1000          seeds two at a time, output as --jobs 1\n"
+    "  readyport-stress --scale                       10,000 connections, 8 workers, one seed\n"
+    "  readyport-stress --scale --runtime free --connections 1000 --workers 4   (TSan build)\n"
     "  readyport-stress --seed 1234 --verbose --trace one seed, its parameters and its trace\n"
     "  readyport-stress --seed 5 --trace-out s5.json --trace-format chrome   (open in Perfetto)\n"
     "  readyport-stress --replay stress-failures/seed-1234.json   a failure bundle, exactly\n"
@@ -182,6 +186,27 @@ struct Parser {
                        "append a Markdown summary table (e.g. $GITHUB_STEP_SUMMARY)")
             ->type_name("FILE")
             ->check(non_empty("--markdown"));
+    CLI::Option* jobs = cli_add_number(
+        app, "--jobs", &o.jobs, 1, kStressJobsMax,
+        "run N seeds (and corpus entries) at once, each in its own world; results and output in "
+        "seed order, the same as --jobs 1 (default: the online CPUs, at most 64; --os windows, "
+        "--seed, --shrink and --replay run one seed at a time)");
+
+    // Scale mode.
+    CLI::Option* scale = app.add_flag(
+        "--scale", o.scale,
+        "the engine at scale instead of the main job: --connections client and server ends on "
+        "--workers workers, judged by the oracle; prints its figures (one seed unless --seeds)");
+    CLI::Option* scale_connections = cli_add_number(
+        app, "--connections", &o.scale_connections, kStressScaleConnectionsMin,
+        kStressScaleConnectionsMax,
+        "with --scale: connections, client and server ends together (default 10000; 8..20000, even)");
+    CLI::Option* scale_workers =
+        cli_add_number(app, "--workers", &o.scale_workers, 1, kStressScaleWorkersMax,
+                       "with --scale: engine workers (default 8; 1..64)");
+    scale_connections->needs(scale);
+    scale_workers->needs(scale);
+
     CLI::Option* shrink = app.add_flag("--shrink", o.shrink,
                                        "with one seed: shrink its failure (fault sites, PCT depth, "
                                        "workload) while it fails with the same rule");
@@ -231,7 +256,7 @@ struct Parser {
     const std::vector<CLI::Option*> run_options = {
         seeds, first, one, shard, strategy, depth, steps, faults, actions, clients, peers,
         coverage, stop, corpus, bundle_dir, json, markdown, shrink, corpus_entry, os,
-        seconds_max, connections_max};
+        seconds_max, connections_max, jobs, scale, scale_connections, scale_workers};
     for (CLI::Option* option : run_options) {
       replay->excludes(option);
       check->excludes(option);
@@ -241,7 +266,13 @@ struct Parser {
     check->excludes(trace)->excludes(verbose)->excludes(trace_out)->excludes(engine_case);
     engine_case->excludes(runtime)->excludes(trace)->excludes(verbose)->excludes(trace_out);
     // --shrink reports one seed: the main job's outputs do not apply.
-    for (CLI::Option* option : {shard, coverage, stop, corpus, json, markdown}) shrink->excludes(option);
+    for (CLI::Option* option : {shard, coverage, stop, corpus, json, markdown, jobs})
+      shrink->excludes(option);
+    // --scale is its own run: one workload of its own size, not the main job's.
+    for (CLI::Option* option : {one, shard, faults, actions, clients, peers, coverage, stop,
+                                corpus, json, markdown, shrink, corpus_entry, os, jobs, trace,
+                                trace_out})
+      scale->excludes(option);
   }
 
   // --os and the options that go with it only. Errors: kInvalidArgument with the message.
@@ -265,6 +296,11 @@ struct Parser {
       return Status(StatusCode::kInvalidArgument,
                     "--shrink works on simulated seeds: shrink a --os windows failure's seed "
                     "with --os fake");
+    if (app.count("--jobs") != 0 && o.jobs != 1)
+      return Status(StatusCode::kInvalidArgument,
+                    "--os windows runs one seed at a time (each seed's budget is what the ones "
+                    "before it left): --jobs does not apply");
+    o.jobs = 1;
     o.os = StressOs::kWindows;
     o.runtime = StressRuntime::kFree;
     return Status();
@@ -287,11 +323,16 @@ struct Parser {
       if (o.corpus == StressOptions::Corpus::kDir) o.corpus_dir = corpus_text;
     }
     o.engine_case_given = app.count("--engine-case") != 0;
+    if (app.count("--jobs") == 0) o.jobs = stress_jobs_default();
     if (app.count("--seed") != 0) {
       o.seed_given = true;
       o.first_seed = seed;
       o.seeds = 1;
     }
+    if (o.scale && app.count("--seeds") == 0) o.seeds = 1;
+    if (o.scale && o.scale_connections % 2 != 0)
+      return "--connections: " + std::to_string(o.scale_connections) +
+             " is odd; each connection is a client and its server end";
     if (Status status = finish_os(); !status.ok()) return status.message();
     if (o.shrink && o.seeds != 1) return "--shrink works on one failing seed: use it with --seed";
     if (!o.trace_out.empty() && o.seeds != 1 && o.replay.empty() && o.os != StressOs::kWindows)
@@ -308,6 +349,12 @@ Status bad(std::string_view why) {
 }
 
 }  // namespace
+
+std::uint32_t stress_jobs_default() {
+  const unsigned online = std::thread::hardware_concurrency();  // 0 when unknown
+  if (online == 0) return 1;
+  return online > kStressJobsMax ? kStressJobsMax : static_cast<std::uint32_t>(online);
+}
 
 std::string stress_usage() {
   Parser parser;

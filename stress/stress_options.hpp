@@ -9,6 +9,11 @@
 //                    the echo workload over WindowsOs: real loopback sockets and threads (Windows
 //                    builds only; exit 77 with `skipped: ...` where ProcessSocketNotifications
 //                    is missing)
+//                    [--jobs N]                                   N seeds at once (default: the
+//                                                                 online CPUs, at most 64)
+//   readyport-stress --scale [--connections N] [--workers W] [--seeds N] [--first-seed S]
+//                    [--runtime sim|free]   the engine at scale (scale_run.hpp): 10,000
+//                    connections and 8 workers by default, one seed, its figures
 //   readyport-stress --seed S [run options]                       one seed (no corpus)
 //   readyport-stress --seed S --trace-out FILE [--trace-format text|chrome]
 //   readyport-stress --seed S [...] --shrink [--corpus-entry FILE] [--actions-max N] ...
@@ -58,6 +63,13 @@ enum class StressTraceFormat : std::uint8_t {
   kText,    // the trace as recorded (trace.hpp's lines; what --check-trace reads)
   kChrome,  // Chrome trace-event JSON (stress/chrome_trace/), for Perfetto
 };
+
+// --jobs at most (seeds run at once in one process).
+inline constexpr std::uint32_t kStressJobsMax = 64;
+// --scale's bounds: connections (client and server ends together) and workers.
+inline constexpr std::uint32_t kStressScaleConnectionsMin = 8;
+inline constexpr std::uint32_t kStressScaleConnectionsMax = 20'000;
+inline constexpr std::uint32_t kStressScaleWorkersMax = 64;
 
 struct StressOptions {
   std::uint64_t first_seed = 1;
@@ -109,6 +121,16 @@ struct StressOptions {
   std::string engine_case;
   // Where every failing seed writes its bundle, seed-<S>.json (relative to the working directory).
   std::string bundle_dir = "stress-failures";
+  // The main job's seeds (and corpus entries) run on this many threads at once, each seed in its
+  // own world, taken back in seed order (seed_pool.hpp): the same output as 1 but the wall time.
+  // The command line's default is the online CPUs (at most kStressJobsMax); --os windows, --seed,
+  // --shrink and --replay run one seed at a time.
+  std::uint32_t jobs = 1;
+  // --scale: the engine with scale_connections connections (client and server ends, even) and
+  // scale_workers workers, instead of the main job (scale_run.hpp).
+  bool scale = false;
+  std::uint32_t scale_connections = 10'000;
+  std::uint32_t scale_workers = 8;
   std::string json_out;      // --json FILE: the run's summary as JSON (written, not appended)
   std::string markdown_out;  // --markdown FILE: a Markdown table appended ($GITHUB_STEP_SUMMARY)
   // The regression corpus replayed before the seed range: the source tree's stress/corpus
@@ -118,6 +140,8 @@ struct StressOptions {
   std::string corpus_dir;
 };
 
+// The default of --jobs: the online CPUs, at least 1, at most kStressJobsMax.
+std::uint32_t stress_jobs_default();
 // Parses argv[1..argc). Errors: kInvalidArgument naming the argument, ending with a pointer to
 // --help.
 Result<StressOptions> stress_options_parse(int argc, const char* const* argv);

@@ -301,8 +301,8 @@ TEST(StressCommandLineTest, HelpListsEveryOptionAndExamples) {
         "--require-coverage", "--stop-on-failure", "--corpus", "--bundle-dir", "--json",
         "--markdown", "--shrink", "--corpus-entry", "--trace", "--verbose", "--trace-out",
         "--trace-format", "--replay", "--check-trace", "--engine-case", "--help", "--version",
-        "--os", "--seconds-max", "--connections-max",
-        "Examples:", "Exit status"}) {
+        "--os", "--seconds-max", "--connections-max", "--jobs", "--scale", "--connections",
+        "--workers", "Examples:", "Exit status"}) {
     EXPECT_NE(usage.find(option), std::string::npos) << option;
   }
 }
@@ -333,6 +333,53 @@ TEST(StressCommandLineTest, OsWindowsNeedsAWindowsBuildAndTakesItsBounds) {
   expect_refused({"--os", "windows", "--runtime", "sim"}, "--runtime sim");
   expect_refused({"--os", "windows", "--seed", "3", "--shrink"}, "--shrink");
   expect_refused({"--os", "windows", "--seconds-max", "0"}, "--seconds-max");
+}
+
+// --jobs (issue 13 item 3): bounded, the online CPUs by default, refused where one seed at a time
+// is the only meaning.
+TEST(StressCommandLineTest, JobsAreBoundedAndDefaultToTheOnlineCpus) {
+  const std::uint32_t online = stress_jobs_default();
+  EXPECT_GE(online, 1u);
+  EXPECT_LE(online, kStressJobsMax);
+  EXPECT_LE(kStressJobsMax, kStressRunnersMax);
+  EXPECT_EQ(parse({}).value().jobs, online);
+  EXPECT_EQ(parse({"--jobs", "1"}).value().jobs, 1u);
+  EXPECT_EQ(parse({"--jobs=64", "--seeds", "10"}).value().jobs, 64u);
+  expect_refused({"--jobs", "0"}, "--jobs");
+  expect_refused({"--jobs", "65"}, "--jobs");
+  expect_refused({"--jobs", "two"}, "--jobs");
+  expect_refused({"--seed", "3", "--shrink", "--jobs", "2"}, "--jobs");
+  expect_refused({"--replay", "b.json", "--jobs", "2"}, "--jobs");
+  expect_refused({"--check-trace", "t", "--jobs", "2"}, "--jobs");
+  // A struct built in code (tests, the corpus, bundles) runs serially.
+  EXPECT_EQ(StressOptions().jobs, 1u);
+}
+
+// --scale (issue 13 item 4): its own size, bounded, with clear errors past the bounds.
+TEST(StressCommandLineTest, ScaleTakesBoundedConnectionsAndWorkers) {
+  Result<StressOptions> scale = parse({"--scale"});
+  ASSERT_TRUE(scale.ok()) << scale.status().to_string();
+  EXPECT_TRUE(scale.value().scale);
+  EXPECT_EQ(scale.value().scale_connections, 10'000u);
+  EXPECT_EQ(scale.value().scale_workers, 8u);
+  EXPECT_EQ(scale.value().seeds, 1u);
+  Result<StressOptions> small =
+      parse({"--scale", "--connections", "1000", "--workers", "4", "--runtime", "free"});
+  ASSERT_TRUE(small.ok()) << small.status().to_string();
+  EXPECT_EQ(small.value().scale_connections, 1000u);
+  EXPECT_EQ(small.value().scale_workers, 4u);
+  EXPECT_EQ(small.value().runtime, StressRuntime::kFree);
+  EXPECT_EQ(parse({"--scale", "--seeds", "3"}).value().seeds, 3u);
+  expect_refused({"--connections", "1000"}, "--scale");
+  expect_refused({"--workers", "4"}, "--scale");
+  expect_refused({"--scale", "--connections", "20002"}, "--connections");
+  expect_refused({"--scale", "--connections", "6"}, "--connections");
+  expect_refused({"--scale", "--connections", "1001"}, "odd");
+  expect_refused({"--scale", "--workers", "0"}, "--workers");
+  expect_refused({"--scale", "--workers", "65"}, "--workers");
+  expect_refused({"--scale", "--seed", "3"}, "--seed");
+  expect_refused({"--scale", "--faults", "off"}, "--faults");
+  expect_refused({"--scale", "--jobs", "2"}, "--jobs");
 }
 
 TEST(CliNumberTest, TheSharedParserOfBothTools) {

@@ -1,11 +1,14 @@
 #include "stress_run.hpp"
 
+#include <array>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "readyport/assert.hpp"
 #include "readyport/engine.hpp"
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/faulty_os.hpp"
@@ -182,14 +185,36 @@ struct World {
   ChaosResult result;
 };
 
-// The world whose seed is running (for stress_abort_violation); null between seeds.
-std::atomic<World*> g_running_world{nullptr};
+// The world each runner's seed is running (for stress_abort_violation); null between seeds.
+std::array<std::atomic<World*>, kStressRunnersMax> g_running_worlds{};
+// The calling thread's runner (stress_runner_set).
+thread_local std::uint32_t t_runner = 0;
+
+// Publishes `world` as the calling runner's running seed for its lifetime.
+class RunningWorld {
+ public:
+  explicit RunningWorld(World* world) : slot_(g_running_worlds[t_runner]) {
+    World* expected = nullptr;
+    const bool slot_free = slot_.compare_exchange_strong(expected, world);
+    // Two threads running seeds at once as the same runner would hide each other's aborts.
+    READYPORT_ASSERT(slot_free);
+  }
+  ~RunningWorld() { slot_.store(nullptr); }
+  RunningWorld(const RunningWorld&) = delete;
+  RunningWorld& operator=(const RunningWorld&) = delete;
+
+ private:
+  std::atomic<World*>& slot_;
+};
 
 // Runs whose threads were abandoned: kept reachable until exit (never destroyed: their threads
 // still point into them, and FakeOs asserts that no thread is parked when it is destroyed).
-std::vector<World*>& abandoned_worlds() {
-  static std::vector<World*> worlds;
-  return worlds;
+// Runners abandon concurrently: under the mutex.
+void abandon_world(std::unique_ptr<World> world) {
+  static std::mutex* mutex = new std::mutex;  // never destroyed: used until exit
+  static std::vector<World*>* worlds = new std::vector<World*>;
+  std::lock_guard<std::mutex> guard(*mutex);
+  worlds->push_back(world.release());
 }
 
 // After a run that completed: the fake's ground truth must hold nothing.
@@ -249,21 +274,24 @@ void fill_report(const StressOptions& options, World& world, SeedReport& report)
 void run_simulated(const StressOptions& options, SeedReport& report) {
   auto world = std::make_unique<World>(options, report.parameters);
   World* w = world.get();
-  g_running_world.store(w);
-  const Status run_status = world->sim->run([w] { w->run(); });
-  g_running_world.store(nullptr);
+  Status run_status;
+  {
+    RunningWorld running(w);
+    run_status = world->sim->run([w] { w->run(); });
+  }
   const bool completed = world->sim->outcome() == SimOutcome::kCompleted;
   report.status = verdict(run_status, *world, completed);
   fill_report(options, *world, report);
   report.sim = world->sim->stats();
-  if (!completed) abandoned_worlds().push_back(world.release());  // parked for good
+  if (!completed) abandon_world(std::move(world));  // parked for good
 }
 
 void run_free(const StressOptions& options, SeedReport& report) {
   World world(options, report.parameters);
-  g_running_world.store(&world);
-  world.run();
-  g_running_world.store(nullptr);
+  {
+    RunningWorld running(&world);
+    world.run();
+  }
   report.status = verdict(Status(), world, true);
   fill_report(options, world, report);
 }
@@ -319,8 +347,12 @@ std::string stress_parameters_line(const SeedParameters& p) {
 }
 
 SeedReport stress_run_seed(const StressOptions& options, std::uint64_t seed) {
+  return stress_run_parameters(options, stress_parameters(options, seed));
+}
+
+SeedReport stress_run_parameters(const StressOptions& options, const SeedParameters& parameters) {
   SeedReport report;
-  report.parameters = stress_parameters(options, seed);
+  report.parameters = parameters;
   if (options.runtime == StressRuntime::kSim) {
     run_simulated(options, report);
   } else {
@@ -329,8 +361,25 @@ SeedReport stress_run_seed(const StressOptions& options, std::uint64_t seed) {
   return report;
 }
 
-std::string stress_abort_violation() {
-  const World* world = g_running_world.load();
+void stress_runner_set(std::uint32_t runner) {
+  READYPORT_ASSERT(runner < kStressRunnersMax);
+  t_runner = runner;
+}
+
+std::uint32_t stress_runner_current() { return t_runner; }
+
+std::uint32_t stress_runner_of_thread() {
+  for (std::uint32_t runner = 0; runner < kStressRunnersMax; ++runner) {
+    const World* world = g_running_worlds[runner].load();
+    // A logical thread of that world's runtime (the runner's own thread is not one).
+    if (world != nullptr && world->runtime.thread_current() != 0) return runner;
+  }
+  return t_runner;
+}
+
+std::string stress_abort_violation(std::uint32_t runner) {
+  if (runner >= kStressRunnersMax) return "";
+  const World* world = g_running_worlds[runner].load();
   std::string violation;
   if (world == nullptr || !world->oracle.try_violation(&violation)) return "";
   return violation;

@@ -18,7 +18,9 @@
 // Ownership: the report owns its strings. A run that ends in a deadlock or at the step limit
 // abandons its logical threads (sim_scheduler.hpp); their world is then kept alive, unreachable
 // from the report, until the process exits.
-// Threading: call from one thread that no runtime started. Errors: in the report's status.
+// Threading: call from a thread that no runtime started; several threads may each run a seed at
+// once (--jobs), each naming itself a runner first (stress_runner_set), and the seeds share no
+// state but the list of abandoned worlds (locked). Errors: in the report's status.
 #pragma once
 
 #include <cstdint>
@@ -75,13 +77,34 @@ struct SeedReport {
 
 // Runs one seed as described above.
 SeedReport stress_run_seed(const StressOptions& options, std::uint64_t seed);
+// Runs `parameters` (drawn, or made by a mode of its own such as --scale) as a seed's world:
+// stress_run_seed is stress_run_parameters(options, stress_parameters(options, seed)).
+SeedReport stress_run_parameters(const StressOptions& options, const SeedParameters& parameters);
 
 // The names of every coverage row the default run must reach (coverage obligations), in order.
 std::vector<std::string> stress_coverage_rows();
 
-// The oracle's first violation in the seed being run, if any (never blocks; "" otherwise). For the
-// driver's last words when a broken engine assertion aborts the process in the middle of a seed.
-std::string stress_abort_violation();
+// Seeds run at once in one process (--jobs) at most: runners 0 .. kStressRunnersMax - 1.
+inline constexpr std::uint32_t kStressRunnersMax = 64;
+// No runner: the calling thread runs no seed and belongs to no running seed's world.
+inline constexpr std::uint32_t kStressRunnerNone = ~std::uint32_t{0};
+
+// Names the calling thread runner `runner` (< kStressRunnersMax) for the seeds it runs from now
+// on. A thread never named is runner 0 (the serial driver's thread). Two threads running seeds
+// at the same time must be different runners (asserted when a seed starts).
+void stress_runner_set(std::uint32_t runner);
+// The calling thread's runner (0 unless set).
+std::uint32_t stress_runner_current();
+// The runner whose seed the calling thread is working for: a logical thread of a running seed's
+// runtime, else the calling thread's own runner. For the abort handler, which may run on any of
+// a world's threads. Never blocks.
+std::uint32_t stress_runner_of_thread();
+
+// The oracle's first violation in the seed runner `runner` is running, if any (never blocks; ""
+// otherwise). For the driver's last words when a broken engine assertion aborts the process in
+// the middle of a seed. Reads that runner's world without a lock: call it only from a process that
+// is dying (another runner's world may be going away meanwhile).
+std::string stress_abort_violation(std::uint32_t runner);
 
 // The one command that replays `report`'s seed with the built binary `program` (no install, no
 // rebuild), printed with each failure.

@@ -98,7 +98,20 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   document["faults_fired"] = std::move(faults);
   document["os"] = stress_os_name(options.os);
   document["figures"] = stress_figures_json(figures);
+  Json hashes = Json::array();
+  for (const StressSeedHash& hash : summary.seed_hashes) {
+    Json row = Json::object();
+    row["seed"] = hash.seed;
+    row["trace_hash"] = hash.trace_hash;
+    hashes.push_back(std::move(row));
+  }
+  document["seed_hashes"] = std::move(hashes);
+  document["seed_hashes_left_off"] = summary.seed_hashes_left_off;
   document["seconds"] = summary.seconds;
+  document["jobs"] = summary.jobs;
+  document["steps_all"] = summary.steps_all;
+  document["seeds_per_second"] = stress_summary_seeds_per_second(summary);
+  document["scheduled_calls_per_second"] = stress_summary_steps_per_second(summary);
   document["exit_status"] = summary.exit_status;
   return document;
 }

@@ -8,7 +8,10 @@
 //   stopped_early, totals {...}, coverage {row: count} (the oracle's rows), coverage_zero_rows
 //   [...], faults_fired {site: count}, os ("fake"|"windows"), figures {notifications, port_calls,
 //   port_calls_per_notification, remove_ored_with_in, remove_separate, stale_packets}
-//   (run_figures.hpp), seconds, exit_status.
+//   (run_figures.hpp), seed_hashes [{seed, trace_hash}] (the range's seeds in order, at most
+//   kStressSeedHashesMax) and seed_hashes_left_off, seconds (wall), jobs, steps_all (scheduler
+//   steps of every seed, corpus included), seeds_per_second and scheduled_calls_per_second (per
+//   wall second), exit_status.
 //
 //   Json summary = stress_summary_json(options, run_summary, figures);
 //

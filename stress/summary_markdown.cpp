@@ -69,12 +69,14 @@ std::string stress_summary_markdown(const StressOptions& options, const StressRu
     text += "Corpus: " + std::to_string(summary.corpus.entries) + " entries, " +
             std::to_string(summary.corpus.failed) + " failed. ";
   }
-  char seconds[32];
-  std::snprintf(seconds, sizeof(seconds), "%.1f", summary.seconds);
+  char seconds[160];
+  std::snprintf(seconds, sizeof(seconds), "%.1f s on %u job(s), %.1f seeds/s, %.0f scheduled calls/s",
+                summary.seconds, summary.jobs, stress_summary_seeds_per_second(summary),
+                stress_summary_steps_per_second(summary));
   text += "Faults " + stress_faults_description(options) + ", strategy " +
           stress_strategy_name(options.strategy) + ". Commit `" + info.commit + "`, " +
           info.compiler + (info.canary.empty() ? std::string() : ", canary " + info.canary) +
-          ", " + seconds + " s.";
+          ", " + seconds + ".";
   if (summary.coverage_zero_rows != 0) {
     text += " " + std::to_string(summary.coverage_zero_rows) + " coverage row(s) never reached.";
   }

@@ -74,6 +74,44 @@ TEST(SummaryJsonTest, ListsEveryFailureWithItsBundle) {
   EXPECT_EQ(json["os"], "fake");
 }
 
+// Issue 13 item 3: the speed of a run (seeds and scheduled calls per wall second, the job count)
+// and every seed's trace hash in seed order, so that runs on different job counts compare.
+TEST(SummaryJsonTest, RatesJobsAndPerSeedHashes) {
+  StressRunSummary summary = stress_summary_begin(3);
+  for (std::uint64_t seed = 5; seed < 8; ++seed) {
+    SeedReport report;
+    report.parameters.seed = seed;
+    report.trace_hash = "000000000000000" + std::to_string(seed);
+    report.sim.steps = 100;
+    stress_summary_add_seed(summary, report);
+  }
+  summary.corpus.entries = 1;
+  summary.steps_all = 400;  // the three seeds and the corpus entry
+  summary.seconds = 2.0;
+  summary.jobs = 3;
+  EXPECT_DOUBLE_EQ(stress_summary_seeds_per_second(summary), 2.0);
+  EXPECT_DOUBLE_EQ(stress_summary_steps_per_second(summary), 200.0);
+  const Json json = stress_summary_json(shard_options(), summary, StressFigures{});
+  EXPECT_EQ(json["jobs"], 3);
+  EXPECT_EQ(json["steps_all"], 400);
+  EXPECT_EQ(json["seeds_per_second"], 2.0);
+  EXPECT_EQ(json["scheduled_calls_per_second"], 200.0);
+  EXPECT_EQ(json["totals"]["scheduler_steps"], 300);
+  ASSERT_EQ(json["seed_hashes"].size(), 3u);
+  EXPECT_EQ(json["seed_hashes"][0]["seed"], 5);
+  EXPECT_EQ(json["seed_hashes"][2]["seed"], 7);
+  EXPECT_EQ(json["seed_hashes"][2]["trace_hash"], "0000000000000007");
+  EXPECT_EQ(json["seed_hashes_left_off"], 0);
+  const std::string markdown = stress_summary_markdown(shard_options(), summary);
+  EXPECT_NE(markdown.find("2.0 s on 3 job(s), 2.0 seeds/s, 200 scheduled calls/s"),
+            std::string::npos)
+      << markdown;
+  // No time measured: no rate, never a division by zero.
+  summary.seconds = 0;
+  EXPECT_EQ(stress_summary_seeds_per_second(summary), 0.0);
+  EXPECT_EQ(stress_summary_steps_per_second(summary), 0.0);
+}
+
 // The figures of issue 14 item 5, from the seeds' reports: the engine's counts and the oracle's
 // REMOVE and stale-packet rows; the same object for either os.
 TEST(SummaryJsonTest, FiguresAddUpTheSeedsAndNameTheOs) {
