@@ -137,6 +137,7 @@ bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries, std::si
     const StressCorpusEntry& entry = entries[i];
     StressOptions run_options = entry.options;  // the entry's run options, the job's outputs
     run_options.verbose = job.options.verbose;
+    run_options.mechanism = job.options.mechanism;  // how, not what: the entry does not say
     run_options.trace = job.options.trace;
     const std::string stem = std::filesystem::path(entry.name).stem().string();
     const std::string bundle =

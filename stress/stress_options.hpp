@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 
+#include "readyport/fake/sim_scheduler.hpp"
 #include "readyport/status.hpp"
 
 namespace readyport {
@@ -68,6 +69,8 @@ struct StressOptions {
   StressStrategy strategy = StressStrategy::kMixed;
   std::uint32_t pct_depth = 3;
   StressRuntime runtime = StressRuntime::kSim;  // kFree with kWindows
+  // --mechanism: how SimScheduler runs the logical threads (same traces either way).
+  SimMechanism mechanism = sim_mechanism_default();
   StressOs os = StressOs::kFake;
   // --os windows only: the wall-clock budget of the whole run (no seed starts after it; a run
   // that overruns it by a grace period is ended), and the connections (clients and raw peers)

@@ -1,8 +1,10 @@
 // SimFiber: user-space contexts for SimScheduler. See sim_fiber.hpp.
 #include "sim_fiber.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "readyport/assert.hpp"
 
@@ -45,6 +47,28 @@ namespace {
 // The context that started the switch in progress on this OS thread: the one that lands learns
 // the stack bounds it left (ASan needs them to switch back to the OS thread's own stack).
 thread_local SimFiber* t_switch_from = nullptr;
+
+// Registers as LeakSanitizer roots the fake frames (ASan's use-after-return frames, where the
+// locals of instrumented functions live when detect_stack_use_after_return is on) that the words
+// in [words, words + bytes) point into. LSan scans a switched-out fiber's fake stack nowhere, so
+// for an abandoned fiber its locals' heap objects would be reported as leaks; its real stack and
+// saved registers hold a pointer to each of its live fake frames (each frame keeps its own). Not
+// instrumented: it reads the stack's poisoned redzones as plain words.
+__attribute__((no_sanitize("address"))) void register_fake_frames(void* fake_stack,
+                                                                  const void* words_raw,
+                                                                  std::size_t bytes,
+                                                                  std::vector<void*>& seen) {
+  const auto* words = static_cast<void* const*>(words_raw);
+  for (std::size_t i = 0; i < bytes / sizeof(void*); ++i) {
+    void* begin = nullptr;
+    void* end = nullptr;
+    if (__asan_addr_is_in_fake_stack(fake_stack, words[i], &begin, &end) == nullptr) continue;
+    if (std::find(seen.begin(), seen.end(), begin) != seen.end()) continue;
+    seen.push_back(begin);
+    __lsan_register_root_region(begin, static_cast<std::size_t>(static_cast<char*>(end) -
+                                                                static_cast<char*>(begin)));
+  }
+}
 #endif
 
 }  // namespace
@@ -227,6 +251,13 @@ void SimFiber::abandon() {
   abandoned_ = true;
 #if defined(READYPORT_SIM_ASAN)
   __lsan_register_root_region(stack_, stack_bytes_);
+  if (asan_fake_stack_ != nullptr) {
+    std::vector<void*> seen;
+    register_fake_frames(asan_fake_stack_, stack_, stack_bytes_, seen);
+#if defined(READYPORT_SIM_FIBERS_UCONTEXT)
+    register_fake_frames(asan_fake_stack_, &context_, sizeof(context_), seen);  // saved registers
+#endif
+  }
 #endif
 }
 
