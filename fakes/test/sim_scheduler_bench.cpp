@@ -10,6 +10,7 @@
 // included, amortised over the calls); items_per_second is seam calls per second.
 #include <benchmark/benchmark.h>
 
+#include <ctime>
 #include <memory>
 #include <vector>
 
@@ -45,11 +46,23 @@ void run_threads(Os& os, Port port, int threads) {
   for (auto& thread : started) thread->join();
 }
 
+// The process's CPU seconds so far (every thread's; std::clock is process CPU time on POSIX).
+double process_cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+// calls_per_cpu_s: calls per second of the whole process's CPU time, the fair "one core" figure
+// on a loaded machine (items_per_second is per wall second: other processes' load lowers it;
+// the thread mechanism's CPU is mostly on its worker threads, counted here too).
+void set_cpu_rate(benchmark::State& state, double cpu_seconds, std::int64_t items) {
+  state.counters["calls_per_cpu_s"] =
+      cpu_seconds <= 0 ? 0.0 : static_cast<double>(items) / cpu_seconds;
+}
+
 void BM_Sim(benchmark::State& state, SimStrategy strategy, SimMechanism mechanism) {
   const int threads = static_cast<int>(state.range(0));
   std::uint64_t seed = 0;
   std::uint64_t switches = 0;
   std::uint64_t steps = 0;
+  const double cpu_start = process_cpu_seconds();
   for (auto _ : state) {
     SimOptions options;
     options.seed = seed++;
@@ -66,6 +79,8 @@ void BM_Sim(benchmark::State& state, SimStrategy strategy, SimMechanism mechanis
     steps += sim.stats().steps;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * kCalls);
+  set_cpu_rate(state, process_cpu_seconds() - cpu_start,
+               static_cast<std::int64_t>(state.iterations()) * kCalls);
   state.counters["switch_ratio"] =
       steps == 0 ? 0.0 : static_cast<double>(switches) / static_cast<double>(steps);
 }
@@ -110,6 +125,7 @@ READYPORT_SIM_BENCH(BM_SimFair, 4);
 
 // Baseline: the same calls on one thread with the inline runtime (no scheduler at all).
 void BM_InlineBaseline(benchmark::State& state) {
+  const double cpu_start = process_cpu_seconds();
   for (auto _ : state) {
     InlineRuntime runtime;
     FakeOs os(FakeOptions{}, runtime);
@@ -118,6 +134,8 @@ void BM_InlineBaseline(benchmark::State& state) {
     os.close_port(port);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * kCalls);
+  set_cpu_rate(state, process_cpu_seconds() - cpu_start,
+               static_cast<std::int64_t>(state.iterations()) * kCalls);
 }
 BENCHMARK(BM_InlineBaseline)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -146,6 +164,7 @@ void BM_StandardScenarioRun(benchmark::State& state, SimMechanism mechanism) {
   options.mechanism = mechanism;
   options.trace.keep_full = false;
   options.trace.tail_lines_max = 0;
+  const double cpu_start = process_cpu_seconds();
   for (auto _ : state) {
     const ScenarioRunResult result = run_standard_scenario(options);
     if (!result.status.ok()) state.SkipWithError(result.status.to_string().c_str());
@@ -153,6 +172,8 @@ void BM_StandardScenarioRun(benchmark::State& state, SimMechanism mechanism) {
     options.seed += 1;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+  set_cpu_rate(state, process_cpu_seconds() - cpu_start,
+               static_cast<std::int64_t>(state.iterations()));  // here: runs per CPU second
 }
 BENCHMARK_CAPTURE(BM_StandardScenarioRun, threads, SimMechanism::kThreads)
     ->Unit(benchmark::kMillisecond)
