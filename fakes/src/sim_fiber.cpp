@@ -105,17 +105,16 @@ SimFiber::~SimFiber() {
 Status SimFiber::adopt_thread() {
   READYPORT_ASSERT(!started());
 #if defined(READYPORT_SIM_FIBERS_WIN32)
-  if (IsThreadAFiber()) {
-    win32_fiber_ = GetCurrentFiber();
-  } else {
-    win32_fiber_ = ConvertThreadToFiber(nullptr);
-    if (win32_fiber_ == nullptr) {
-      return Status(StatusCode::kResourceExhausted,
-                    "SimScheduler: ConvertThreadToFiber failed: error " +
-                        std::to_string(GetLastError()));
-    }
-    win32_converted_ = true;
+  // A thread that is a fiber already (ERROR_ALREADY_FIBER) is refused rather than adopted:
+  // GetCurrentFiber's inline TEB read trips mingw g++'s -Warray-bounds.
+  win32_fiber_ = ConvertThreadToFiber(nullptr);
+  if (win32_fiber_ == nullptr) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "SimScheduler: ConvertThreadToFiber failed (error " +
+                      std::to_string(GetLastError()) +
+                      "; 1280 means the thread is a fiber already): use SimMechanism::kThreads");
   }
+  win32_converted_ = true;
 #endif
 #if defined(READYPORT_SIM_TSAN)
   tsan_fiber_ = __tsan_get_current_fiber();

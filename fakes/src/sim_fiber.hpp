@@ -53,7 +53,8 @@ class SimFiber {
   SimFiber& operator=(const SimFiber&) = delete;
 
   // Makes this the calling OS thread's own context (the one run() was called on), to switch back
-  // to. Windows: converts the thread into a fiber if it is not one (undone by release_thread()).
+  // to. Windows: converts the thread into a fiber (undone by release_thread()); a thread that is
+  // a fiber already is refused with kFailedPrecondition.
   Status adopt_thread();
   // Undoes adopt_thread(); call on the same OS thread, from this context, after the last switch.
   void release_thread();
