@@ -2,7 +2,8 @@
 //
 //   readyport-stress [--seeds N] [--first-seed S] [--shard I/N]   the main job: the regression
 //                    [--strategy random|pct|mixed] [--depth D]    corpus first, then the seeds
-//                    [--runtime sim|free] [--steps-max N] [--faults drawn|off|PLAN]
+//                    [--runtime sim|free] [--mechanism threads|fibers] [--steps-max N]
+//                    [--faults drawn|off|PLAN]
 //                    [--require-coverage] [--stop-on-failure] [--trace] [--verbose]
 //                    [--corpus DIR|none] [--bundle-dir DIR] [--json FILE] [--markdown FILE]
 //   readyport-stress --os windows [--seeds N] [--seconds-max S] [--connections-max N] ...
