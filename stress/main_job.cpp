@@ -159,6 +159,7 @@ SeedReport next_report(Job& job, const StressOptions& run_options, std::uint64_t
 StressOptions entry_options(const Job& job, const StressCorpusEntry& entry) {
   StressOptions run_options = entry.options;
   run_options.verbose = job.options.verbose;
+  run_options.mechanism = job.options.mechanism;  // how, not what: the entry does not say
   run_options.trace = job.options.trace;
   return run_options;
 }

@@ -85,6 +85,7 @@ struct Parser {
   std::uint64_t seed = 0;
   std::string strategy_text;
   std::string runtime_text;
+  std::string mechanism_text;
   std::string faults_text;
   std::string shard_text;
   std::string corpus_text;
@@ -129,6 +130,10 @@ struct Parser {
         app.add_option("--runtime", runtime_text,
                        "sim (SimScheduler, replayable; default) | free (real threads)")
             ->check(CLI::IsMember({"sim", "free"}));
+    app.add_option("--mechanism", mechanism_text,
+                   "threads | fibers: how the simulation runs its logical threads (default: "
+                   "fibers where available); the traces are the same")
+        ->check(CLI::IsMember({"threads", "fibers"}));
     CLI::Option* os =
         app.add_option("--os", os_text,
                        "fake (FakeOs; default) | windows (WindowsOs: real loopback sockets and "
@@ -312,6 +317,7 @@ struct Parser {
     StressOptions& o = options;
     if (!strategy_text.empty()) (void)stress_strategy_parse(strategy_text, &o.strategy);
     if (!runtime_text.empty()) (void)stress_runtime_parse(runtime_text, &o.runtime);
+    if (!mechanism_text.empty()) (void)sim_mechanism_parse(mechanism_text, &o.mechanism);
     if (!faults_text.empty()) {
       const Status status = stress_faults_set(faults_text, &o);
       if (!status.ok()) return "--faults: " + status.message();

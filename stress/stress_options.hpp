@@ -2,7 +2,8 @@
 //
 //   readyport-stress [--seeds N] [--first-seed S] [--shard I/N]   the main job: the regression
 //                    [--strategy random|pct|mixed] [--depth D]    corpus first, then the seeds
-//                    [--runtime sim|free] [--steps-max N] [--faults drawn|off|PLAN]
+//                    [--runtime sim|free] [--mechanism threads|fibers] [--steps-max N]
+//                    [--faults drawn|off|PLAN]
 //                    [--require-coverage] [--stop-on-failure] [--trace] [--verbose]
 //                    [--corpus DIR|none] [--bundle-dir DIR] [--json FILE] [--markdown FILE]
 //   readyport-stress --os windows [--seeds N] [--seconds-max S] [--connections-max N] ...
@@ -35,6 +36,7 @@
 #include <string>
 #include <string_view>
 
+#include "readyport/fake/sim_scheduler.hpp"
 #include "readyport/status.hpp"
 
 namespace readyport {
@@ -80,6 +82,8 @@ struct StressOptions {
   StressStrategy strategy = StressStrategy::kMixed;
   std::uint32_t pct_depth = 3;
   StressRuntime runtime = StressRuntime::kSim;  // kFree with kWindows
+  // --mechanism: how SimScheduler runs the logical threads (same traces either way).
+  SimMechanism mechanism = sim_mechanism_default();
   StressOs os = StressOs::kFake;
   // --os windows only: the wall-clock budget of the whole run (no seed starts after it; a run
   // that overruns it by a grace period is ended), and the connections (clients and raw peers)

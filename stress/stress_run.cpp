@@ -158,6 +158,7 @@ struct World {
     // About the length of a run of this size (PCT spreads its change points over it).
     sim_options.pct_steps_estimate = 4000 + 800ULL * parameters.workload.clients;
     sim_options.steps_max = options.steps_max;
+    sim_options.mechanism = options.mechanism;
     sim_options.trace = &trace;
     return std::make_unique<SimScheduler>(sim_options);
   }

@@ -11,21 +11,34 @@
 #include "readyport/fake/fake_last_error.hpp"
 #include "readyport/fake/fake_mutex.hpp"
 #include "readyport/fake/fake_notify.hpp"
+#include "readyport/fake/logical_locals.hpp"
 
 namespace readyport {
 
 namespace fake_internal {
 
 namespace {
-thread_local std::uint32_t t_last_error = 0;
+// The OS thread's own slot, and the one a scheduler made active (null: the own one).
+thread_local LogicalLocals t_own_locals;
+thread_local LogicalLocals* t_active_locals = nullptr;
 }  // namespace
+
+LogicalLocals& logical_locals() {
+  return t_active_locals != nullptr ? *t_active_locals : t_own_locals;
+}
+
+LogicalLocals* logical_locals_activate(LogicalLocals* slot) {
+  LogicalLocals* previous = t_active_locals;
+  t_active_locals = slot;
+  return previous;
+}
 
 void last_error_set(std::uint32_t code) {
   READYPORT_ASSERT(code != 0);
-  t_last_error = code;
+  logical_locals().last_error = code;
 }
 
-std::uint32_t last_error_get() { return t_last_error; }
+std::uint32_t last_error_get() { return logical_locals().last_error; }
 
 }  // namespace fake_internal
 

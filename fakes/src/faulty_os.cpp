@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "readyport/assert.hpp"
+#include "readyport/fake/logical_locals.hpp"
 #include "readyport/fake/recording_os.hpp"
 
 namespace readyport {
@@ -37,13 +38,15 @@ Rng hit_rng(std::uint64_t seed, std::size_t site, std::uint64_t hit, Purpose pur
   return Rng(mixer.next());
 }
 
-// The calling OS thread's injected last error (see LAST ERROR in the header). One slot per
-// thread: the FaultyOs that injected it, and the code.
-struct InjectedError {
-  const FaultyOs* owner = nullptr;
-  std::uint32_t code = 0;
-};
-thread_local InjectedError t_injected;
+// The calling logical thread's injected last error (see LAST ERROR in the header): the
+// FaultyOs that injected it and the code, in the thread's LogicalLocals slot.
+using fake_internal::logical_locals;
+void injected_clear_if(const FaultyOs* owner) {
+  fake_internal::LogicalLocals& locals = logical_locals();
+  if (locals.injected_owner != owner) return;
+  locals.injected_owner = nullptr;
+  locals.injected_code = 0;
+}
 
 std::size_t index_of(FaultSite site) { return static_cast<std::size_t>(site); }
 
@@ -71,7 +74,7 @@ FaultyOs::FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
 
 FaultyOs::~FaultyOs() {
   // A thread's slot must not name a destroyed FaultyOs (a new one could reuse the address).
-  if (t_injected.owner == this) t_injected = InjectedError{};
+  injected_clear_if(this);
 }
 
 // ---- Controls ---------------------------------------------------------------------------------
@@ -209,17 +212,18 @@ void FaultyOs::record_fault(std::string_view event) {
 
 void FaultyOs::inject_last_error(std::uint32_t code) {
   READYPORT_ASSERT(code != 0);
-  t_injected.owner = this;
-  t_injected.code = code;
+  logical_locals().injected_owner = this;
+  logical_locals().injected_code = code;
 }
 
 void FaultyOs::before_call() {
-  if (t_injected.owner == this) t_injected = InjectedError{};
+  injected_clear_if(this);
 }
 
 std::uint32_t FaultyOs::last_error() {
   // Not a clearing call: reading the last error twice gives the same value, as on Windows.
-  if (t_injected.owner == this) return t_injected.code;
+  const fake_internal::LogicalLocals& locals = logical_locals();
+  if (locals.injected_owner == this) return locals.injected_code;
   return inner().last_error();
 }
 

@@ -292,6 +292,9 @@ ScenarioRunResult run_standard_scenario(const ScenarioRunOptions& options) {
   sim_options.pct_depth = options.pct_depth;
   sim_options.pct_steps_estimate = options.pct_steps_estimate;
   sim_options.steps_max = options.steps_max;
+  sim_options.delay_bound = options.delay_bound;
+  sim_options.fair_window = options.fair_window;
+  sim_options.mechanism = options.mechanism;
   sim_options.threads_max = options.shape.dequeuers + 2;
   sim_options.trace = &trace;
   SimScheduler sim(sim_options);

@@ -1,16 +1,20 @@
-// SimScheduler: one baton, many real threads, seeded choices. See sim_scheduler.hpp.
+// SimScheduler: one baton, many logical threads, seeded choices. See sim_scheduler.hpp.
 //
-// Locking. `SimCore::mutex` guards every field of the core and of each SimThread (except the
-// immutable id and name, and `body`, which only its own thread touches after start). Lock order:
-// a FakeOs state mutex, then SimCore::mutex (park() and wake() are called with the state mutex
-// held); nothing locks a state mutex while holding SimCore::mutex. park() releases the state
-// mutex before handing the baton on and takes it back only after releasing SimCore::mutex.
+// Locking. `SimCore::mutex` guards the core (sim_core.hpp). Lock order: a FakeOs state mutex,
+// then SimCore::mutex (park() and wake() are called with the state mutex held); nothing locks a
+// state mutex while holding SimCore::mutex. park() releases the state mutex before handing the
+// baton on and takes it back only after releasing SimCore::mutex.
 //
 // The baton. `SimCore::running` names the one logical thread allowed to run user code. A thread
-// gives the baton away only inside step(), with SimCore::mutex held: it sets `running` to the next
-// thread, signals that thread's condition variable and waits on its own until `running` names it
-// again. A run that ends early (deadlock, step limit) sets `running` to 0 for good: every thread
-// still waiting stays waiting (abandoned), and the one that ended it waits forever too.
+// gives the baton away only inside step(), with SimCore::mutex held: it sets `running` to the
+// next thread and hands over (hand_over()):
+// - kThreads: it signals the next thread's condition variable and waits on its own until
+//   `running` names it again;
+// - kFibers: it releases SimCore::mutex (one OS thread: no one else could take it) and switches
+//   to the next thread's fiber; it takes the mutex again when switched back to.
+// A run that ends early (deadlock, step limit) sets `running` to 0 for good: every thread still
+// waiting stays waiting (abandoned; kFibers: its fiber is never resumed and the thread that
+// ended the run switches to run()'s context, never to be resumed either).
 #include "readyport/fake/sim_scheduler.hpp"
 
 #include <algorithm>
@@ -23,52 +27,27 @@
 #include <utility>
 
 #include "readyport/assert.hpp"
+#include "readyport/fake/logical_locals.hpp"
 #include "readyport/fake/rng.hpp"
 #include "readyport/fake/trace.hpp"
+#include "sim_core.hpp"
+#include "sim_fiber.hpp"
 
 namespace readyport {
 
 namespace internal {
 
-enum class SimThreadState : std::uint8_t {
-  kRunnable,  // may be picked; the baton holder is runnable too
-  kParked,    // in park() or join(): waits for wake(), its deadline or its join target's end
-  kFinished,  // returned from its body
-};
+void append_thread(std::string& text, std::uint32_t id) {
+  text += 'T';
+  text += std::to_string(id);
+}
 
-struct SimThread {
-  std::uint32_t id = 0;  // immutable: 1, 2, ... in start order
-  std::string name;      // immutable
-  SimThreadState state = SimThreadState::kRunnable;
-  const char* last_call = "start";            // the last scheduling point's call name
-  Waiter* waiter = nullptr;                   // while parked in park()
-  std::uint64_t deadline_ns = kDeadlineNone;  // while parked
-  std::uint32_t join_target = 0;              // while parked in join(): the awaited thread
-  std::function<void()> body;                 // only its own thread touches it once started
-  std::condition_variable turn;               // signalled when `running` becomes this id
-  std::thread thread;                         // joined by Thread::join, run() or ~SimScheduler
-};
+void trace_line(SimCore& core, std::uint32_t thread_id) {
+  if (core.options.trace == nullptr) return;
+  core.options.trace->record(core.now_ns.load(std::memory_order_relaxed), thread_id, core.line);
+}
 
-struct SimCore {
-  explicit SimCore(const SimOptions& options_in)
-      : options(options_in), rng(SeedStreams(options_in.seed).stream(SeedStream::kSchedule)) {}
-
-  const SimOptions options;
-  Rng rng;  // the schedule stream; guarded by mutex
-  mutable std::mutex mutex;
-  std::vector<std::unique_ptr<SimThread>> threads;  // index id - 1; at most threads_max
-  std::vector<std::uint32_t> priorities;            // kPct: thread ids, highest priority first
-  std::vector<std::uint64_t> change_points;         // kPct: step numbers, sorted
-  std::size_t change_next = 0;                      // kPct: the next change point's index
-  std::uint32_t running = 0;                        // the baton holder; 0: none
-  std::atomic<std::uint64_t> now_ns{0};             // written under mutex, read anywhere
-  SimOutcome outcome = SimOutcome::kNotRun;
-  Status status;                 // run()'s result once outcome is final
-  std::condition_variable done;  // signalled when outcome leaves kRunning
-  SimStats stats;
-  std::vector<SimThread*> runnable;  // scratch for step(), id order
-  std::string line;                  // scratch for trace lines
-};
+bool tracing(const SimCore& core) { return core.options.trace != nullptr; }
 
 }  // namespace internal
 
@@ -78,7 +57,8 @@ using internal::SimCore;
 using internal::SimThread;
 using internal::SimThreadState;
 
-// The logical thread running on this real thread, and its scheduler.
+// The logical thread running on this OS thread, and its scheduler. kThreads: set once by the
+// thread's real thread. kFibers: set at every switch by the thread switching (enter()).
 thread_local const SimCore* tls_core = nullptr;
 thread_local SimThread* tls_thread = nullptr;
 
@@ -96,20 +76,9 @@ const char* state_name(SimThreadState state) {
   READYPORT_UNREACHABLE();
 }
 
-void append_number(std::string& text, std::uint64_t value) { text += std::to_string(value); }
-
-void append_thread(std::string& text, std::uint32_t id) {
-  text += 'T';
-  append_number(text, id);
-}
-
-// Records `core.line` (built by the caller) as an event of thread `thread_id`. Mutex held.
-void trace_line(SimCore& core, std::uint32_t thread_id) {
-  if (core.options.trace == nullptr) return;
-  core.options.trace->record(core.now_ns.load(std::memory_order_relaxed), thread_id, core.line);
-}
-
-bool tracing(const SimCore& core) { return core.options.trace != nullptr; }
+using internal::append_thread;
+using internal::trace_line;
+using internal::tracing;
 
 std::string describe_threads_locked(const SimCore& core) {
   std::string text;
@@ -135,16 +104,7 @@ std::string parameters_locked(const SimCore& core) {
   std::string text = "seed=" + std::to_string(core.options.seed);
   text += " strategy=";
   text += sim_strategy_name(core.options.strategy);
-  if (core.options.strategy == SimStrategy::kPct) {
-    text += " depth=" + std::to_string(core.options.pct_depth);
-    text += " estimate=" + std::to_string(core.options.pct_steps_estimate);
-    text += " change_points=[";
-    for (std::size_t i = 0; i < core.change_points.size(); ++i) {
-      if (i > 0) text += ',';
-      append_number(text, core.change_points[i]);
-    }
-    text += ']';
-  }
+  internal::strategy_parameters(core, text);
   text += " steps_max=" + std::to_string(core.options.steps_max);
   return text;
 }
@@ -195,8 +155,31 @@ void end_run(SimCore& core, const SimThread& self, SimOutcome outcome) {
   core.done.notify_all();
 }
 
-// An abandoned thread stays here for good (see "Ends of a run" in the header).
-[[noreturn]] void wait_forever(std::unique_lock<std::mutex>& held, SimThread& self) {
+// kFibers: makes `next` the running logical thread of this OS thread (its thread-locals and
+// last-error slots), or, for null, run()'s own context again. Just before a switch.
+void enter(SimCore& core, SimThread* next) {
+  if (next == nullptr) {
+    tls_core = core.host_tls_core;
+    tls_thread = core.host_tls_thread;
+    fake_internal::logical_locals_activate(core.host_locals);
+    return;
+  }
+  tls_core = &core;
+  tls_thread = next;
+  fake_internal::logical_locals_activate(&next->locals);
+}
+
+// An abandoned thread stays here for good (see "Ends of a run" in the header). kThreads: it
+// waits on its condition variable forever. kFibers: it switches to run()'s context, which never
+// switches back to it.
+[[noreturn]] void wait_forever(SimCore& core, std::unique_lock<std::mutex>& held,
+                               SimThread& self) {
+  if (core.options.mechanism == SimMechanism::kFibers) {
+    held.unlock();
+    enter(core, nullptr);
+    internal::SimFiber::switch_to(self.fiber, core.host);
+    READYPORT_UNREACHABLE();  // an abandoned fiber is never resumed
+  }
   for (;;) self.turn.wait(held);
 }
 
@@ -238,54 +221,46 @@ bool jump_time(SimCore& core, const SimThread& self) {
   return true;
 }
 
-// kPct: at each change point the running thread drops below every other thread. Mutex held.
-void pct_change(SimCore& core, SimThread& self) {
-  while (core.change_next < core.change_points.size() &&
-         core.change_points[core.change_next] == core.stats.steps) {
-    core.change_next += 1;
-    if (self.state == SimThreadState::kFinished) continue;
-    const auto found = std::find(core.priorities.begin(), core.priorities.end(), self.id);
-    READYPORT_ASSERT(found != core.priorities.end());
-    core.priorities.erase(found);
-    core.priorities.push_back(self.id);
-    if (tracing(core)) {
-      core.line = "sched.demote ";
-      append_thread(core.line, self.id);
-      core.line += " change=" + std::to_string(core.change_next);
-      trace_line(core, self.id);
+// Lists the runnable threads in id order; a thread that is not runnable stops waiting.
+void collect_runnable(SimCore& core) {
+  core.runnable.clear();
+  for (const auto& thread : core.threads) {
+    if (thread->state == SimThreadState::kRunnable) {
+      core.runnable.push_back(thread.get());
+    } else {
+      thread->wait_steps = 0;
     }
   }
 }
 
-void collect_runnable(SimCore& core) {
-  core.runnable.clear();
-  for (const auto& thread : core.threads) {
-    if (thread->state == SimThreadState::kRunnable) core.runnable.push_back(thread.get());
+// After a pick: every runnable thread but `next` waited one more step.
+void count_waits(SimCore& core, const SimThread& next) {
+  for (SimThread* thread : core.runnable) {
+    if (thread == &next) {
+      thread->wait_steps = 0;
+      continue;
+    }
+    thread->wait_steps += 1;
+    core.stats.wait_steps_max = std::max(core.stats.wait_steps_max, thread->wait_steps);
   }
 }
 
-// The strategy's choice among core.runnable (not empty, id order). Mutex held.
-SimThread* pick(SimCore& core, const SimThread& self) {
-  READYPORT_ASSERT(!core.runnable.empty());
-  if (core.runnable.size() == 1) return core.runnable.front();
-  switch (core.options.strategy) {
-    case SimStrategy::kRandom:
-      return core.runnable[core.rng.below(core.runnable.size())];
-    case SimStrategy::kPct:
-      // The runnable thread with the highest priority.
-      for (const std::uint32_t id : core.priorities) {
-        SimThread* thread = core.threads[id - 1].get();
-        if (thread->state == SimThreadState::kRunnable) return thread;
-      }
-      READYPORT_UNREACHABLE();
-    case SimStrategy::kRoundRobin:
-      // The first runnable thread after self in id order, wrapping around.
-      for (SimThread* thread : core.runnable) {
-        if (thread->id > self.id) return thread;
-      }
-      return core.runnable.front();
+// Gives the baton to `next` (core.running names it already). Returns when self holds the baton
+// again, or at once when self finished (kFibers: its entry then switches away for good).
+void hand_over(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self,
+               SimThread& next, bool finished) {
+  if (core.options.mechanism == SimMechanism::kThreads) {
+    next.turn.notify_one();
+    if (finished) return;
+    self.turn.wait(held, [&] { return core.running == self.id; });
+    return;
   }
-  READYPORT_UNREACHABLE();
+  if (finished) return;
+  held.unlock();  // one OS thread: the next fiber takes it
+  enter(core, &next);
+  internal::SimFiber::switch_to(self.fiber, next.fiber);
+  held.lock();
+  READYPORT_ASSERT(core.running == self.id);
 }
 
 void trace_pick(SimCore& core, const SimThread& self, const SimThread& next, const char* at) {
@@ -312,14 +287,14 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
   if (core.stats.steps > core.options.steps_max) {
     end_run(core, self, SimOutcome::kStepLimit);
     if (finished) return;
-    wait_forever(held, self);
+    wait_forever(core, held, self);
   }
   if (core.options.tick_ns > 0) {
     core.now_ns.store(core.now_ns.load(std::memory_order_relaxed) + core.options.tick_ns,
                       std::memory_order_relaxed);
     release_expired(core, nullptr);
   }
-  if (core.options.strategy == SimStrategy::kPct) pct_change(core, self);
+  internal::strategy_step(core, self);
   collect_runnable(core);
   if (core.runnable.empty()) {
     if (!jump_time(core, self)) {
@@ -330,11 +305,12 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
       // unfinished thread waits for something only another parked thread could do.
       end_run(core, self, all_finished ? SimOutcome::kCompleted : SimOutcome::kDeadlock);
       if (finished) return;
-      wait_forever(held, self);
+      wait_forever(core, held, self);
     }
     collect_runnable(core);
   }
-  SimThread* next = pick(core, self);
+  SimThread* next = internal::strategy_pick(core, self);
+  count_waits(core, *next);
   if (core.runnable.size() > 1) core.stats.decisions += 1;
   for (int shift = 0; shift < 32; shift += 8) {
     const auto byte = static_cast<std::uint8_t>(next->id >> shift);
@@ -345,13 +321,28 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
   if (next == &self) return;
   core.stats.switches += 1;
   core.running = next->id;
-  next->turn.notify_one();
+  hand_over(core, held, self, *next, finished);
   if (finished) return;
-  self.turn.wait(held, [&] { return core.running == self.id; });
   READYPORT_ASSERT(self.state == SimThreadState::kRunnable);
 }
 
-// The body of every logical thread's real thread.
+// A logical thread's end: finished, joiners released, one last step. Mutex held.
+void finish_thread(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self) {
+  self.state = SimThreadState::kFinished;
+  self.last_call = "finish";
+  for (const auto& thread : core.threads) {
+    if (thread->state == SimThreadState::kParked && thread->join_target == self.id) {
+      thread->state = SimThreadState::kRunnable;
+    }
+  }
+  if (tracing(core)) {
+    core.line = "sched.finish";
+    trace_line(core, self.id);
+  }
+  step(core, held, self, "finish");
+}
+
+// kThreads: the body of every logical thread's real thread.
 void thread_main(std::shared_ptr<SimCore> core_owner, SimThread* self) {
   SimCore& core = *core_owner;
   tls_core = &core;
@@ -363,21 +354,26 @@ void thread_main(std::shared_ptr<SimCore> core_owner, SimThread* self) {
   self->body();
   self->body = nullptr;  // destroys the captures while this thread still holds the baton
   std::unique_lock<std::mutex> held(core.mutex);
-  self->state = SimThreadState::kFinished;
-  self->last_call = "finish";
-  for (const auto& thread : core.threads) {
-    if (thread->state == SimThreadState::kParked && thread->join_target == self->id) {
-      thread->state = SimThreadState::kRunnable;
-    }
-  }
-  if (tracing(core)) {
-    core.line = "sched.finish";
-    trace_line(core, self->id);
-  }
-  step(core, held, *self, "finish");
+  finish_thread(core, held, *self);
   held.unlock();
   tls_core = nullptr;
   tls_thread = nullptr;
+}
+
+// kFibers: the entry of every logical thread's fiber, on its own stack. Its last switch goes to
+// the thread that runs next, or to run()'s context when the run is over; nothing resumes it.
+void fiber_main(void* argument) {
+  auto* self = static_cast<SimThread*>(argument);
+  SimCore& core = *self->core;
+  self->body();
+  self->body = nullptr;  // destroys the captures while this fiber still holds the baton
+  std::unique_lock<std::mutex> held(core.mutex);
+  finish_thread(core, held, *self);
+  const std::uint32_t next_id = core.running;  // 0: the run is over
+  SimThread* next = next_id == 0 ? nullptr : core.threads[next_id - 1].get();
+  held.unlock();
+  enter(core, next);
+  internal::SimFiber::switch_final(self->fiber, next == nullptr ? core.host : next->fiber);
 }
 
 // Creates logical thread `name` (runnable, waiting for the baton). Mutex held.
@@ -392,23 +388,45 @@ Result<SimThread*> create_thread(const std::shared_ptr<SimCore>& core_owner, std
   auto thread = std::make_unique<SimThread>();
   thread->id = static_cast<std::uint32_t>(core.threads.size()) + 1;
   thread->name = std::string(name);
+  thread->core = &core;
   thread->body = std::move(body);
   SimThread* raw = thread.get();
-  try {
-    raw->thread = std::thread(thread_main, core_owner, raw);
-  } catch (const std::system_error& error) {
-    return Status(StatusCode::kResourceExhausted, "SimScheduler: cannot start a real thread for '" +
-                                                      std::string(name) + "': " + error.what());
+  if (core.options.mechanism == SimMechanism::kFibers) {
+    const Status started = raw->fiber.start(core.options.stack_bytes, &fiber_main, raw);
+    if (!started.ok()) return started;
+  } else {
+    try {
+      raw->thread = std::thread(thread_main, core_owner, raw);
+    } catch (const std::system_error& error) {
+      return Status(StatusCode::kResourceExhausted,
+                    "SimScheduler: cannot start a real thread for '" + std::string(name) +
+                        "': " + error.what());
+    }
   }
   core.threads.push_back(std::move(thread));
-  if (core.options.strategy == SimStrategy::kPct) {
-    // A uniform position among the existing priorities: over all threads, a uniform permutation.
-    const std::uint64_t position = core.rng.below(core.priorities.size() + 1);
-    core.priorities.insert(core.priorities.begin() + static_cast<std::ptrdiff_t>(position),
-                           raw->id);
-  }
+  internal::strategy_thread_added(core, *raw);
   core.stats.threads_started += 1;
   return raw;
+}
+
+// kFibers: runs the logical threads on this OS thread from `main` until the run ends; then
+// keeps the stacks of the abandoned ones (see "Ends of a run"). Mutex held on entry and return.
+void run_fibers(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& main) {
+  core.host_tls_core = tls_core;
+  core.host_tls_thread = tls_thread;
+  core.host_locals = fake_internal::logical_locals_activate(nullptr);
+  fake_internal::logical_locals_activate(core.host_locals);
+  held.unlock();
+  enter(core, &main);
+  internal::SimFiber::switch_to(core.host, main.fiber);
+  // Back on this OS thread's own context: every thread finished, or the run was abandoned.
+  held.lock();
+  READYPORT_ASSERT(core.outcome != SimOutcome::kRunning && core.running == 0);
+  READYPORT_ASSERT(tls_core == core.host_tls_core && tls_thread == core.host_tls_thread);
+  core.host.release_thread();
+  for (const auto& thread : core.threads) {
+    if (thread->state != SimThreadState::kFinished) thread->fiber.abandon();
+  }
 }
 
 class SimThreadHandle final : public Thread {
@@ -470,28 +488,37 @@ void SimThreadHandle::join() {
 
 }  // namespace
 
-const char* sim_strategy_name(SimStrategy strategy) {
-  switch (strategy) {
-    case SimStrategy::kRandom:
-      return "random";
-    case SimStrategy::kPct:
-      return "pct";
-    case SimStrategy::kRoundRobin:
-      return "round_robin";
+const char* sim_mechanism_name(SimMechanism mechanism) {
+  switch (mechanism) {
+    case SimMechanism::kThreads:
+      return "threads";
+    case SimMechanism::kFibers:
+      return "fibers";
   }
   READYPORT_UNREACHABLE();
 }
 
-bool sim_strategy_parse(std::string_view name, SimStrategy* strategy_out) {
-  READYPORT_ASSERT(strategy_out != nullptr);
-  for (const SimStrategy strategy :
-       {SimStrategy::kRandom, SimStrategy::kPct, SimStrategy::kRoundRobin}) {
-    if (name == sim_strategy_name(strategy)) {
-      *strategy_out = strategy;
+bool sim_mechanism_parse(std::string_view name, SimMechanism* mechanism_out) {
+  READYPORT_ASSERT(mechanism_out != nullptr);
+  for (const SimMechanism mechanism : {SimMechanism::kThreads, SimMechanism::kFibers}) {
+    if (name == sim_mechanism_name(mechanism)) {
+      *mechanism_out = mechanism;
       return true;
     }
   }
   return false;
+}
+
+bool sim_mechanism_available(SimMechanism mechanism) {
+  return mechanism == SimMechanism::kThreads || internal::sim_fibers_available();
+}
+
+SimMechanism sim_mechanism_default() {
+#if defined(_WIN32)
+  return SimMechanism::kThreads;  // Win32 fibers work but are not the default: see the header
+#else
+  return internal::sim_fibers_available() ? SimMechanism::kFibers : SimMechanism::kThreads;
+#endif
 }
 
 const char* sim_outcome_name(SimOutcome outcome) {
@@ -514,15 +541,9 @@ SimScheduler::SimScheduler(SimOptions options)
     : core_(std::make_shared<internal::SimCore>(options)) {
   READYPORT_ASSERT(options.threads_max >= 1);
   READYPORT_ASSERT(options.steps_max >= 1);
-  if (options.strategy == SimStrategy::kPct) {
-    READYPORT_ASSERT(options.pct_depth >= 1);
-    READYPORT_ASSERT(options.pct_steps_estimate >= 1);
-    // d - 1 change points, uniform in [1, k], sorted (duplicates allowed: they act once).
-    for (std::uint32_t i = 1; i < options.pct_depth; ++i) {
-      core_->change_points.push_back(1 + core_->rng.below(options.pct_steps_estimate));
-    }
-    std::sort(core_->change_points.begin(), core_->change_points.end());
-  }
+  READYPORT_ASSERT(options.stack_bytes >= kSimStackBytesMin);
+  std::lock_guard<std::mutex> guard(core_->mutex);
+  internal::strategy_init(*core_);
 }
 
 SimScheduler::~SimScheduler() {
@@ -549,10 +570,20 @@ Status SimScheduler::run(std::function<void()> main_body) {
   SimCore& core = *core_;
   READYPORT_ASSERT(current_thread(core) == nullptr);  // not from a logical thread
   READYPORT_ASSERT(main_body != nullptr);
+  const bool fibers = core.options.mechanism == SimMechanism::kFibers;
+  if (!sim_mechanism_available(core.options.mechanism)) {
+    return Status(StatusCode::kFailedPrecondition,
+                  std::string("SimScheduler: mechanism '") +
+                      sim_mechanism_name(core.options.mechanism) + "' is not available here");
+  }
   std::vector<std::thread> finished;
   {
     std::unique_lock<std::mutex> held(core.mutex);
     READYPORT_ASSERT(core.outcome == SimOutcome::kNotRun);  // run() is called once
+    if (fibers) {
+      const Status adopted = core.host.adopt_thread();
+      if (!adopted.ok()) return adopted;
+    }
     core.outcome = SimOutcome::kRunning;
     if (tracing(core)) {
       core.line = "sched.params " + parameters_locked(core);
@@ -561,12 +592,17 @@ Status SimScheduler::run(std::function<void()> main_body) {
     Result<SimThread*> main = create_thread(core_, "main", std::move(main_body));
     if (!main.ok()) {
       core.outcome = SimOutcome::kNotRun;
+      if (fibers) core.host.release_thread();
       return main.status();
     }
     READYPORT_ASSERT(main.value()->id == 1);
     core.running = 1;
-    main.value()->turn.notify_one();
-    core.done.wait(held, [&] { return core.outcome != SimOutcome::kRunning; });
+    if (fibers) {
+      run_fibers(core, held, *main.value());
+    } else {
+      main.value()->turn.notify_one();
+      core.done.wait(held, [&] { return core.outcome != SimOutcome::kRunning; });
+    }
     if (core.outcome == SimOutcome::kCompleted) {
       for (const auto& thread : core.threads) {
         READYPORT_ASSERT(thread->state == SimThreadState::kFinished);

@@ -27,15 +27,24 @@ std::unique_ptr<Thread> start(Runtime& runtime, std::string_view name, std::func
   return std::move(thread).value();
 }
 
+// The mechanism of the test running now (every test runs under both; gtest runs one at a time).
+SimMechanism g_mechanism = SimMechanism::kThreads;
+
+class SimSchedulerTest : public ::testing::TestWithParam<SimMechanism> {
+ protected:
+  void SetUp() override { g_mechanism = GetParam(); }
+};
+
 SimOptions options_for(std::uint64_t seed, SimStrategy strategy, Trace* trace = nullptr) {
   SimOptions options;
   options.seed = seed;
   options.strategy = strategy;
   options.trace = trace;
+  options.mechanism = g_mechanism;
   return options;
 }
 
-TEST(SimScheduler, MainBodyIsThreadOneAndChildrenNumberInStartOrder) {
+TEST_P(SimSchedulerTest, MainBodyIsThreadOneAndChildrenNumberInStartOrder) {
   SimScheduler sim(options_for(1, SimStrategy::kRandom));
   EXPECT_EQ(sim.thread_current(), 0u);
   std::vector<std::uint32_t> seen(4, 99);
@@ -54,7 +63,7 @@ TEST(SimScheduler, MainBodyIsThreadOneAndChildrenNumberInStartOrder) {
   EXPECT_EQ(sim.thread_current(), 0u);
 }
 
-TEST(SimScheduler, ExactlyOneThreadRunsBetweenPoints) {
+TEST_P(SimSchedulerTest, ExactlyOneThreadRunsBetweenPoints) {
   for (const SimStrategy strategy :
        {SimStrategy::kRandom, SimStrategy::kPct, SimStrategy::kRoundRobin}) {
     SimScheduler sim(options_for(7, strategy));
@@ -85,7 +94,7 @@ TEST(SimScheduler, ExactlyOneThreadRunsBetweenPoints) {
   }
 }
 
-TEST(SimScheduler, RoundRobinSwitchesAtEveryPoint) {
+TEST_P(SimSchedulerTest, RoundRobinSwitchesAtEveryPoint) {
   SimScheduler sim(options_for(0, SimStrategy::kRoundRobin));
   ParkHarness harness(sim);
   std::vector<std::uint32_t> order;
@@ -105,7 +114,7 @@ TEST(SimScheduler, RoundRobinSwitchesAtEveryPoint) {
   EXPECT_EQ(order, (std::vector<std::uint32_t>{2, 3, 2, 3, 2, 3}));
 }
 
-TEST(SimScheduler, JoinParksUntilTheTargetFinished) {
+TEST_P(SimSchedulerTest, JoinParksUntilTheTargetFinished) {
   SimScheduler sim(options_for(3, SimStrategy::kRandom));
   ParkHarness harness(sim);
   bool child_done = false;
@@ -122,7 +131,7 @@ TEST(SimScheduler, JoinParksUntilTheTargetFinished) {
   EXPECT_TRUE(seen_done_after_join);
 }
 
-TEST(SimScheduler, TimedWaitEndsAtItsVirtualDeadlineExactly) {
+TEST_P(SimSchedulerTest, TimedWaitEndsAtItsVirtualDeadlineExactly) {
   SimScheduler sim(options_for(11, SimStrategy::kRandom));
   ParkHarness harness(sim);
   ParkHarness::Event never;
@@ -154,7 +163,7 @@ TEST(SimScheduler, TimedWaitEndsAtItsVirtualDeadlineExactly) {
   EXPECT_EQ(sim.stats().time_jumps, 2u);
 }
 
-TEST(SimScheduler, WakeBeforeParkReturnsWokenAtOnce) {
+TEST_P(SimSchedulerTest, WakeBeforeParkReturnsWokenAtOnce) {
   SimScheduler sim(options_for(5, SimStrategy::kRandom));
   ParkHarness harness(sim);
   ParkHarness::Event event;
@@ -168,7 +177,7 @@ TEST(SimScheduler, WakeBeforeParkReturnsWokenAtOnce) {
   EXPECT_EQ(sim.stats().parks, 0u);
 }
 
-TEST(SimScheduler, DeadlockOfTwoLocksTakenInOppositeOrderIsReported) {
+TEST_P(SimSchedulerTest, DeadlockOfTwoLocksTakenInOppositeOrderIsReported) {
   // Round robin makes both threads take their first lock before either takes its second.
   SimScheduler sim(options_for(0, SimStrategy::kRoundRobin));
   ParkHarness harness(sim);
@@ -204,7 +213,7 @@ TEST(SimScheduler, DeadlockOfTwoLocksTakenInOppositeOrderIsReported) {
   // The scheduler (and the abandoned threads' state) is destroyed safely at scope end.
 }
 
-TEST(SimScheduler, StepLimitEndsASpinningRun) {
+TEST_P(SimSchedulerTest, StepLimitEndsASpinningRun) {
   SimOptions options = options_for(9, SimStrategy::kRandom);
   options.steps_max = 500;
   SimScheduler sim(options);
@@ -223,7 +232,7 @@ TEST(SimScheduler, StepLimitEndsASpinningRun) {
   EXPECT_EQ(sim.stats().steps, 501u);
 }
 
-TEST(SimScheduler, TickMovesTheClockForThreadsThatNeverPark) {
+TEST_P(SimSchedulerTest, TickMovesTheClockForThreadsThatNeverPark) {
   // A thread spins on the clock while another waits 50 us: with tick_ns the spinner's steps move
   // time, so the waiter's deadline comes although the spinner never parks.
   SimOptions options = options_for(6, SimStrategy::kRandom);
@@ -249,7 +258,7 @@ TEST(SimScheduler, TickMovesTheClockForThreadsThatNeverPark) {
   EXPECT_EQ(sim.stats().time_jumps, 0u);
 }
 
-TEST(SimScheduler, ThreadStartOutsideRunAndPastTheLimitFails) {
+TEST_P(SimSchedulerTest, ThreadStartOutsideRunAndPastTheLimitFails) {
   SimOptions options = options_for(2, SimStrategy::kRandom);
   options.threads_max = 2;
   SimScheduler sim(options);
@@ -265,7 +274,7 @@ TEST(SimScheduler, ThreadStartOutsideRunAndPastTheLimitFails) {
   EXPECT_EQ(third.code(), StatusCode::kResourceExhausted);
 }
 
-TEST(SimScheduler, ThreadZeroOutsideRunBehavesInline) {
+TEST_P(SimSchedulerTest, ThreadZeroOutsideRunBehavesInline) {
   SimScheduler sim(options_for(4, SimStrategy::kRandom));
   ParkHarness harness(sim);
   ParkHarness::Event event;
@@ -308,7 +317,7 @@ std::uint64_t harness_trace_hash(std::uint64_t seed, SimStrategy strategy, std::
   return trace.hash();
 }
 
-TEST(SimScheduler, SameSeedSameTraceDifferentSeedsDifferentTraces) {
+TEST_P(SimSchedulerTest, SameSeedSameTraceDifferentSeedsDifferentTraces) {
   const test::SeedLoop seeds = test::seed_loop(0, 50);  // or READYPORT_SEED's (seed_env.hpp)
   ASSERT_TRUE(seeds.ok()) << seeds.error();
   for (const SimStrategy strategy : {SimStrategy::kRandom, SimStrategy::kPct}) {
@@ -330,7 +339,7 @@ TEST(SimScheduler, SameSeedSameTraceDifferentSeedsDifferentTraces) {
   }
 }
 
-TEST(SimScheduler, PctParametersComeFromTheSeed) {
+TEST_P(SimSchedulerTest, PctParametersComeFromTheSeed) {
   SimOptions options = options_for(1234, SimStrategy::kPct);
   options.pct_depth = 4;
   options.pct_steps_estimate = 100;
@@ -386,7 +395,7 @@ PlantedRun run_planted(std::uint64_t seed, SimStrategy strategy, std::uint64_t e
   return {hit, sim.stats().steps};
 }
 
-TEST(SimScheduler, PctFindsADepthTwoBugThatRandomRarelyFinds) {
+TEST_P(SimSchedulerTest, PctFindsADepthTwoBugThatRandomRarelyFinds) {
   const std::uint64_t estimate = run_planted(0, SimStrategy::kRoundRobin, 1).steps;
   constexpr std::uint64_t kSeeds = 2000;
   const test::SeedLoop seeds = test::seed_loop(0, kSeeds);  // or READYPORT_SEED's
@@ -412,6 +421,12 @@ TEST(SimScheduler, PctFindsADepthTwoBugThatRandomRarelyFinds) {
   EXPECT_GT(pct_hits, random_hits);
   EXPECT_GE(pct_hits, kSeeds / (4 * estimate));  // the PCT bound is 1/(n k) with n = 3
 }
+
+INSTANTIATE_TEST_SUITE_P(Mechanisms, SimSchedulerTest,
+                         ::testing::Values(SimMechanism::kThreads, SimMechanism::kFibers),
+                         [](const ::testing::TestParamInfo<SimMechanism>& param) {
+                           return std::string(sim_mechanism_name(param.param));
+                         });
 
 }  // namespace
 }  // namespace readyport

@@ -69,11 +69,11 @@
 // Codes by os_error_name(). No addresses, no times: the text is stable.
 //
 // LAST ERROR: an injected failure of a call that reports through last_error() (post, create
-// port, recv, send, accept) is held in a per-OS-thread slot (thread_local: the owning FaultyOs
-// and the code). last_error() on that thread returns it, without calling the inner Os, until
+// port, recv, send, accept) is held in a per-logical-thread slot (logical_locals.hpp: the
+// owning FaultyOs and the code; per OS thread with real threads, per fiber under SimScheduler's
+// fiber mechanism). last_error() on that thread returns it, without calling the inner Os, until
 // that thread's next call through this FaultyOs, which clears it first (every method does,
-// through ForwardingOs::before_call). This assumes one logical thread = one OS thread, true for
-// SimScheduler and FreeRuntime. A thread with no injected error gets the inner last_error().
+// through ForwardingOs::before_call). A thread with no injected error gets the inner last_error().
 // The destructor clears the destroying thread's slot only: destroy a FaultyOs after the other
 // threads that used it have ended (as os.hpp requires anyway), or a new FaultyOs at the same
 // address could see their stale slots.

@@ -72,6 +72,11 @@ struct ScenarioRunOptions {
   std::uint32_t pct_depth = 3;
   std::uint64_t pct_steps_estimate = 120;  // about the steps of one run of the default shape
   std::uint64_t steps_max = 200'000;
+  // kDelayBounded's delays and kFair's window (SimOptions), for the strategies that use them.
+  std::uint32_t delay_bound = 2;
+  std::uint64_t fair_window = 64;
+  // How the logical threads run: the trace and schedule are the same under either.
+  SimMechanism mechanism = sim_mechanism_default();
   TraceOptions trace;  // keep_full for the text, or only the hash and a tail
   ScenarioShape shape;
 };

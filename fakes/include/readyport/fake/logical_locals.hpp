@@ -1,0 +1,32 @@
+// readyport/fake/logical_locals.hpp: fakes internals. State that Windows keeps per thread (the
+// last error, FaultyOs's injected last error), kept per *logical* thread.
+//
+// Why: SimScheduler's fiber mechanism runs every logical thread of a run on one OS thread, so a
+// plain thread_local would be shared by all of them. Each OS thread has its own LogicalLocals
+// (thread_local) and a pointer to the active one; a scheduler that multiplexes logical threads on
+// one OS thread points it at the running logical thread's own slot at every switch
+// (logical_locals_activate), and back when it returns to the OS thread's own context. With real
+// threads (FreeRuntime, InlineRuntime, SimScheduler's thread mechanism) nothing is activated and
+// each OS thread uses its own slot, as before.
+//
+// Not a public API. Threading: any thread; each OS thread sees its active slot. No globals.
+#pragma once
+
+#include <cstdint>
+
+namespace readyport::fake_internal {
+
+struct LogicalLocals {
+  std::uint32_t last_error = 0;            // FakeOs's GetLastError value (fake_last_error.hpp)
+  const void* injected_owner = nullptr;    // FaultyOs that injected `injected_code`, or null
+  std::uint32_t injected_code = 0;         // FaultyOs's injected last error
+};
+
+// The calling logical thread's slot: the active one on this OS thread, else the OS thread's own.
+LogicalLocals& logical_locals();
+
+// Makes `slot` the calling OS thread's active slot (null: its own again); returns the previous
+// one, to restore. `slot` must outlive its activation. For schedulers only.
+LogicalLocals* logical_locals_activate(LogicalLocals* slot);
+
+}  // namespace readyport::fake_internal
