@@ -51,7 +51,8 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
   if (Status s = json_field_string(object, where, "strategy", &text); !s.ok()) return s;
   if (!stress_strategy_parse(text, &options.strategy)) {
     return Status(StatusCode::kInvalidArgument,
-                  std::string(where) + ".strategy: '" + text + "' is not random, pct or mixed");
+                  std::string(where) + ".strategy: '" + text +
+                      "' is not random, pct, delay_bounded, fair, mixed or portfolio");
   }
   std::uint64_t number = 0;
   if (Status s = json_field_u64(object, where, "pct_depth", 1, kDepthMax, &number); !s.ok()) return s;

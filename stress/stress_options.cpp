@@ -123,9 +123,13 @@ struct Parser {
 
     // How each seed runs.
     CLI::Option* strategy =
-        app.add_option("--strategy", strategy_text, "random | pct | mixed (default: even seeds random, odd pct)")
-            ->check(CLI::IsMember({"random", "pct", "mixed"}));
-    CLI::Option* depth = cli_add_number(app, "--depth", &o.pct_depth, 1, kDepthMax, "PCT depth (default 3)");
+        app.add_option("--strategy", strategy_text,
+                       "random | pct | delay_bounded | fair | mixed (even seeds random, odd pct) | "
+                       "portfolio (seed % 4: random, pct, delay_bounded, fair; default)")
+            ->check(CLI::IsMember({"random", "pct", "delay_bounded", "fair", "mixed", "portfolio"}));
+    CLI::Option* depth = cli_add_number(app, "--depth", &o.pct_depth, 1, kDepthMax,
+                                         "PCT depth d (d - 1 change points; delay_bounded: d - 1 "
+                                         "delays; default 3)");
     CLI::Option* runtime =
         app.add_option("--runtime", runtime_text,
                        "sim (SimScheduler, replayable; default) | free (real threads)")
@@ -372,6 +376,9 @@ const char* stress_strategy_name(StressStrategy strategy) {
     case StressStrategy::kRandom: return "random";
     case StressStrategy::kPct: return "pct";
     case StressStrategy::kMixed: return "mixed";
+    case StressStrategy::kDelayBounded: return "delay_bounded";
+    case StressStrategy::kFair: return "fair";
+    case StressStrategy::kPortfolio: return "portfolio";
   }
   READYPORT_UNREACHABLE();
 }
@@ -409,7 +416,9 @@ const char* stress_trace_format_name(StressTraceFormat format) {
 }
 
 bool stress_strategy_parse(std::string_view text, StressStrategy* strategy_out) {
-  for (StressStrategy s : {StressStrategy::kRandom, StressStrategy::kPct, StressStrategy::kMixed}) {
+  for (StressStrategy s : {StressStrategy::kRandom, StressStrategy::kPct, StressStrategy::kMixed,
+                           StressStrategy::kDelayBounded, StressStrategy::kFair,
+                           StressStrategy::kPortfolio}) {
     if (text == stress_strategy_name(s)) {
       *strategy_out = s;
       return true;

@@ -43,9 +43,12 @@ namespace readyport {
 
 // How a seed's schedule is chosen.
 enum class StressStrategy : std::uint8_t {
-  kRandom,  // SimStrategy::kRandom for every seed
-  kPct,     // SimStrategy::kPct for every seed
-  kMixed,   // even seeds random, odd seeds PCT (the default)
+  kRandom,        // SimStrategy::kRandom for every seed
+  kPct,           // SimStrategy::kPct for every seed
+  kMixed,         // even seeds random, odd seeds PCT (the default before the portfolio)
+  kDelayBounded,  // SimStrategy::kDelayBounded (depth - 1 delays) for every seed
+  kFair,          // SimStrategy::kFair for every seed
+  kPortfolio,     // by seed % 4: random, PCT, delay-bounded, fair (the default)
 };
 
 // Where the engine's threads run.
@@ -79,7 +82,7 @@ struct StressOptions {
   std::uint32_t shard_index = 0;   // 0-based; seeds whose offset % shard_count == shard_index
   std::uint32_t shard_count = 1;
   bool seed_given = false;         // --seed: one seed, not the main job (no corpus by default)
-  StressStrategy strategy = StressStrategy::kMixed;
+  StressStrategy strategy = StressStrategy::kPortfolio;
   std::uint32_t pct_depth = 3;
   StressRuntime runtime = StressRuntime::kSim;  // kFree with kWindows
   // --mechanism: how SimScheduler runs the logical threads (same traces either way).

@@ -21,7 +21,28 @@ TEST(StressOptionsTest, DefaultsRunManySeeds) {
   EXPECT_EQ(options.value().first_seed, 1u);
   EXPECT_GT(options.value().seeds, 1u);
   EXPECT_EQ(options.value().shard_count, 1u);
-  EXPECT_EQ(options.value().strategy, StressStrategy::kMixed);
+  EXPECT_EQ(options.value().strategy, StressStrategy::kPortfolio);
+}
+
+// Every strategy name parses back to itself, and each portfolio seed names one of four.
+TEST(StressOptionsTest, StrategiesParseByName) {
+  for (const char* name : {"random", "pct", "delay_bounded", "fair", "mixed", "portfolio"}) {
+    Result<StressOptions> options = parse({"--strategy", name});
+    ASSERT_TRUE(options.ok()) << name << ": " << options.status().to_string();
+    EXPECT_STREQ(stress_strategy_name(options.value().strategy), name);
+  }
+  EXPECT_FALSE(parse({"--strategy", "round_robin"}).ok());
+}
+
+TEST(StressOptionsTest, ThePortfolioDrawsFourStrategiesBySeed) {
+  const StressOptions options;  // the default: the portfolio
+  const SimStrategy expected[] = {SimStrategy::kRandom, SimStrategy::kPct,
+                                  SimStrategy::kDelayBounded, SimStrategy::kFair};
+  for (std::uint64_t seed = 100; seed < 108; ++seed) {
+    const SimStrategy drawn = stress_parameters(options, seed).strategy;
+    EXPECT_EQ(drawn, expected[seed % 4]) << "seed " << seed;
+    EXPECT_EQ(stress_strategy_of(drawn), stress_strategy_of(expected[seed % 4]));
+  }
 }
 
 TEST(StressOptionsTest, SeedRunsExactlyOne) {

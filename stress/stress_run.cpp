@@ -34,8 +34,16 @@ SimStrategy strategy_for(const StressOptions& options, std::uint64_t seed) {
   switch (options.strategy) {
     case StressStrategy::kRandom: return SimStrategy::kRandom;
     case StressStrategy::kPct: return SimStrategy::kPct;
-    // Mixed: both strategies over any range of seeds, and replayable from the seed alone.
+    case StressStrategy::kDelayBounded: return SimStrategy::kDelayBounded;
+    case StressStrategy::kFair: return SimStrategy::kFair;
+    // Mixed and the portfolio: several strategies over any range of seeds, each replayable from
+    // the seed alone.
     case StressStrategy::kMixed: return (seed % 2 == 0) ? SimStrategy::kRandom : SimStrategy::kPct;
+    case StressStrategy::kPortfolio: {
+      constexpr SimStrategy kPortfolio[] = {SimStrategy::kRandom, SimStrategy::kPct,
+                                            SimStrategy::kDelayBounded, SimStrategy::kFair};
+      return kPortfolio[seed % 4];
+    }
   }
   READYPORT_UNREACHABLE();
 }
@@ -155,6 +163,7 @@ struct World {
     sim_options.seed = parameters.seed;
     sim_options.strategy = parameters.strategy;
     sim_options.pct_depth = options.pct_depth;
+    sim_options.delay_bound = options.pct_depth - 1;  // depth d: d - 1 preemptions, as PCT
     // About the length of a run of this size (PCT spreads its change points over it).
     sim_options.pct_steps_estimate = 4000 + 800ULL * parameters.workload.clients;
     sim_options.steps_max = options.steps_max;
@@ -318,6 +327,17 @@ SeedParameters stress_parameters(const StressOptions& options, std::uint64_t see
   if (w.peers == 0) w.weight_peer = 0;
   parameters.plan = plan_for(options, seed, parameters.workload.mode);
   return parameters;
+}
+
+StressStrategy stress_strategy_of(SimStrategy strategy) {
+  switch (strategy) {
+    case SimStrategy::kRandom: return StressStrategy::kRandom;
+    case SimStrategy::kPct: return StressStrategy::kPct;
+    case SimStrategy::kDelayBounded: return StressStrategy::kDelayBounded;
+    case SimStrategy::kFair: return StressStrategy::kFair;
+    case SimStrategy::kRoundRobin: break;
+  }
+  READYPORT_UNREACHABLE();
 }
 
 std::string stress_parameters_line(const SeedParameters& p) {

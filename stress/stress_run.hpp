@@ -54,6 +54,10 @@ SeedParameters stress_parameters(const StressOptions& options, std::uint64_t see
 // One line, "seed=.. strategy=.. clients=.. ... fake=[..] faults=..", printed with every failure.
 std::string stress_parameters_line(const SeedParameters& parameters);
 
+// The StressStrategy that runs every seed with `strategy` (a seed's drawn strategy, pinned).
+// kRoundRobin has none: it asserts.
+StressStrategy stress_strategy_of(SimStrategy strategy);
+
 // A named count: coverage rows and faults fired, in a fixed order.
 using NamedCounts = std::vector<std::pair<std::string, std::uint64_t>>;
 

@@ -37,9 +37,7 @@ class Shrinker {
     // Pin what the seed drew, so each step changes one thing: the exact plan and the strategy.
     best_.faults = StressOptions::Faults::kPlan;
     best_.fault_plan = result.original.parameters.plan.to_string();
-    best_.strategy = result.original.parameters.strategy == SimStrategy::kPct
-                         ? StressStrategy::kPct
-                         : StressStrategy::kRandom;
+    best_.strategy = stress_strategy_of(result.original.parameters.strategy);
     const SeedParameters& drawn = result.original.parameters;
     // Passes until nothing shrinks: after a pass that changed nothing, no single fault, site,
     // depth step or workload unit can go (1-minimal over those), unless the budget ran out.
@@ -162,11 +160,12 @@ class Shrinker {
     }
   }
 
-  // The schedule: a lower PCT depth (fewer priority change points); a random schedule is tried
-  // as PCT of depth 1..kPctDepthTriedMax (runs to a block between change points: few
-  // preemptions).
+  // The schedule: a lower depth (fewer PCT change points, fewer delays); a random or fair
+  // schedule is tried as PCT of depth 1..kPctDepthTriedMax (runs to a block between change
+  // points: few preemptions).
   bool shrink_schedule() {
-    if (best_.strategy == StressStrategy::kPct) {
+    if (best_.strategy == StressStrategy::kPct ||
+        best_.strategy == StressStrategy::kDelayBounded) {
       for (std::uint32_t depth = 1; depth < best_.pct_depth; ++depth) {
         StressOptions candidate = best_;
         candidate.pct_depth = depth;

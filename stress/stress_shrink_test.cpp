@@ -102,8 +102,7 @@ TEST(StressShrinkTest, TheFiredHitsOfARealSeedReplayItExactly) {
     pinned.faults = StressOptions::Faults::kPlan;
     pinned.fault_plan = drawn.fired_hits;
     if (drawn.fired_hits == "none") pinned.faults = StressOptions::Faults::kOff;
-    pinned.strategy = drawn.parameters.strategy == SimStrategy::kPct ? StressStrategy::kPct
-                                                                     : StressStrategy::kRandom;
+    pinned.strategy = stress_strategy_of(drawn.parameters.strategy);
     const SeedReport replayed = stress_run_seed(pinned, seed);
     EXPECT_EQ(replayed.trace_hash, drawn.trace_hash) << "seed " << seed;
     EXPECT_EQ(replayed.fired_hits, drawn.fired_hits) << "seed " << seed;

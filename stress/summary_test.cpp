@@ -64,7 +64,7 @@ TEST(SummaryJsonTest, ListsEveryFailureWithItsBundle) {
   EXPECT_EQ(json["failures"][3]["source"], "corpus");
   EXPECT_EQ(json["failures"][3]["entry"], "seed-251.json");
   EXPECT_EQ(json["corpus"]["failed"], 1);
-  EXPECT_EQ(json["options"]["strategy"], "mixed");
+  EXPECT_EQ(json["options"]["strategy"], "portfolio");
   // The coverage rows and the faults fired, split; every zero row named.
   EXPECT_TRUE(json["coverage"].contains("handler_entered"));
   EXPECT_TRUE(json["faults_fired"].contains("psn.call_fails"));
