@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "readyport/fake/sim_scenario.hpp"
+#include "sim_scenario.hpp"
 #include "seed_env.hpp"
 
 namespace readyport {

@@ -10,7 +10,7 @@
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/free_runtime.hpp"
 #include "readyport/fake/recording_os.hpp"
-#include "readyport/fake/sim_scenario.hpp"
+#include "sim_scenario.hpp"
 #include "seed_env.hpp"
 #include "sim_harness.hpp"
 

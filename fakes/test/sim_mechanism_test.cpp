@@ -14,7 +14,7 @@
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/fake/faulty_os.hpp"
-#include "readyport/fake/sim_scenario.hpp"
+#include "sim_scenario.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
 #include "seed_env.hpp"
 

@@ -17,7 +17,7 @@
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/free_runtime.hpp"
 #include "readyport/fake/inline_runtime.hpp"
-#include "readyport/fake/sim_scenario.hpp"
+#include "sim_scenario.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
 
 namespace readyport {

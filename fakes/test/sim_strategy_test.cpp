@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "readyport/fake/sim_scenario.hpp"
+#include "sim_scenario.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
 #include "seed_env.hpp"
 

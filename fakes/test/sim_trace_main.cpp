@@ -20,7 +20,7 @@
 #include <string>
 
 #include "cli_number.hpp"
-#include "readyport/fake/sim_scenario.hpp"
+#include "sim_scenario.hpp"
 #include "readyport/version.hpp"
 
 namespace {

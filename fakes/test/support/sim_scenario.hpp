@@ -1,4 +1,4 @@
-// readyport/fake/sim_scenario.hpp: the standard multi-threaded scenario of the simulation tests.
+// fakes/test/support/sim_scenario.hpp: the standard multi-threaded scenario of the sim tests.
 //
 // Three dequeuer threads wait on one completion port (ProcessSocketNotifications, batches of 2,
 // re-arming the sockets they drained in their next call, as the engine does) while a producer

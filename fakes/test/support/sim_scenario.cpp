@@ -1,5 +1,5 @@
 // The standard multi-threaded scenario. See sim_scenario.hpp.
-#include "readyport/fake/sim_scenario.hpp"
+#include "sim_scenario.hpp"
 
 #include <memory>
 #include <mutex>
