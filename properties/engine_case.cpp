@@ -105,8 +105,8 @@ Status bad(std::string_view what, std::string_view token) {
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' ||
-                           text.back() == '\r'))
+  while (!text.empty() &&
+         (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r'))
     text.remove_suffix(1);
   return text;
 }
@@ -160,8 +160,8 @@ Result<std::uint32_t> parse_events(std::string_view text, std::string_view token
 }
 
 Result<Mode> parse_mode(std::string_view text, std::string_view token) {
-  for (Mode mode : {Mode::kOneshotLevel, Mode::kPersistentLevel, Mode::kPersistentEdge,
-                    Mode::kOneshotEdge}) {
+  for (Mode mode :
+       {Mode::kOneshotLevel, Mode::kPersistentLevel, Mode::kPersistentEdge, Mode::kOneshotEdge}) {
     if (text == mode_name(mode)) return mode;
   }
   return bad("unknown mode '" + std::string(text) + "'", token);
@@ -217,7 +217,8 @@ Result<EngineCommand> parse_command(std::string_view token) {
   if (name == "run") {
     if (inside.size() < 4 || inside.substr(inside.size() - 3) != " ms")
       return bad("expected run(<n> ms)", token);
-    Result<std::uint32_t> ms = parse_number<std::uint32_t>(inside.substr(0, inside.size() - 3), token);
+    Result<std::uint32_t> ms =
+        parse_number<std::uint32_t>(inside.substr(0, inside.size() - 3), token);
     if (!ms.ok()) return ms.status();
     c.kind = K::kRun;
     c.value = ms.value();
@@ -280,7 +281,8 @@ Result<EngineCase> engine_case_parse(std::string_view line) {
     if (!value.ok()) return value.status();
     (index == 1 ? c.workers : c.batch_count) = value.value();
   }
-  if (!seen[0] || !seen[1] || !seen[2]) return bad("expected seed=, workers= and batch=", tokens[0]);
+  if (!seen[0] || !seen[1] || !seen[2])
+    return bad("expected seed=, workers= and batch=", tokens[0]);
   if (c.workers < 1 || c.workers > 8) return bad("workers must be 1..8", tokens[0]);
   if (c.batch_count < 1 || c.batch_count > 4096) return bad("batch must be 1..4096", tokens[0]);
   for (std::size_t i = 1; i < tokens.size(); ++i) {

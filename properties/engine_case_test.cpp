@@ -77,21 +77,21 @@ TEST(EngineCaseLine, AnExampleLine) {
 
 TEST(EngineCaseLine, BadLinesAreRefusedWithTheirToken) {
   const char* const bad[] = {
-      "",                                           // no fields
-      "seed=1 workers=2",                           // batch missing
-      "seed=1 workers=2 batch=4 seed=2",            // twice
-      "seed=-5 workers=2 batch=4",                  // not a decimal uint64
-      "seed=1 workers=0 batch=4",                   // out of range
-      "seed=1 workers=2 batch=4; add(sideways IN)",  // unknown mode
+      "",                                                  // no fields
+      "seed=1 workers=2",                                  // batch missing
+      "seed=1 workers=2 batch=4 seed=2",                   // twice
+      "seed=-5 workers=2 batch=4",                         // not a decimal uint64
+      "seed=1 workers=0 batch=4",                          // out of range
+      "seed=1 workers=2 batch=4; add(sideways IN)",        // unknown mode
       "seed=1 workers=2 batch=4; add(oneshot_level ERR)",  // not an interest
-      "seed=1 workers=2 batch=4; notify(c0, LOUD)",  // unknown event
-      "seed=1 workers=2 batch=4; close(x0)",         // not a connection
-      "seed=1 workers=2 batch=4; arm(psn.nothing)",  // unknown site
-      "seed=1 workers=2 batch=4; run(5)",            // no unit
-      "seed=1 workers=2 batch=4; jump(c0)",          // unknown command
-      "seed=1 workers=2 batch=4; post(1)",           // argument to post
-      "seed=1 workers=2 batch=4; peer_send(c0, 12x)",  // trailing garbage
-      "seed=1 workers=2 batch=4;; post()",           // an empty command
+      "seed=1 workers=2 batch=4; notify(c0, LOUD)",        // unknown event
+      "seed=1 workers=2 batch=4; close(x0)",               // not a connection
+      "seed=1 workers=2 batch=4; arm(psn.nothing)",        // unknown site
+      "seed=1 workers=2 batch=4; run(5)",                  // no unit
+      "seed=1 workers=2 batch=4; jump(c0)",                // unknown command
+      "seed=1 workers=2 batch=4; post(1)",                 // argument to post
+      "seed=1 workers=2 batch=4; peer_send(c0, 12x)",      // trailing garbage
+      "seed=1 workers=2 batch=4;; post()",                 // an empty command
   };
   for (const char* line : bad) {
     const Result<EngineCase> parsed = engine_case_parse(line);
@@ -111,10 +111,10 @@ TEST(EngineCaseLine, ReplayMainReportsABadLineWithExitTwo) {
 
 TEST(EngineCaseLine, ReplayMainRunsACase) {
   std::ostringstream out;
-  EXPECT_EQ(engine_case_replay_main(
-                "seed=3 workers=2 batch=4; add(oneshot_level IN); peer_send(c0, 100); run(5 ms)",
-                out),
-            0)
+  EXPECT_EQ(
+      engine_case_replay_main(
+          "seed=3 workers=2 batch=4; add(oneshot_level IN); peer_send(c0, 100); run(5 ms)", out),
+      0)
       << out.str();
   EXPECT_NE(out.str().find("engine case passed: 1 connections added"), std::string::npos)
       << out.str();

@@ -44,9 +44,8 @@ int engine_case_replay_main(std::string_view case_line, std::ostream& out) {
     out << engine_failure_text(engine_case, r);
     return 1;
   }
-  out << "engine case passed: " << r.adds_ok << " connections added, "
-      << r.echoed_connections << " echoed, " << r.quarantined << " quarantined, " << r.steps
-      << " scheduler steps\n";
+  out << "engine case passed: " << r.adds_ok << " connections added, " << r.echoed_connections
+      << " echoed, " << r.quarantined << " quarantined, " << r.steps << " scheduler steps\n";
   return 0;
 }
 

@@ -70,13 +70,12 @@ std::string property_replay_line(const rc::detail::TestMetadata& metadata,
   // The GoogleTest filter names the running test "Suite.Name" (both may hold '/': a
   // parameterised test's prefix and parameter), not RapidCheck's id "Suite/Name".
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string filter = info == nullptr ? metadata.id
-                                             : std::string(info->test_suite_name()) + "." +
-                                                   info->name();
+  const std::string filter =
+      info == nullptr ? metadata.id : std::string(info->test_suite_name()) + "." + info->name();
   const std::vector<std::string> argv = ::testing::internal::GetArgvs();
   const std::string binary = argv.empty() ? "readyport_properties_test" : argv.front();
-  return "replay: RC_PARAMS=\"reproduce=" + rc::detail::reproduceMapToString(map) + "\" " +
-         binary + " --gtest_filter='" + filter + "'";
+  return "replay: RC_PARAMS=\"reproduce=" + rc::detail::reproduceMapToString(map) + "\" " + binary +
+         " --gtest_filter='" + filter + "'";
 }
 
 }  // namespace readyport::properties

@@ -41,7 +41,9 @@ rc::detail::TestMetadata current_test_metadata();
 
 // For a failed result: the one command that replays it, RapidCheck's reproduce string in
 // RC_PARAMS with this test binary and the running test's --gtest_filter (call it from the test):
-//   replay: RC_PARAMS="reproduce=BchdlNGdvJ3XzVXbg..." build/default/properties/readyport_properties_test --gtest_filter='Suite.Test'
+//   replay: RC_PARAMS="reproduce=BchdlNGdvJ3XzVXbg..."
+//           build/default/properties/readyport_properties_test --gtest_filter='Suite.Test'
+// (one line in the output).
 // "" for a result that is not a failure.
 std::string property_replay_line(const rc::detail::TestMetadata& metadata,
                                  const rc::detail::TestResult& result);

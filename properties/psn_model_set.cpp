@@ -38,8 +38,8 @@ FakeOptions reading_options(FakeOptions options, std::uint32_t readings) {
   options.queued_dropped_on_disable = (readings & 4u) != 0;
   options.remove_separate_packet = (readings & 8u) != 0;
   options.remove_dropped_on_close = (readings & 16u) != 0;
-  options.oneshot_disarm = (readings & 32u) != 0 ? OneshotDisarm::kAtQueue
-                                                 : OneshotDisarm::kAtDequeue;
+  options.oneshot_disarm =
+      (readings & 32u) != 0 ? OneshotDisarm::kAtQueue : OneshotDisarm::kAtDequeue;
   options.second_port_error = kCodePlaceholderFirst + 0;
   options.unregistered_error = kCodePlaceholderFirst + 1;
   options.not_socket_error = kCodePlaceholderFirst + 2;
@@ -78,7 +78,8 @@ PsnModelSet::PsnModelSet(const FakeOptions& base, int sockets_count, int ports_c
   candidates_.reserve(kCombinations);
   for (std::uint32_t readings = 0; readings < kCombinations; ++readings) {
     candidates_.push_back(
-        Candidate{readings, {0, 0, 0},
+        Candidate{readings,
+                  {0, 0, 0},
                   PsnModel(reading_options(base, readings), sockets_count, ports_count)});
   }
 }
@@ -99,7 +100,8 @@ std::string PsnModelSet::readings_text(const std::vector<const Candidate*>& grou
   for (int q = 0; q < kBehaviourQuestions; ++q) {
     const std::uint32_t bit = (first.readings >> q) & 1u;
     bool same = true;
-    for (const Candidate* candidate : group) same = same && ((candidate->readings >> q) & 1u) == bit;
+    for (const Candidate* candidate : group)
+      same = same && ((candidate->readings >> q) & 1u) == bit;
     if (same) add(kBehaviour[q].name, bit != 0 ? kBehaviour[q].other : kBehaviour[q].fake_default);
   }
   for (int q = 0; q < kCodeQuestions; ++q) {
@@ -110,8 +112,8 @@ std::string PsnModelSet::readings_text(const std::vector<const Candidate*>& grou
   return text.empty() ? "any" : text;
 }
 
-std::string PsnModelSet::mismatch(Candidate& candidate, const PsnStep& step,
-                                  const PsnOutcome& want, const PsnOutcome& got) {
+std::string PsnModelSet::mismatch(Candidate& candidate, const PsnStep& step, const PsnOutcome& want,
+                                  const PsnOutcome& got) {
   const std::string at = " after `" + step.command + "`: ";
   if (want.code != got.code) {
     return "code" + at + "model " + std::to_string(want.code) + ", os " + std::to_string(got.code);
@@ -152,7 +154,7 @@ std::string PsnModelSet::mismatch(Candidate& candidate, const PsnStep& step,
 void PsnModelSet::note_overlapped(const PsnOutcome& got) {
   for (const OverlappedEntry& entry : got.entries) {
     if (key_incarnation(entry.completion_key) == 0) continue;
-    const int kind = entry.overlapped == 0 && entry.internal == 0                ? 1
+    const int kind = entry.overlapped == 0 && entry.internal == 0                   ? 1
                      : entry.overlapped == kOverlappedPoison && entry.internal == 0 ? 2
                                                                                     : 3;
     overlapped_seen_ = overlapped_seen_ == 0 || overlapped_seen_ == kind ? kind : 3;

@@ -4,7 +4,7 @@
 //   PsnModelSet models(base_options, kPsnSockets, kPsnPorts);   // 64 readings
 //   std::string failure = models.judge(step, predict, got);     // drops the readings that disagree
 //   if (!failure.empty()) RC_FAIL(failure);                     // none left
-//   for (const PsnAnswer& answer : models.answers()) ...        // questions every survivor agrees on
+//   for (const PsnAnswer& answer : models.answers()) ...        // what every survivor agrees on
 //
 // The six behaviour questions (trigger without ONESHOT/PERSISTENT, key change, a queued packet at
 // DISABLE or closesocket, REMOVE while a packet is queued, closesocket after REMOVE, when a

@@ -3,8 +3,8 @@
 
 namespace readyport::properties {
 
-PsnOsWorld::PsnOsWorld(Os& os, const FakeOptions& model_options, int sockets_count,
-                       int ports_count, std::uint32_t settle_ms)
+PsnOsWorld::PsnOsWorld(Os& os, const FakeOptions& model_options, int sockets_count, int ports_count,
+                       std::uint32_t settle_ms)
     // The rule checkers are unused here (no rule): their disarm setting does not matter.
     : PsnWorld(OneshotDisarm::kAtDequeue, std::nullopt, false),
       os_(os),

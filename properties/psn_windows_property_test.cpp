@@ -50,7 +50,8 @@ FakeOptions model_options(FakeOptions base) {
 using AnswerTotals = std::map<std::string, std::set<std::string>>;
 
 void add_answers(const PsnModelSet& models, AnswerTotals* totals) {
-  for (const PsnAnswer& answer : models.answers()) (*totals)[answer.question].insert(answer.reading);
+  for (const PsnAnswer& answer : models.answers())
+    (*totals)[answer.question].insert(answer.reading);
 }
 
 void print_answers(const AnswerTotals& totals) {
@@ -68,7 +69,8 @@ void print_answers(const AnswerTotals& totals) {
 // One case: a generated command sequence on a fresh world over `os`, judged by every reading.
 void run_case(Os& os, std::uint32_t settle_ms, AnswerTotals* totals) {
   const FakeOptions options = model_options(FakeOptions{});
-  const PsnModel driving(options, kPsnSockets, kPsnPorts);  // draws commands; readings do not matter
+  const PsnModel driving(options, kPsnSockets,
+                         kPsnPorts);  // draws commands; readings do not matter
   PsnOsWorld world(os, options, kPsnSockets, kPsnPorts, settle_ms);
   rc::state::check(driving, world, &psn_os_command_generator);
   const std::size_t left = world.models().size();

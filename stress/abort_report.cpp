@@ -44,7 +44,9 @@ std::string program_of(const StressBundleContext* context) {
   return context->command_line[0];
 }
 
-void write_stderr(const std::string& text) { (void)READYPORT_WRITE_STDERR(text.data(), text.size()); }
+void write_stderr(const std::string& text) {
+  (void)READYPORT_WRITE_STDERR(text.data(), text.size());
+}
 
 extern "C" void on_abort(int signal_number) {
   (void)signal_number;
@@ -62,11 +64,11 @@ extern "C" void on_abort(int signal_number) {
   if (!armed.armed || !armed.bundle) return;
   const SeedParameters parameters = stress_parameters(armed.options, armed.seed);
   const Json bundle = stress_abort_bundle_json(armed.options, parameters, violation, armed.context);
-  const Status written = stress_file_write(armed.context.path, bundle.dump(2) + "\n",
-                                           StressWriteMode::kReplace);
+  const Status written =
+      stress_file_write(armed.context.path, bundle.dump(2) + "\n", StressWriteMode::kReplace);
   if (written.ok()) {
-    write_stderr("  bundle: " + armed.context.path + "\n  replay: " +
-                 bundle["replay"].get<std::string>() + "\n");
+    write_stderr("  bundle: " + armed.context.path +
+                 "\n  replay: " + bundle["replay"].get<std::string>() + "\n");
   } else {
     write_stderr("  bundle not written: " + written.message() + "\n");
   }

@@ -20,8 +20,8 @@ namespace {
 
 std::string compiler_text() {
 #if defined(__clang__)
-  return "Clang " + std::to_string(__clang_major__) + "." + std::to_string(__clang_minor__) +
-         "." + std::to_string(__clang_patchlevel__);
+  return "Clang " + std::to_string(__clang_major__) + "." + std::to_string(__clang_minor__) + "." +
+         std::to_string(__clang_patchlevel__);
 #elif defined(__GNUC__)
   return "GNU " + std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
          std::to_string(__GNUC_PATCHLEVEL__);
@@ -45,8 +45,8 @@ StressBuildInfo stress_build_info() {
 
 std::string stress_version_line() {
   const StressBuildInfo info = stress_build_info();
-  std::string line = "readyport-stress " + info.version + " (commit " + info.commit + ", " +
-                     info.compiler;
+  std::string line =
+      "readyport-stress " + info.version + " (commit " + info.commit + ", " + info.compiler;
   if (!info.canary.empty()) line += ", canary " + info.canary;
   return line + ")";
 }

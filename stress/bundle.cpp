@@ -80,7 +80,8 @@ Json parameters_json(const SeedParameters& p) {
 Json schedule_json(const StressOptions& options, const SeedParameters& p) {
   Json object = Json::object();
   object["strategy"] = sim_strategy_name(p.strategy);
-  object["pct_depth"] = options.pct_depth;  // PCT only; kept for a random seed run under --strategy pct
+  object["pct_depth"] =
+      options.pct_depth;  // PCT only; kept for a random seed run under --strategy pct
   object["steps_max"] = options.steps_max;
   object["runtime"] = stress_runtime_name(options.runtime);
   return object;
@@ -129,7 +130,8 @@ void add_replay(Json& bundle, const StressOptions& options, std::uint64_t seed,
 
 }  // namespace
 
-std::string stress_bundle_path(const std::string& dir, std::uint64_t seed, std::string_view suffix) {
+std::string stress_bundle_path(const std::string& dir, std::uint64_t seed,
+                               std::string_view suffix) {
   std::string path = dir;
   if (!path.empty() && path.back() != '/' && path.back() != '\\') path += '/';
   return path + "seed-" + std::to_string(seed) + std::string(suffix) + ".json";
@@ -141,7 +143,8 @@ Json stress_bundle_json(const StressOptions& options, const SeedReport& report,
   Json failure = Json::object();
   failure["status"] = status_code_name(report.status.code());
   failure["message"] = report.status.message();
-  failure["signature"] = report.status.ok() ? std::string() : stress_failure_signature(report.status);
+  failure["signature"] =
+      report.status.ok() ? std::string() : stress_failure_signature(report.status);
   bundle["failure"] = std::move(failure);
   Json trace = Json::object();
   trace["hash"] = report.trace_hash;
@@ -169,12 +172,14 @@ Json stress_abort_bundle_json(const StressOptions& options, const SeedParameters
   Json bundle = bundle_head(options, parameters, context);
   Json failure = Json::object();
   failure["status"] = "aborted";
-  std::string message = "the process aborted during this seed (an engine assertion: see its stderr)";
+  std::string message =
+      "the process aborted during this seed (an engine assertion: see its stderr)";
   if (!violation.empty()) message += "; the oracle had found: " + std::string(violation);
   failure["message"] = message;
   failure["signature"] =
-      violation.empty() ? std::string("abort")
-                        : stress_failure_signature(Status(StatusCode::kInternal, std::string(violation)));
+      violation.empty()
+          ? std::string("abort")
+          : stress_failure_signature(Status(StatusCode::kInternal, std::string(violation)));
   bundle["failure"] = std::move(failure);
   Json trace = Json::object();
   trace["hash"] = "";
@@ -197,11 +202,13 @@ Result<StressBundle> stress_bundle_from_json(const Json& document, std::string_v
   std::string format;
   if (Status s = json_field_string(document, where, "format", &format); !s.ok()) return s;
   if (format != kStressBundleFormat) {
-    return Status(StatusCode::kInvalidArgument, where + ".format: '" + format + "', expected '" +
-                                                    kStressBundleFormat + "'");
+    return Status(StatusCode::kInvalidArgument,
+                  where + ".format: '" + format + "', expected '" + kStressBundleFormat + "'");
   }
   std::uint64_t version = 0;
-  if (Status s = json_field_u64(document, where, "format_version", 1, kJsonU64Max, &version); !s.ok()) return s;
+  if (Status s = json_field_u64(document, where, "format_version", 1, kJsonU64Max, &version);
+      !s.ok())
+    return s;
   if (version != kStressBundleFormatVersion) {
     return Status(StatusCode::kInvalidArgument,
                   where + ".format_version: " + std::to_string(version) + ", this build reads " +
@@ -210,12 +217,20 @@ Result<StressBundle> stress_bundle_from_json(const Json& document, std::string_v
   const Json* build = nullptr;
   if (Status s = json_field_object(document, where, "readyport", &build); !s.ok()) return s;
   const std::string build_where = where + ".readyport";
-  if (Status s = json_field_string(*build, build_where, "version", &bundle.version); !s.ok()) return s;
-  if (Status s = json_field_string(*build, build_where, "commit", &bundle.commit); !s.ok()) return s;
-  if (Status s = json_field_string_optional(*build, build_where, "compiler", "", &bundle.compiler); !s.ok()) return s;
-  if (Status s = json_field_string_optional(*build, build_where, "canary", "", &bundle.canary); !s.ok()) return s;
-  if (Status s = json_field_string_optional(document, where, "origin", "", &bundle.origin); !s.ok()) return s;
-  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &bundle.seed); !s.ok()) return s;
+  if (Status s = json_field_string(*build, build_where, "version", &bundle.version); !s.ok())
+    return s;
+  if (Status s = json_field_string(*build, build_where, "commit", &bundle.commit); !s.ok())
+    return s;
+  if (Status s = json_field_string_optional(*build, build_where, "compiler", "", &bundle.compiler);
+      !s.ok())
+    return s;
+  if (Status s = json_field_string_optional(*build, build_where, "canary", "", &bundle.canary);
+      !s.ok())
+    return s;
+  if (Status s = json_field_string_optional(document, where, "origin", "", &bundle.origin); !s.ok())
+    return s;
+  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &bundle.seed); !s.ok())
+    return s;
   const Json* options = nullptr;
   if (Status s = json_field_object(document, where, "options", &options); !s.ok()) return s;
   Result<StressOptions> run_options = stress_run_options_from_json(*options, where + ".options");
@@ -224,12 +239,17 @@ Result<StressBundle> stress_bundle_from_json(const Json& document, std::string_v
   const Json* failure = nullptr;
   if (Status s = json_field_object(document, where, "failure", &failure); !s.ok()) return s;
   const std::string failure_where = where + ".failure";
-  if (Status s = json_field_string(*failure, failure_where, "status", &bundle.status); !s.ok()) return s;
-  if (Status s = json_field_string(*failure, failure_where, "message", &bundle.message); !s.ok()) return s;
-  if (Status s = json_field_string(*failure, failure_where, "signature", &bundle.signature); !s.ok()) return s;
+  if (Status s = json_field_string(*failure, failure_where, "status", &bundle.status); !s.ok())
+    return s;
+  if (Status s = json_field_string(*failure, failure_where, "message", &bundle.message); !s.ok())
+    return s;
+  if (Status s = json_field_string(*failure, failure_where, "signature", &bundle.signature);
+      !s.ok())
+    return s;
   const Json* trace = nullptr;
   if (Status s = json_field_object(document, where, "trace", &trace); !s.ok()) return s;
-  if (Status s = json_field_string(*trace, where + ".trace", "hash", &bundle.trace_hash); !s.ok()) return s;
+  if (Status s = json_field_string(*trace, where + ".trace", "hash", &bundle.trace_hash); !s.ok())
+    return s;
   return bundle;
 }
 

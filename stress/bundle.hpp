@@ -5,7 +5,7 @@
 //   format, format_version        "readyport-stress-bundle", 1
 //   readyport                     version, git commit, compiler, planted canary ("" normally)
 //   origin, command_line          what ran ("seed range", "corpus entry x.json", "shrink") and argv
-//   seed, options                 the seed and the run options (options_json.hpp): what --replay uses
+//   seed, options                 the seed and run options (options_json.hpp): what --replay uses
 //   invocation                    the rest of the command line, for the record
 //   parameters                    every drawn parameter: the one-line form, and strategy, batch,
 //                                 workload{...}, fake{...} (the swarm's switches), fault_plan
@@ -53,16 +53,16 @@ struct StressBundleContext {
 // What --replay reads back.
 struct StressBundle {
   std::uint64_t seed = 0;
-  StressOptions options;     // the run options; everything else at its default
+  StressOptions options;  // the run options; everything else at its default
   std::string origin;
-  std::string version;       // readyport version of the build that wrote it
+  std::string version;  // readyport version of the build that wrote it
   std::string commit;
   std::string compiler;
   std::string canary;
-  std::string status;        // status_code_name, or "aborted"
+  std::string status;  // status_code_name, or "aborted"
   std::string message;
   std::string signature;
-  std::string trace_hash;    // "" when the run aborted the process
+  std::string trace_hash;  // "" when the run aborted the process
 };
 
 // "<dir>/seed-<seed><suffix>.json" (suffix e.g. "-shrunk"; "" for none).

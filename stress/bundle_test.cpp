@@ -24,7 +24,8 @@ StressOptions failing_options() {
 
 StressBundleContext context_for(std::uint64_t seed) {
   return StressBundleContext{{"build/x/readyport-stress", "--seeds", "3"},
-                             stress_bundle_path("stress-failures", seed, ""), "seed range"};
+                             stress_bundle_path("stress-failures", seed, ""),
+                             "seed range"};
 }
 
 // A bundle document with one field replaced (or removed, with a discarded value).
@@ -41,9 +42,7 @@ std::string edited(Json document, const std::vector<std::string>& path, const Js
 
 class BundleTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    report_ = new SeedReport(stress_run_seed(failing_options(), 5));
-  }
+  static void SetUpTestSuite() { report_ = new SeedReport(stress_run_seed(failing_options(), 5)); }
   static void TearDownTestSuite() {
     delete report_;
     report_ = nullptr;
@@ -95,9 +94,9 @@ TEST_F(BundleTest, HoldsEveryDrawnParameterTheTraceAndTheReplayCommand) {
 }
 
 TEST_F(BundleTest, AnAbortBundleHasNoTraceHashAndStillReadsBack) {
-  const Json bundle = stress_abort_bundle_json(failing_options(), report_->parameters,
-                                               "O2 handler after the end at line 9: x",
-                                               context_for(5));
+  const Json bundle =
+      stress_abort_bundle_json(failing_options(), report_->parameters,
+                               "O2 handler after the end at line 9: x", context_for(5));
   Result<StressBundle> back = stress_bundle_parse(bundle.dump(), "seed-5.json");
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   EXPECT_EQ(back.value().status, "aborted");
@@ -124,7 +123,9 @@ TEST_F(BundleTest, EveryWrongFieldIsAClearError) {
       {{"readyport", "commit"}, gone, "seed-5.json.readyport.commit: missing"},
       {{"options"}, gone, "seed-5.json.options: missing"},
       {{"options"}, "mixed", "seed-5.json.options: expected an object"},
-      {{"options", "pct_depth"}, 0, "seed-5.json.options.pct_depth: expected a whole number in 1..64"},
+      {{"options", "pct_depth"},
+       0,
+       "seed-5.json.options.pct_depth: expected a whole number in 1..64"},
       {{"options", "pct_depth"}, gone, "seed-5.json.options.pct_depth: missing"},
       {{"options", "steps_max"}, 10, "seed-5.json.options.steps_max"},
       {{"options", "strategy"}, "fastest", "seed-5.json.options.strategy: 'fastest'"},
@@ -148,8 +149,9 @@ TEST_F(BundleTest, EveryWrongFieldIsAClearError) {
     ASSERT_FALSE(bundle.ok()) << not_json;
     EXPECT_NE(bundle.status().message().find("x.json: not valid JSON"), std::string::npos);
   }
-  EXPECT_NE(stress_bundle_parse("[1]", "x.json").status().message().find("x.json: expected an object"),
-            std::string::npos);
+  EXPECT_NE(
+      stress_bundle_parse("[1]", "x.json").status().message().find("x.json: expected an object"),
+      std::string::npos);
 }
 
 TEST(OptionsJsonTest, RunOptionsRoundTrip) {

@@ -129,7 +129,7 @@ void Listener::closed(ConnId id) {
   if (reopen) world_.reopen_listener();
 }
 
-// ---- Clients --------------------------------------------------------------------------------------
+// ---- Clients ------------------------------------------------------------------------------------
 
 Interest ClientConn::handle(ConnId id, std::uint32_t events) {
   (void)id;
@@ -198,8 +198,8 @@ bool ClientConn::receive_some() {
       std::uint64_t mismatched = 0;
       for (int i = 0; i < n; ++i) {
         const std::uint64_t offset = received_ + static_cast<std::uint32_t>(i);
-        if (offset >= sent_ || static_cast<std::uint8_t>(chunk[i]) !=
-                                   payload_byte(w.seed, index_, offset))
+        if (offset >= sent_ ||
+            static_cast<std::uint8_t>(chunk[i]) != payload_byte(w.seed, index_, offset))
           ++mismatched;
       }
       received_ += static_cast<std::uint32_t>(n);
@@ -207,8 +207,8 @@ bool ClientConn::receive_some() {
       world_.counts.bytes_received += static_cast<std::uint64_t>(n);
       world_.counts.bytes_mismatched += mismatched;
       if (mismatched != 0) {
-        world_.fail("client " + std::to_string(index_) + " received " +
-                    std::to_string(mismatched) + " bytes that differ from what it sent");
+        world_.fail("client " + std::to_string(index_) + " received " + std::to_string(mismatched) +
+                    " bytes that differ from what it sent");
         return false;
       }
       continue;
@@ -458,7 +458,8 @@ bool World::launch_client(bool liveness) {
       client = clients[chaos_launched++].get();
     }
     ++clients_open;
-    counts.connections_open_peak = std::max(counts.connections_open_peak, clients_open + server_open);
+    counts.connections_open_peak =
+        std::max(counts.connections_open_peak, clients_open + server_open);
   }
   const Socket s = os.socket(kAfInet, kSockStream, kIpprotoTcp);
   bool ok = s != kInvalidSocket && os.set_nonblocking(s, true) == 0;
@@ -491,8 +492,8 @@ void World::client_finished(ClientConn& client, bool done) {
     --clients_open;
     if (client.liveness() && !done)
       fail("liveness client " + std::to_string(client.index()) + " ended after " +
-           std::to_string(client.received()) + " of " +
-           std::to_string(workload.bytes_per_client) + " bytes with faults off");
+           std::to_string(client.received()) + " of " + std::to_string(workload.bytes_per_client) +
+           " bytes with faults off");
   }
   if (!client.liveness()) (void)launch_client(false);  // keep clients_concurrent going
 }

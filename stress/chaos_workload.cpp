@@ -15,7 +15,7 @@ using chaos::Guard;
 using chaos::Known;
 using chaos::World;
 
-// ---- Raw peers: plain sockets the director drives ------------------------------------------------
+// ---- Raw peers: plain sockets the director drives -----------------------------------------------
 
 struct Peer {
   enum class State : std::uint8_t { kIdle, kOpen, kShut, kSilent, kClosed };
@@ -37,8 +37,9 @@ void peer_pump(World& world, Peer& peer) {
   const ChaosWorkload& w = world.workload;
   if (peer.state == Peer::State::kOpen && peer.sent < w.bytes_per_client) {
     char chunk[256];
-    const std::uint32_t size = std::min<std::uint32_t>(
-        {w.bytes_per_client - peer.sent, w.chunk_bytes_max, static_cast<std::uint32_t>(sizeof chunk)});
+    const std::uint32_t size =
+        std::min<std::uint32_t>({w.bytes_per_client - peer.sent, w.chunk_bytes_max,
+                                 static_cast<std::uint32_t>(sizeof chunk)});
     for (std::uint32_t i = 0; i < size; ++i)
       chunk[i] = static_cast<char>(chaos::payload_byte(w.seed, peer.stream, peer.sent + i));
     const int n = world.os.send(peer.socket, chunk, static_cast<int>(size), 0);
@@ -125,7 +126,7 @@ void peer_step(World& world, Peer& peer) {
   }
 }
 
-// ---- The director's actions ----------------------------------------------------------------------
+// ---- The director's actions ---------------------------------------------------------------------
 
 void post_task(World& world) {
   std::uint32_t index = 0;
@@ -190,7 +191,7 @@ void director_action(World& world, std::vector<Peer>& peers) {
   world.os.sleep_ms(1 + static_cast<std::uint32_t>(world.draw_below(w.action_gap_ms_max)));
 }
 
-// ---- Start, phases, stop -------------------------------------------------------------------------
+// ---- Start, phases, stop ------------------------------------------------------------------------
 
 // engine.start(), retried while the port cannot be created (an injected fault).
 Status start_engine(World& world) {
@@ -238,20 +239,20 @@ Status wait_closed(World& world, std::uint32_t limit_ms, const char* phase) {
   for (const auto& client : world.clients) {
     const bool started = client->socket != kInvalidSocket;
     if (!started || listed >= 8) continue;
-    stuck += " client " + std::to_string(client->index()) + " (s=" +
-             std::to_string(client->socket) + " sent " + std::to_string(client->sent()) +
+    stuck += " client " + std::to_string(client->index()) +
+             " (s=" + std::to_string(client->socket) + " sent " + std::to_string(client->sent()) +
              " received " + std::to_string(client->received()) + ")";
     ++listed;
   }
   const EngineStats stats = world.engine.stats();
-  return Status(StatusCode::kInternal,
-                std::string("liveness: ") + phase + ": not converged after " +
-                    std::to_string(limit_ms) + " ms (virtual) with faults off: " +
-                    std::to_string(world.clients_open) + " client(s) and " +
-                    std::to_string(world.server_open) +
-                    " server connection(s) still open; engine holds " +
-                    std::to_string(stats.connections_live) + " connection(s) (listener included), " +
-                    std::to_string(stats.quarantined) + " quarantined in all; clients:" + stuck);
+  return Status(
+      StatusCode::kInternal,
+      std::string("liveness: ") + phase + ": not converged after " + std::to_string(limit_ms) +
+          " ms (virtual) with faults off: " + std::to_string(world.clients_open) +
+          " client(s) and " + std::to_string(world.server_open) +
+          " server connection(s) still open; engine holds " +
+          std::to_string(stats.connections_live) + " connection(s) (listener included), " +
+          std::to_string(stats.quarantined) + " quarantined in all; clients:" + stuck);
 }
 
 // Opens the listener again if the engine closed it while the table was full.
@@ -311,13 +312,13 @@ Status check_end(World& world) {
   const ChaosCounts& c = world.counts;
   if (!world.failure.empty()) return Status(StatusCode::kInternal, world.failure);
   if (c.bytes_mismatched != 0)
-    return Status(StatusCode::kInternal, "chaos workload: " +
-                                             std::to_string(c.bytes_mismatched) + " bytes differ");
-  if (world.clients_open != 0 || world.server_open != 0)
     return Status(StatusCode::kInternal,
-                  "chaos workload: after stop() " + std::to_string(world.clients_open) +
-                      " client(s) and " + std::to_string(world.server_open) +
-                      " server connection(s) never got on_closed");
+                  "chaos workload: " + std::to_string(c.bytes_mismatched) + " bytes differ");
+  if (world.clients_open != 0 || world.server_open != 0)
+    return Status(StatusCode::kInternal, "chaos workload: after stop() " +
+                                             std::to_string(world.clients_open) +
+                                             " client(s) and " + std::to_string(world.server_open) +
+                                             " server connection(s) never got on_closed");
   if (c.tasks_run != c.posts)
     return Status(StatusCode::kInternal, "chaos workload: " + std::to_string(c.posts) +
                                              " tasks posted but " + std::to_string(c.tasks_run) +
@@ -328,10 +329,9 @@ Status check_end(World& world) {
       ++liveness_done;
   }
   if (liveness_done != world.workload.liveness_clients)
-    return Status(StatusCode::kInternal,
-                  "liveness: " + std::to_string(liveness_done) + " of " +
-                      std::to_string(world.workload.liveness_clients) +
-                      " fresh clients were echoed in full with faults off");
+    return Status(StatusCode::kInternal, "liveness: " + std::to_string(liveness_done) + " of " +
+                                             std::to_string(world.workload.liveness_clients) +
+                                             " fresh clients were echoed in full with faults off");
   return Status();
 }
 

@@ -82,18 +82,18 @@ struct ChaosWorkload {
 };
 
 struct ChaosCounts {
-  std::uint32_t clients_started = 0;   // chaos and liveness clients added
-  std::uint32_t clients_done = 0;      // every byte came back
-  std::uint32_t clients_cut = 0;       // ended early by chaos (allowed in the chaos phase)
-  std::uint32_t clients_refused = 0;   // add() refused (table full, injected failure)
-  std::uint32_t server_accepted = 0;   // server connections added
-  std::uint32_t server_refused = 0;    // accepted but not added
+  std::uint32_t clients_started = 0;  // chaos and liveness clients added
+  std::uint32_t clients_done = 0;     // every byte came back
+  std::uint32_t clients_cut = 0;      // ended early by chaos (allowed in the chaos phase)
+  std::uint32_t clients_refused = 0;  // add() refused (table full, injected failure)
+  std::uint32_t server_accepted = 0;  // server connections added
+  std::uint32_t server_refused = 0;   // accepted but not added
   std::uint32_t server_closed = 0;
   std::uint32_t peers_started = 0;
-  std::uint32_t closes = 0;            // engine.close calls by the workload
+  std::uint32_t closes = 0;  // engine.close calls by the workload
   std::uint32_t closes_in_handler = 0;
   std::uint32_t notifies = 0;
-  std::uint32_t posts = 0;             // successful posts
+  std::uint32_t posts = 0;  // successful posts
   std::uint32_t tasks_run = 0;
   std::uint32_t behind_closes = 0;
   std::uint64_t bytes_sent = 0;

@@ -50,14 +50,16 @@ Result<StressCorpusEntry> stress_corpus_entry_from_json(const Json& document,
                                                     kStressCorpusFormat + "' or '" +
                                                     kStressBundleFormat + "'");
   }
-  if (Status s = json_fields_known(document, where,
-                                   {"format", "format_version", "seed", "options",
-                                    "expect_canary", "signature", "why"});
+  if (Status s = json_fields_known(
+          document, where,
+          {"format", "format_version", "seed", "options", "expect_canary", "signature", "why"});
       !s.ok()) {
     return s;
   }
   std::uint64_t version = 0;
-  if (Status s = json_field_u64(document, where, "format_version", 1, kJsonU64Max, &version); !s.ok()) return s;
+  if (Status s = json_field_u64(document, where, "format_version", 1, kJsonU64Max, &version);
+      !s.ok())
+    return s;
   if (version != kStressCorpusFormatVersion) {
     return Status(StatusCode::kInvalidArgument,
                   where + ".format_version: " + std::to_string(version) + ", this build reads " +
@@ -65,19 +67,23 @@ Result<StressCorpusEntry> stress_corpus_entry_from_json(const Json& document,
   }
   StressCorpusEntry entry;
   entry.name = where;
-  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &entry.seed); !s.ok()) return s;
+  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &entry.seed); !s.ok())
+    return s;
   const Json* options = nullptr;
   if (Status s = json_field_object(document, where, "options", &options); !s.ok()) return s;
   Result<StressOptions> run_options = stress_run_options_from_json(*options, where + ".options");
   if (!run_options.ok()) return run_options.status();
   entry.options = run_options.value();
-  if (Status s = json_field_string(document, where, "expect_canary", &entry.expect_canary); !s.ok()) return s;
+  if (Status s = json_field_string(document, where, "expect_canary", &entry.expect_canary); !s.ok())
+    return s;
   if (!entry.expect_canary.empty() && !stress_canary_known(entry.expect_canary)) {
-    return Status(StatusCode::kInvalidArgument,
-                  where + ".expect_canary: '" + entry.expect_canary +
-                      "' is not a canary of cmake/canary.cmake (" + stress_canary_names() + ")");
+    return Status(StatusCode::kInvalidArgument, where + ".expect_canary: '" + entry.expect_canary +
+                                                    "' is not a canary of cmake/canary.cmake (" +
+                                                    stress_canary_names() + ")");
   }
-  if (Status s = json_field_string_optional(document, where, "signature", "", &entry.signature); !s.ok()) return s;
+  if (Status s = json_field_string_optional(document, where, "signature", "", &entry.signature);
+      !s.ok())
+    return s;
   if (Status s = json_field_string(document, where, "why", &entry.why); !s.ok()) return s;
   return entry;
 }
@@ -110,14 +116,16 @@ Result<std::vector<StressCorpusEntry>> stress_corpus_load(const std::string& dir
     }
     files.push_back(it->path());
   }
-  if (error) return Status(StatusCode::kOsError, "corpus directory '" + dir + "': " + error.message());
+  if (error)
+    return Status(StatusCode::kOsError, "corpus directory '" + dir + "': " + error.message());
   // The directory's order is the file system's: sort, so every machine replays in one order.
   std::sort(files.begin(), files.end());
   std::vector<StressCorpusEntry> entries;
   for (const std::filesystem::path& file : files) {
     Result<std::string> text = stress_file_read(file.string(), kStressCorpusEntryBytesMax);
     if (!text.ok()) return text.status();
-    Result<StressCorpusEntry> entry = stress_corpus_entry_parse(text.value(), file.filename().string());
+    Result<StressCorpusEntry> entry =
+        stress_corpus_entry_parse(text.value(), file.filename().string());
     if (!entry.ok()) return entry.status();
     entry.value().path = file.string();
     entries.push_back(std::move(entry.value()));

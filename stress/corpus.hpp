@@ -6,7 +6,7 @@
 //   {"format": "readyport-stress-corpus", "format_version": 1,
 //    "seed": 251,
 //    "options": {...the run options, options_json.hpp: every key, so it replays the same case...},
-//    "expect_canary": "",    // the canary (cmake/canary.cmake) whose build must make it fail, or ""
+//    "expect_canary": "",    // the canary (cmake/canary.cmake) whose build must fail it, or ""
 //    "signature": "",        // with expect_canary: the failure it shrank to there, e.g. "O2"
 //    "why": "what it found, in which commit"}
 // In a build without a canary, and in any other canary's build, every entry must pass. A failure
@@ -37,8 +37,8 @@ inline constexpr std::size_t kStressCorpusEntriesMax = 1000;
 inline constexpr std::uint64_t kStressCorpusEntryBytesMax = 1u << 20;
 
 struct StressCorpusEntry {
-  std::string name;           // the file name, "seed-251.json"
-  std::string path;           // as opened
+  std::string name;  // the file name, "seed-251.json"
+  std::string path;  // as opened
   std::uint64_t seed = 0;
   StressOptions options;      // the run options; the rest at their defaults
   std::string expect_canary;  // "" or a name of cmake/canary.cmake's list
@@ -51,7 +51,8 @@ std::string stress_corpus_default_dir();
 
 // Parses one entry (or a bundle). `name` is the file name.
 Result<StressCorpusEntry> stress_corpus_entry_parse(std::string_view text, std::string_view name);
-Result<StressCorpusEntry> stress_corpus_entry_from_json(const Json& document, std::string_view name);
+Result<StressCorpusEntry> stress_corpus_entry_from_json(const Json& document,
+                                                        std::string_view name);
 Json stress_corpus_entry_json(const StressCorpusEntry& entry);
 
 // Every *.json file of `dir`, in name order (the replay order is stable). Other files (the

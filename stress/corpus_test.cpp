@@ -66,7 +66,8 @@ TEST(CorpusTest, BadEntriesAreClearErrors) {
   };
   const Json gone = Json(Json::value_t::discarded);
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {with("expect_canary", "no_such_canary"), "e.json.expect_canary: 'no_such_canary' is not a canary"},
+      {with("expect_canary", "no_such_canary"),
+       "e.json.expect_canary: 'no_such_canary' is not a canary"},
       {with("expect_canary", gone), "e.json.expect_canary: missing"},
       {with("seed", gone), "e.json.seed: missing"},
       {with("why", 3), "e.json.why: expected a string"},
@@ -91,7 +92,8 @@ TEST(CorpusTest, ABundleIsAnEntryToo) {
   report.parameters = stress_parameters(options, 17);
   report.status = Status(StatusCode::kInternal, "O2 handler after the end at line 3: x");
   report.trace_hash = "0123456789abcdef";
-  const Json bundle = stress_bundle_json(options, report, StressBundleContext{{"p"}, "b.json", "seed range"});
+  const Json bundle =
+      stress_bundle_json(options, report, StressBundleContext{{"p"}, "b.json", "seed range"});
   Result<StressCorpusEntry> entry = stress_corpus_entry_parse(bundle.dump(), "seed-17.json");
   ASSERT_TRUE(entry.ok()) << entry.status().to_string();
   EXPECT_EQ(entry.value().seed, 17u);
@@ -130,13 +132,13 @@ TEST(CorpusTest, ADirectoryLoadsInNameOrderAndSkipsOtherFiles) {
 }
 
 TEST(CorpusTest, TheCheckedInCorpusHoldsTheSeedsThatFoundBugs) {
-  Result<std::vector<StressCorpusEntry>> entries = stress_corpus_load(READYPORT_STRESS_TEST_CORPUS_DIR);
+  Result<std::vector<StressCorpusEntry>> entries =
+      stress_corpus_load(READYPORT_STRESS_TEST_CORPUS_DIR);
   ASSERT_TRUE(entries.ok()) << entries.status().to_string();
   for (std::uint64_t seed : {25u, 87u, 91u, 93u, 251u, 1034u}) {
-    const bool found = std::any_of(entries.value().begin(), entries.value().end(),
-                                   [seed](const StressCorpusEntry& e) {
-                                     return e.seed == seed && e.expect_canary.empty();
-                                   });
+    const bool found = std::any_of(
+        entries.value().begin(), entries.value().end(),
+        [seed](const StressCorpusEntry& e) { return e.seed == seed && e.expect_canary.empty(); });
     EXPECT_TRUE(found) << "seed " << seed << " is not in stress/corpus";
   }
   for (const StressCorpusEntry& entry : entries.value()) {

@@ -29,15 +29,15 @@ void stress_failure_print(const StressOptions& options, const SeedReport& report
 
 void stress_verbose_print(const SeedReport& report) {
   using ull = unsigned long long;
-  std::printf("seed %llu %s: %s | clients done %u cut %u refused %u, server %u, notifications "
-              "%llu port_calls %llu quarantined %llu steps %llu trace %s (%llu lines)\n",
-              static_cast<ull>(report.parameters.seed), report.status.ok() ? "ok" : "FAIL",
-              stress_parameters_line(report.parameters).c_str(), report.counts.clients_done,
-              report.counts.clients_cut, report.counts.clients_refused,
-              report.counts.server_accepted, static_cast<ull>(report.engine.notifications),
-              static_cast<ull>(report.engine.port_calls),
-              static_cast<ull>(report.engine.quarantined), static_cast<ull>(report.sim.steps),
-              report.trace_hash.c_str(), static_cast<ull>(report.trace_lines));
+  std::printf(
+      "seed %llu %s: %s | clients done %u cut %u refused %u, server %u, notifications "
+      "%llu port_calls %llu quarantined %llu steps %llu trace %s (%llu lines)\n",
+      static_cast<ull>(report.parameters.seed), report.status.ok() ? "ok" : "FAIL",
+      stress_parameters_line(report.parameters).c_str(), report.counts.clients_done,
+      report.counts.clients_cut, report.counts.clients_refused, report.counts.server_accepted,
+      static_cast<ull>(report.engine.notifications), static_cast<ull>(report.engine.port_calls),
+      static_cast<ull>(report.engine.quarantined), static_cast<ull>(report.sim.steps),
+      report.trace_hash.c_str(), static_cast<ull>(report.trace_lines));
 }
 
 std::string stress_bundle_write(const StressOptions& options, const SeedReport& report,

@@ -19,9 +19,9 @@ Result<std::string> stress_file_read(const std::string& path, std::uint64_t byte
   const std::uintmax_t size = std::filesystem::file_size(file, error);
   if (error) return Status(StatusCode::kOsError, "'" + path + "': " + error.message());
   if (size > bytes_max) {
-    return Status(StatusCode::kResourceExhausted,
-                  "'" + path + "': " + std::to_string(size) + " bytes, more than the " +
-                      std::to_string(bytes_max) + " read at most");
+    return Status(StatusCode::kResourceExhausted, "'" + path + "': " + std::to_string(size) +
+                                                      " bytes, more than the " +
+                                                      std::to_string(bytes_max) + " read at most");
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) return Status(StatusCode::kOsError, "'" + path + "': cannot be opened for reading");
@@ -39,8 +39,9 @@ Status stress_file_write(const std::string& path, std::string_view text, StressW
   if (file.has_parent_path()) {
     std::filesystem::create_directories(file.parent_path(), error);
     if (error) {
-      return Status(StatusCode::kOsError, "cannot create the directory '" +
-                                              file.parent_path().string() + "': " + error.message());
+      return Status(
+          StatusCode::kOsError,
+          "cannot create the directory '" + file.parent_path().string() + "': " + error.message());
     }
   }
   const std::ios::openmode open_mode =

@@ -52,7 +52,8 @@ Status json_field_object(const Json& object, std::string_view where, const char*
   Status status;
   const Json* value = find(object, where, key, &status);
   if (value == nullptr) return status;
-  if (!value->is_object()) return field_error(where, key, "expected an object, got " + shown(*value));
+  if (!value->is_object())
+    return field_error(where, key, "expected an object, got " + shown(*value));
   *value_out = value;
   return Status();
 }
@@ -62,7 +63,8 @@ Status json_field_string(const Json& object, std::string_view where, const char*
   Status status;
   const Json* value = find(object, where, key, &status);
   if (value == nullptr) return status;
-  if (!value->is_string()) return field_error(where, key, "expected a string, got " + shown(*value));
+  if (!value->is_string())
+    return field_error(where, key, "expected a string, got " + shown(*value));
   *value_out = value->get<std::string>();
   return Status();
 }
@@ -72,7 +74,8 @@ Status json_field_bool(const Json& object, std::string_view where, const char* k
   Status status;
   const Json* value = find(object, where, key, &status);
   if (value == nullptr) return status;
-  if (!value->is_boolean()) return field_error(where, key, "expected true or false, got " + shown(*value));
+  if (!value->is_boolean())
+    return field_error(where, key, "expected true or false, got " + shown(*value));
   *value_out = value->get<bool>();
   return Status();
 }

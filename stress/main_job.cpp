@@ -41,7 +41,7 @@ constexpr std::size_t kFailuresPrintedMax = 20;
 // --os windows: how long past --seconds-max a run may go (a seed that started in time finishing)
 // before the watchdog ends the process.
 constexpr std::uint32_t kOverrunGraceSeconds = 60;
-// The exit status of a run that found ProcessSocketNotifications missing (ctest's SKIP_RETURN_CODE).
+// The exit status of a run that found ProcessSocketNotifications missing (ctest SKIP_RETURN_CODE).
 constexpr int kExitSkipped = 77;
 
 struct Job {
@@ -80,7 +80,9 @@ Result<std::vector<StressCorpusEntry>> corpus_for(const StressOptions& options,
         return std::vector<StressCorpusEntry>();
       }
       break;
-    case StressOptions::Corpus::kDir: dir = options.corpus_dir; break;
+    case StressOptions::Corpus::kDir:
+      dir = options.corpus_dir;
+      break;
   }
   Result<std::vector<StressCorpusEntry>> entries = stress_corpus_load(dir);
   if (entries.ok()) corpus.dir = dir;
@@ -96,9 +98,10 @@ void write_failure_trace(const SeedReport& report, const std::string& bundle_pat
     std::printf("trace: not written: %s\n", written.message().c_str());
     return;
   }
-  std::printf("trace: %s (judge it offline on any machine: readyport-stress --check-trace %s "
-              "--runtime free)\n",
-              path.c_str(), path.c_str());
+  std::printf(
+      "trace: %s (judge it offline on any machine: readyport-stress --check-trace %s "
+      "--runtime free)\n",
+      path.c_str(), path.c_str());
 }
 
 // The bundle context of one seed: the job's command line, its bundle path, where it comes from.
@@ -198,9 +201,10 @@ bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries, std::si
     std::printf("corpus %s: seed %llu %s\n", entry.name.c_str(), static_cast<ull>(entry.seed),
                 passed ? "ok" : "FAILED");
     if (passed && !canary.empty() && entry.expect_canary == canary) {
-      std::printf("corpus %s: passed, but it is the minimal case of canary %s, planted in this "
-                  "build: regenerate it (stress/corpus/regenerate_canaries.sh)\n",
-                  entry.name.c_str(), canary.c_str());
+      std::printf(
+          "corpus %s: passed, but it is the minimal case of canary %s, planted in this "
+          "build: regenerate it (stress/corpus/regenerate_canaries.sh)\n",
+          entry.name.c_str(), canary.c_str());
     }
     std::fflush(stdout);
     if (!passed && job.options.stop_on_failure) {
@@ -232,10 +236,11 @@ int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* pr
               : static_cast<std::uint32_t>(options.connections_max - job.connections_used);
       Result<SeedParameters> parameters = stress_parameters_real(options, seeds[i], budget);
       if (!parameters.ok()) {
-        std::printf("budget: %s; the run ends after %zu of %zu seeds (--seconds-max %u, "
-                    "--connections-max %u)\n",
-                    parameters.status().message().c_str(), i, seeds.size(), options.seconds_max,
-                    options.connections_max);
+        std::printf(
+            "budget: %s; the run ends after %zu of %zu seeds (--seconds-max %u, "
+            "--connections-max %u)\n",
+            parameters.status().message().c_str(), i, seeds.size(), options.seconds_max,
+            options.connections_max);
         break;
       }
       run = [&job, &options, p = std::move(parameters).value()] {
@@ -250,11 +255,11 @@ int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* pr
     SeedReport report = next_report(job, options, seeds[i], "", bundle, run);
     const bool passed = take_report(job, options, std::move(report), "", bundle, printed,
                                     options.trace_out.empty() ? nullptr : &trace_text);
-    const bool trace_wanted =
-        seeds.size() == 1 || (!passed && !failure_trace_written);
+    const bool trace_wanted = seeds.size() == 1 || (!passed && !failure_trace_written);
     if (!options.trace_out.empty() && trace_wanted) {
       failure_trace_written = !passed;
-      const Status written = stress_trace_write(options.trace_out, options.trace_format, trace_text);
+      const Status written =
+          stress_trace_write(options.trace_out, options.trace_format, trace_text);
       if (!written.ok()) {
         std::fprintf(stderr, "readyport-stress: --trace-out: %s\n", written.message().c_str());
         return 2;
@@ -291,8 +296,9 @@ int write_outputs(Job& job) {
     }
   }
   if (!options.markdown_out.empty()) {
-    const Status written = stress_file_write(
-        options.markdown_out, stress_summary_markdown(options, job.summary), StressWriteMode::kAppend);
+    const Status written =
+        stress_file_write(options.markdown_out, stress_summary_markdown(options, job.summary),
+                          StressWriteMode::kAppend);
     if (!written.ok()) {
       std::fprintf(stderr, "readyport-stress: --markdown: %s\n", written.message().c_str());
       status = 2;
@@ -309,11 +315,13 @@ class Watchdog {
   explicit Watchdog(std::uint32_t seconds_max)
       : thread_([this, seconds_max] {
           std::unique_lock<std::mutex> lock(mutex_);
-          const auto limit = std::chrono::seconds(std::uint64_t{seconds_max} + kOverrunGraceSeconds);
+          const auto limit =
+              std::chrono::seconds(std::uint64_t{seconds_max} + kOverrunGraceSeconds);
           if (done_condition_.wait_for(lock, limit, [this] { return done_; })) return;
-          std::printf("\nreadyport-stress: --os windows: the run is still going %u s after "
-                      "--seconds-max %u; ending the process (a call that never returned)\n",
-                      kOverrunGraceSeconds, seconds_max);
+          std::printf(
+              "\nreadyport-stress: --os windows: the run is still going %u s after "
+              "--seconds-max %u; ending the process (a call that never returned)\n",
+              kOverrunGraceSeconds, seconds_max);
           std::fflush(stdout);
           std::_Exit(1);
         }) {}
@@ -331,7 +339,7 @@ class Watchdog {
  private:
   std::mutex mutex_;
   std::condition_variable done_condition_;
-  bool done_ = false;  // guarded by mutex_
+  bool done_ = false;   // guarded by mutex_
   std::thread thread_;  // last: started once the members above exist
 };
 
@@ -374,18 +382,20 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
     return 2;
   }
   if (job.real_os != nullptr) {
-    std::printf("readyport-stress: %zu seeds from %llu (shard %u/%u), os windows: WindowsOs, "
-                "real loopback sockets and threads; the OS schedules the threads, so a seed "
-                "reproduces the workload and the faults, not the interleaving; at most %u s and "
-                "%u connections\n",
-                seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
-                options.shard_count, options.seconds_max, options.connections_max);
+    std::printf(
+        "readyport-stress: %zu seeds from %llu (shard %u/%u), os windows: WindowsOs, "
+        "real loopback sockets and threads; the OS schedules the threads, so a seed "
+        "reproduces the workload and the faults, not the interleaving; at most %u s and "
+        "%u connections\n",
+        seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
+        options.shard_count, options.seconds_max, options.connections_max);
   } else {
-    std::printf("readyport-stress: %zu seeds from %llu (shard %u/%u), runtime %s, strategy %s, "
-                "jobs %u\n",
-                seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
-                options.shard_count, stress_runtime_name(options.runtime),
-                stress_strategy_name(options.strategy), options.jobs);
+    std::printf(
+        "readyport-stress: %zu seeds from %llu (shard %u/%u), runtime %s, strategy %s, "
+        "jobs %u\n",
+        seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
+        options.shard_count, stress_runtime_name(options.runtime),
+        stress_strategy_name(options.strategy), options.jobs);
   }
   if (job.summary.corpus.dir.empty()) {
     std::printf("corpus: none (%s)\n", job.summary.corpus.note.c_str());
@@ -421,9 +431,10 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
   const std::size_t zero_rows = stress_summary_print(options, job.summary);
   stress_figures_print(options, job.figures);
   if (job.summary.failures.size() > printed) {
-    std::printf("  (%zu failures beyond the first %zu were not printed in full; each has its "
-                "bundle)\n",
-                job.summary.failures.size() - printed, printed);
+    std::printf(
+        "  (%zu failures beyond the first %zu were not printed in full; each has its "
+        "bundle)\n",
+        job.summary.failures.size() - printed, printed);
   }
   int exit_status = job.summary.failures.empty() ? 0 : 1;
   if (options.require_coverage && zero_rows != 0) {

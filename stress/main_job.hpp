@@ -6,10 +6,11 @@
 //
 //   int exit_status = stress_main_job(options, command_line);
 //
-// With --os fake the corpus entries and the seeds run on options.jobs runner threads (seed_pool.hpp),
-// each seed in its own world, and are taken back in order: every line printed, every figure, the
-// failure list and --stop-on-failure's first failure (the lowest failing seed) are those of a
-// serial run; only the wall time and the rates differ. --os windows runs one seed at a time.
+// With --os fake the corpus entries and the seeds run on options.jobs runner threads
+// (seed_pool.hpp), each seed in its own world, and are taken back in order: every line printed,
+// every figure, the failure list and --stop-on-failure's first failure (the lowest failing seed)
+// are those of a serial run; only the wall time and the rates differ. --os windows runs one seed at
+// a time.
 //
 // Ownership: none kept. Threading: the process's main thread (stress_run_seed's rule). Errors: the
 // exit status: 0 every seed and entry passed (and with --require-coverage every coverage row was

@@ -15,10 +15,12 @@ Json cap_json(std::uint32_t cap) {
   return cap == StressOptions::kNoCap ? Json(nullptr) : Json(cap);
 }
 
-Status read_cap(const Json& object, std::string_view where, const char* key, std::uint32_t* cap_out) {
+Status read_cap(const Json& object, std::string_view where, const char* key,
+                std::uint32_t* cap_out) {
   bool null = false;
   std::uint64_t value = 0;
-  if (Status s = json_field_u64_or_null(object, where, key, 0, kCapMax, &null, &value); !s.ok()) return s;
+  if (Status s = json_field_u64_or_null(object, where, key, 0, kCapMax, &null, &value); !s.ok())
+    return s;
   *cap_out = null ? StressOptions::kNoCap : static_cast<std::uint32_t>(value);
   return Status();
 }
@@ -41,8 +43,8 @@ Json stress_run_options_json(const StressOptions& options) {
 
 Result<StressOptions> stress_run_options_from_json(const Json& object, std::string_view where) {
   if (Status s = json_fields_known(object, where,
-                                   {"strategy", "pct_depth", "runtime", "os", "steps_max",
-                                    "faults", "actions_max", "clients_max", "peers_max"});
+                                   {"strategy", "pct_depth", "runtime", "os", "steps_max", "faults",
+                                    "actions_max", "clients_max", "peers_max"});
       !s.ok()) {
     return s;
   }
@@ -55,7 +57,8 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
                       "' is not random, pct, delay_bounded, fair, mixed or portfolio");
   }
   std::uint64_t number = 0;
-  if (Status s = json_field_u64(object, where, "pct_depth", 1, kDepthMax, &number); !s.ok()) return s;
+  if (Status s = json_field_u64(object, where, "pct_depth", 1, kDepthMax, &number); !s.ok())
+    return s;
   options.pct_depth = static_cast<std::uint32_t>(number);
   if (Status s = json_field_string(object, where, "runtime", &text); !s.ok()) return s;
   if (!stress_runtime_parse(text, &options.runtime)) {
@@ -72,7 +75,8 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
                     std::string(where) + ".os: '" + text + "' is not fake or windows");
     }
   }
-  if (Status s = json_field_u64(object, where, "steps_max", kStepsMin, kStepsMax, &options.steps_max);
+  if (Status s =
+          json_field_u64(object, where, "steps_max", kStepsMin, kStepsMax, &options.steps_max);
       !s.ok()) {
     return s;
   }
@@ -91,7 +95,8 @@ Json stress_invocation_json(const StressOptions& options) {
   object["first_seed"] = options.first_seed;
   object["seeds"] = options.seeds;
   object["seed_given"] = options.seed_given;
-  object["shard"] = std::to_string(options.shard_index + 1) + "/" + std::to_string(options.shard_count);
+  object["shard"] =
+      std::to_string(options.shard_index + 1) + "/" + std::to_string(options.shard_count);
   object["require_coverage"] = options.require_coverage;
   object["stop_on_failure"] = options.stop_on_failure;
   object["trace"] = options.trace;
@@ -110,15 +115,16 @@ Json stress_invocation_json(const StressOptions& options) {
 }
 
 std::string stress_run_flags(const StressOptions& options, std::uint64_t seed) {
-  std::string flags = "--seed " + std::to_string(seed) + " --strategy " +
-                      stress_strategy_name(options.strategy) + " --depth " +
-                      std::to_string(options.pct_depth) + " --runtime " +
-                      stress_runtime_name(options.runtime) + " --steps-max " +
-                      std::to_string(options.steps_max) + " --faults " +
-                      stress_faults_text(options);
+  std::string flags =
+      "--seed " + std::to_string(seed) + " --strategy " + stress_strategy_name(options.strategy) +
+      " --depth " + std::to_string(options.pct_depth) + " --runtime " +
+      stress_runtime_name(options.runtime) + " --steps-max " + std::to_string(options.steps_max) +
+      " --faults " + stress_faults_text(options);
   constexpr std::uint32_t kNoCap = StressOptions::kNoCap;
-  if (options.actions_max != kNoCap) flags += " --actions-max " + std::to_string(options.actions_max);
-  if (options.clients_max != kNoCap) flags += " --clients-max " + std::to_string(options.clients_max);
+  if (options.actions_max != kNoCap)
+    flags += " --actions-max " + std::to_string(options.actions_max);
+  if (options.clients_max != kNoCap)
+    flags += " --clients-max " + std::to_string(options.clients_max);
   if (options.peers_max != kNoCap) flags += " --peers-max " + std::to_string(options.peers_max);
   return flags;
 }

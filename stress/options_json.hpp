@@ -13,7 +13,8 @@
 //   Json run = stress_run_options_json(options);
 //   Result<StressOptions> back = stress_run_options_from_json(run, "bundle.options");
 //
-// Ownership: values. Threading: reentrant. Errors: kInvalidArgument naming the field (json_fields.hpp).
+// Ownership: values. Threading: reentrant. Errors: kInvalidArgument naming the field
+// (json_fields.hpp).
 #pragma once
 
 #include <string_view>

@@ -76,9 +76,9 @@ Status verdict(RealWorld& world) {
   if (Status status = world.oracle.finish(); !status.ok()) return status;
   if (!world.result.status.ok()) return world.result.status;
   if (world.result.engine.connections_live != 0)
-    return Status(StatusCode::kInternal,
-                  "engine reports " + std::to_string(world.result.engine.connections_live) +
-                      " live connections after stop()");
+    return Status(StatusCode::kInternal, "engine reports " +
+                                             std::to_string(world.result.engine.connections_live) +
+                                             " live connections after stop()");
   return world.ledger.check_closed();
 }
 
@@ -91,8 +91,8 @@ void fill_report(const StressOptions& options, RealWorld& world, SeedReport& rep
   }
   const FaultCounts faults = world.faulty.counts();
   for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
-    report.coverage.emplace_back(
-        std::string("fault.") + fault_site_name(static_cast<FaultSite>(i)), faults.fired[i]);
+    report.coverage.emplace_back(std::string("fault.") + fault_site_name(static_cast<FaultSite>(i)),
+                                 faults.fired[i]);
   }
   if (world.faulty.fired_hits_complete()) {
     report.fired_hits = FaultPlan::of_hits(world.faulty.fired_hits()).to_string();

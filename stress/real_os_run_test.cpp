@@ -35,14 +35,16 @@ TEST(RealOsRunTest, ParametersFitTheBudgetAndLeaveOutWhatNeedsTheFake) {
     EXPECT_EQ(real.value().plan, simulated.plan.restricted_to(stress_real_os_fault_sites()));
     // A tight budget: the liveness clients and at least one chaos client, nothing more.
     const std::uint32_t tight = simulated.workload.liveness_clients + 1;
-    Result<SeedParameters> capped = stress_parameters_real(options, seed, RealOsBudget{tight, 60'000});
+    Result<SeedParameters> capped =
+        stress_parameters_real(options, seed, RealOsBudget{tight, 60'000});
     ASSERT_TRUE(capped.ok()) << capped.status().to_string();
     EXPECT_EQ(capped.value().workload.clients + capped.value().workload.peers +
                   capped.value().workload.liveness_clients,
               tight)
         << seed;
     EXPECT_TRUE(chaos_workload_check(capped.value().workload).ok()) << seed;
-    Result<SeedParameters> none = stress_parameters_real(options, seed, RealOsBudget{tight - 1, 60'000});
+    Result<SeedParameters> none =
+        stress_parameters_real(options, seed, RealOsBudget{tight - 1, 60'000});
     EXPECT_EQ(none.status().code(), StatusCode::kResourceExhausted) << seed;
     EXPECT_EQ(stress_parameters_real(options, seed, RealOsBudget{300, 10}).status().code(),
               StatusCode::kResourceExhausted);
@@ -65,7 +67,8 @@ TEST(RealOsRunTest, SeedsPassOverAStandInRealOs) {
     free_options.slice_us = kStandInSliceUs;
     FreeRuntime runtime(free_options);
     FakeOs os(FakeOptions{}, runtime);
-    Result<SeedParameters> parameters = stress_parameters_real(options, seed, RealOsBudget{300, 60'000});
+    Result<SeedParameters> parameters =
+        stress_parameters_real(options, seed, RealOsBudget{300, 60'000});
     ASSERT_TRUE(parameters.ok());
     const SeedReport report = stress_run_seed_real(options, parameters.value(), os);
     ASSERT_TRUE(report.status.ok()) << "seed " << seed << ": " << report.status.to_string();

@@ -84,9 +84,10 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
               input.value().recorded ? ", commit " : "",
               input.value().recorded ? bundle.commit.c_str() : "");
   if (input.value().recorded && bundle.commit != build.commit) {
-    std::printf("warning: the bundle was written by commit %s, this is commit %s: the run may "
-                "differ (replay on the bundle's commit for an exact replay)\n",
-                bundle.commit.c_str(), build.commit.c_str());
+    std::printf(
+        "warning: the bundle was written by commit %s, this is commit %s: the run may "
+        "differ (replay on the bundle's commit for an exact replay)\n",
+        bundle.commit.c_str(), build.commit.c_str());
   }
   if (input.value().recorded && bundle.canary != build.canary) {
     std::printf("warning: the bundle's build had canary '%s', this build has '%s'\n",
@@ -99,19 +100,21 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
   }
   if (bundle.options.os == StressOs::kWindows) {
     // Its threads ran on a real OS: neither the fake nor this machine's scheduler reproduces it.
-    std::printf("this bundle is from --os windows: its seed reproduces the workload and the fault "
-                "plan, not the interleaving. Judge its recorded trace offline with "
-                "`readyport-stress --check-trace <seed-%llu.trace> --runtime free`, or run the seed "
-                "again on Windows: readyport-stress --os windows --seed %llu\n",
-                static_cast<unsigned long long>(bundle.seed),
-                static_cast<unsigned long long>(bundle.seed));
+    std::printf(
+        "this bundle is from --os windows: its seed reproduces the workload and the fault "
+        "plan, not the interleaving. Judge its recorded trace offline with "
+        "`readyport-stress --check-trace <seed-%llu.trace> --runtime free`, or run the seed "
+        "again on Windows: readyport-stress --os windows --seed %llu\n",
+        static_cast<unsigned long long>(bundle.seed), static_cast<unsigned long long>(bundle.seed));
     return 2;
   }
   if (bundle.options.runtime == StressRuntime::kFree) {
-    std::printf("note: the run used real threads (--runtime free): its interleaving does not "
-                "replay, its workload does\n");
+    std::printf(
+        "note: the run used real threads (--runtime free): its interleaving does not "
+        "replay, its workload does\n");
   }
-  StressOptions run_options = bundle.options;  // exactly the bundle's; only outputs from the command line
+  StressOptions run_options =
+      bundle.options;  // exactly the bundle's; only outputs from the command line
   run_options.trace = options.trace;
   run_options.verbose = options.verbose;
   run_options.trace_out = options.trace_out;
@@ -125,7 +128,8 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
   if (options.verbose) stress_verbose_print(report);
   if (options.trace) std::fputs(report.trace_text.c_str(), stdout);
   if (!options.trace_out.empty()) {
-    const Status written = stress_trace_write(options.trace_out, options.trace_format, report.trace_text);
+    const Status written =
+        stress_trace_write(options.trace_out, options.trace_format, report.trace_text);
     if (!written.ok()) {
       std::fprintf(stderr, "readyport-stress: --trace-out: %s\n", written.message().c_str());
       return 2;

@@ -21,14 +21,15 @@ void stress_figures_add(StressFigures& figures, const SeedReport& report) {
   const std::uint64_t ored = coverage_row(report, "remove_ored_with_in");
   figures.remove_ored_with_in += ored;
   // Every REMOVE packet the oracle saw; the OR-ed ones are among them.
-  figures.remove_separate += report.oracle.removes_seen >= ored ? report.oracle.removes_seen - ored : 0;
+  figures.remove_separate +=
+      report.oracle.removes_seen >= ored ? report.oracle.removes_seen - ored : 0;
   figures.stale_packets += coverage_row(report, "stale_packet_dequeued");
 }
 
 double stress_figures_per_notification(const StressFigures& figures) {
-  return figures.notifications == 0 ? 0.0
-                                     : static_cast<double>(figures.port_calls) /
-                                           static_cast<double>(figures.notifications);
+  return figures.notifications == 0
+             ? 0.0
+             : static_cast<double>(figures.port_calls) / static_cast<double>(figures.notifications);
 }
 
 void stress_figures_print(const StressOptions& options, const StressFigures& figures) {

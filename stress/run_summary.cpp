@@ -22,7 +22,8 @@ std::size_t print_coverage(const StressTotals& totals) {
 
 void print_failures(const StressRunSummary& summary) {
   bool any_range = false;
-  for (const StressFailure& failure : summary.failures) any_range = any_range || !failure.from_corpus;
+  for (const StressFailure& failure : summary.failures)
+    any_range = any_range || !failure.from_corpus;
   if (any_range) {
     // Every failing seed of the range on one line (scripts read it), then one line per bundle.
     std::printf("  failing seeds         ");
@@ -48,9 +49,12 @@ void print_failures(const StressRunSummary& summary) {
 
 std::string stress_faults_description(const StressOptions& options) {
   switch (options.faults) {
-    case StressOptions::Faults::kDrawn: return "drawn per seed";
-    case StressOptions::Faults::kOff: return "off";
-    case StressOptions::Faults::kPlan: return options.fault_plan;
+    case StressOptions::Faults::kDrawn:
+      return "drawn per seed";
+    case StressOptions::Faults::kOff:
+      return "off";
+    case StressOptions::Faults::kPlan:
+      return options.fault_plan;
   }
   READYPORT_UNREACHABLE();
 }
@@ -58,7 +62,8 @@ std::string stress_faults_description(const StressOptions& options) {
 StressRunSummary stress_summary_begin(std::uint64_t seeds_planned) {
   StressRunSummary summary;
   summary.seeds_planned = seeds_planned;
-  for (const std::string& row : stress_coverage_rows()) summary.totals.coverage.emplace_back(row, 0);
+  for (const std::string& row : stress_coverage_rows())
+    summary.totals.coverage.emplace_back(row, 0);
   return summary;
 }
 
@@ -107,14 +112,15 @@ void stress_summary_add_failure(StressRunSummary& summary, StressFailure failure
 std::size_t stress_summary_print(const StressOptions& options, StressRunSummary& summary) {
   const StressTotals& totals = summary.totals;
   const double per_notification =
-      totals.notifications == 0 ? 0.0
-                                : static_cast<double>(totals.port_calls) /
-                                      static_cast<double>(totals.notifications);
-  std::printf("\nreadyport-stress summary (runtime %s, strategy %s, depth %u, shard %u/%u, "
-              "faults %s)\n",
-              stress_runtime_name(options.runtime), stress_strategy_name(options.strategy),
-              options.pct_depth, options.shard_index + 1, options.shard_count,
-              stress_faults_description(options).c_str());
+      totals.notifications == 0
+          ? 0.0
+          : static_cast<double>(totals.port_calls) / static_cast<double>(totals.notifications);
+  std::printf(
+      "\nreadyport-stress summary (runtime %s, strategy %s, depth %u, shard %u/%u, "
+      "faults %s)\n",
+      stress_runtime_name(options.runtime), stress_strategy_name(options.strategy),
+      options.pct_depth, options.shard_index + 1, options.shard_count,
+      stress_faults_description(options).c_str());
   if (!summary.corpus.dir.empty()) {
     std::printf("  corpus entries         %llu (%llu passed, %llu failed) from %s\n",
                 static_cast<ull>(summary.corpus.entries), static_cast<ull>(summary.corpus.passed),

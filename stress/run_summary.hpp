@@ -22,17 +22,17 @@ namespace readyport {
 // One failing seed, of the corpus or of the range.
 struct StressFailure {
   bool from_corpus = false;
-  std::string entry;      // the corpus entry's file name ("" for a seed of the range)
+  std::string entry;  // the corpus entry's file name ("" for a seed of the range)
   std::uint64_t seed = 0;
-  std::string status;     // status_code_name (or "aborted")
+  std::string status;  // status_code_name (or "aborted")
   std::string message;
   std::string signature;  // stress_failure_signature
   std::string bundle;     // the bundle written; "" when it could not be
 };
 
 struct StressCorpusSummary {
-  std::string dir;       // "" when no corpus ran
-  std::string note;      // why none ran, when none did
+  std::string dir;   // "" when no corpus ran
+  std::string note;  // why none ran, when none did
   std::uint64_t entries = 0;
   std::uint64_t passed = 0;
   std::uint64_t failed = 0;
@@ -78,8 +78,8 @@ struct StressRunSummary {
   // Scheduler steps (scheduled calls) of every seed run, the corpus's included: with the seeds
   // run (corpus entries included) over `seconds`, the run's speed.
   std::uint64_t steps_all = 0;
-  std::size_t coverage_zero_rows = 0;   // filled by stress_summary_print
-  int exit_status = 0;                  // filled by the driver at the end
+  std::size_t coverage_zero_rows = 0;  // filled by stress_summary_print
+  int exit_status = 0;                 // filled by the driver at the end
 };
 
 StressRunSummary stress_summary_begin(std::uint64_t seeds_planned);

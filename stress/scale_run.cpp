@@ -6,10 +6,10 @@
 #include <string>
 
 #include "readyport/assert.hpp"
-#include "readyport/status.hpp"
 #include "readyport/fake/fake_socket.hpp"
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/fake/rng.hpp"
+#include "readyport/status.hpp"
 
 namespace readyport {
 namespace {
@@ -40,10 +40,11 @@ void print_failure(const StressOptions& options, const SeedReport& report) {
   std::printf("FAIL scale seed %llu: %s\n", static_cast<ull>(report.parameters.seed),
               report.status.to_string().c_str());
   for (const std::string& line : report.trace_tail) std::printf("  | %s\n", line.c_str());
-  std::printf("  again: readyport-stress --scale --connections %u --workers %u --runtime %s "
-              "--first-seed %llu --seeds 1\n",
-              options.scale_connections, options.scale_workers,
-              stress_runtime_name(options.runtime), static_cast<ull>(report.parameters.seed));
+  std::printf(
+      "  again: readyport-stress --scale --connections %u --workers %u --runtime %s "
+      "--first-seed %llu --seeds 1\n",
+      options.scale_connections, options.scale_workers, stress_runtime_name(options.runtime),
+      static_cast<ull>(report.parameters.seed));
 }
 
 }  // namespace
@@ -101,11 +102,12 @@ SeedParameters stress_scale_parameters(const StressOptions& options, std::uint64
 
 int stress_scale_main(const StressOptions& options) {
   const StressOptions run_options = stress_scale_run_options(options);
-  std::printf("readyport-stress --scale: %u connections (%u clients and their server ends), %u "
-              "workers, runtime %s, %llu seed(s) from %llu, faults off, at most %llu steps\n",
-              options.scale_connections, options.scale_connections / 2, options.scale_workers,
-              stress_runtime_name(options.runtime), static_cast<ull>(options.seeds),
-              static_cast<ull>(options.first_seed), static_cast<ull>(run_options.steps_max));
+  std::printf(
+      "readyport-stress --scale: %u connections (%u clients and their server ends), %u "
+      "workers, runtime %s, %llu seed(s) from %llu, faults off, at most %llu steps\n",
+      options.scale_connections, options.scale_connections / 2, options.scale_workers,
+      stress_runtime_name(options.runtime), static_cast<ull>(options.seeds),
+      static_cast<ull>(options.first_seed), static_cast<ull>(run_options.steps_max));
   std::fflush(stdout);
   int exit_status = 0;
   for (std::uint64_t k = 0; k < options.seeds; ++k) {
@@ -117,12 +119,13 @@ int stress_scale_main(const StressOptions& options) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const ChaosCounts& c = report.counts;
     // Scale means every client opened: a refused one (a limit too small) fails the seed.
-    const std::uint32_t clients = parameters.workload.clients + parameters.workload.liveness_clients;
+    const std::uint32_t clients =
+        parameters.workload.clients + parameters.workload.liveness_clients;
     if (report.status.ok() && (c.clients_started != clients || c.clients_refused != 0)) {
-      report.status = Status(StatusCode::kInternal,
-                             "scale: " + std::to_string(c.clients_started) + " of " +
-                                 std::to_string(clients) + " clients started, " +
-                                 std::to_string(c.clients_refused) + " refused");
+      report.status =
+          Status(StatusCode::kInternal, "scale: " + std::to_string(c.clients_started) + " of " +
+                                            std::to_string(clients) + " clients started, " +
+                                            std::to_string(c.clients_refused) + " refused");
     }
     std::printf("seed %llu: %s (%s)\n", static_cast<ull>(seed),
                 report.status.ok() ? "ok" : "FAILED", stress_parameters_line(parameters).c_str());
@@ -131,9 +134,10 @@ int stress_scale_main(const StressOptions& options) {
                 c.server_accepted, c.clients_refused + c.server_refused);
     std::printf("  peak connections open  %u (engine table %u)\n", c.connections_open_peak,
                 parameters.workload.connections_max);
-    std::printf("  clients echoed in full %u of %u (%llu bytes; %u cut by the director's "
-                "closes)\n",
-                c.clients_done, clients, static_cast<ull>(c.bytes_received), c.clients_cut);
+    std::printf(
+        "  clients echoed in full %u of %u (%llu bytes; %u cut by the director's "
+        "closes)\n",
+        c.clients_done, clients, static_cast<ull>(c.bytes_received), c.clients_cut);
     std::printf("  notifications          %llu\n", static_cast<ull>(report.engine.notifications));
     std::printf("  port calls             %llu\n", static_cast<ull>(report.engine.port_calls));
     std::printf("  packets                %llu\n", static_cast<ull>(report.engine.packets));

@@ -20,9 +20,10 @@
 // Tasks are made when they start (task_at(i), on the runner's thread: it must be safe to call from
 // several threads at once), so that a range of millions of seeds holds no list of them.
 //
-// Ownership: the pool owns its threads and keeps task_at, whose captures must outlive the pool; the destructor stops it and joins every runner
-// (a seed already started runs to its end). Threading: one consumer thread calls next(), stop()
-// and the destructor. Errors: none (a seed's failure is in its report).
+// Ownership: the pool owns its threads and keeps task_at, whose captures must outlive the pool; the
+// destructor stops it and joins every runner (a seed already started runs to its end). Threading:
+// one consumer thread calls next(), stop() and the destructor. Errors: none (a seed's failure is in
+// its report).
 #pragma once
 
 #include <condition_variable>
@@ -76,9 +77,9 @@ class SeedPool {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::size_t started_ = 0;     // guarded by mutex_: tasks handed to a runner
-  std::size_t released_ = 0;    // guarded by mutex_: a copy of consumed_ for the runners
-  bool stopping_ = false;       // guarded by mutex_
+  std::size_t started_ = 0;   // guarded by mutex_: tasks handed to a runner
+  std::size_t released_ = 0;  // guarded by mutex_: a copy of consumed_ for the runners
+  bool stopping_ = false;     // guarded by mutex_
   std::vector<std::unique_ptr<SeedReport>> ring_;  // guarded by mutex_: [task % window_]
   std::vector<std::thread> runners_;               // last: started once the rest exists
 };

@@ -61,9 +61,8 @@ class SocketLedgerOs final : public ForwardingOs {
   Status check_closed() const {
     std::lock_guard<std::mutex> guard(mutex_);
     if (sockets_.empty() && ports_.empty()) return Status();
-    std::string text = "leak: after stop() " + std::to_string(sockets_.size()) +
-                       " socket(s) and " + std::to_string(ports_.size()) +
-                       " port(s) opened by the run are still open:";
+    std::string text = "leak: after stop() " + std::to_string(sockets_.size()) + " socket(s) and " +
+                       std::to_string(ports_.size()) + " port(s) opened by the run are still open:";
     std::size_t listed = 0;
     for (const std::uint64_t s : sockets_) {
       if (listed++ < 16) text += " s=" + std::to_string(s);

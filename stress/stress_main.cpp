@@ -14,7 +14,8 @@
 //   --engine-case LINE  properties/engine_replay.hpp: one engine-property case
 //   --version, --help
 // Exit status: 0 pass, 1 failure, 2 bad command line (or an unreadable input, an unwritable
-// output), 77 --os windows where ProcessSocketNotifications is missing (skipped). docs/replay.md describes bundles, the corpus and the outputs.
+// output), 77 --os windows where ProcessSocketNotifications is missing (skipped).
+// docs/replay.md describes bundles, the corpus and the outputs.
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -56,13 +57,14 @@ int check_trace(const StressOptions& options) {
   Status verdict = oracle.status();
   if (verdict.ok()) verdict = oracle.finish();
   const OracleCounts counts = oracle.counts();
-  std::printf("check-trace %s: %llu lines, %llu port calls, %llu packets, %llu handler entries, "
-              "%llu connections\n",
-              options.check_trace.c_str(), static_cast<unsigned long long>(counts.lines),
-              static_cast<unsigned long long>(counts.port_calls),
-              static_cast<unsigned long long>(counts.packets),
-              static_cast<unsigned long long>(counts.handler_entries),
-              static_cast<unsigned long long>(counts.connections));
+  std::printf(
+      "check-trace %s: %llu lines, %llu port calls, %llu packets, %llu handler entries, "
+      "%llu connections\n",
+      options.check_trace.c_str(), static_cast<unsigned long long>(counts.lines),
+      static_cast<unsigned long long>(counts.port_calls),
+      static_cast<unsigned long long>(counts.packets),
+      static_cast<unsigned long long>(counts.handler_entries),
+      static_cast<unsigned long long>(counts.connections));
   std::printf("verdict: %s\n", verdict.ok() ? "ok" : verdict.to_string().c_str());
   return verdict.ok() ? 0 : 1;
 }
@@ -77,10 +79,10 @@ Status write_corpus_entry(const StressOptions& options, const ShrinkResult& resu
   entry.signature = result.signature;
   entry.why = (build.canary.empty() ? std::string("the minimal case of a failure")
                                     : "the minimal case of canary " + build.canary) +
-              ": readyport-stress --seed " + std::to_string(entry.seed) +
-              " --shrink at commit " + build.commit + " (" + build.compiler + ") kept " +
-              result.signature + " with " + std::to_string(result.minimal.trace_lines) +
-              " trace lines, trace hash " + result.minimal.trace_hash + " there";
+              ": readyport-stress --seed " + std::to_string(entry.seed) + " --shrink at commit " +
+              build.commit + " (" + build.compiler + ") kept " + result.signature + " with " +
+              std::to_string(result.minimal.trace_lines) + " trace lines, trace hash " +
+              result.minimal.trace_hash + " there";
   const Json document = stress_corpus_entry_json(entry);
   return stress_file_write(options.corpus_entry_out, document.dump(2) + "\n",
                            StressWriteMode::kReplace);
@@ -92,7 +94,8 @@ int shrink(const StressOptions& options, const std::vector<std::string>& command
   const std::uint64_t seed = options.first_seed;
   std::printf("readyport-stress: shrinking seed %llu\n", static_cast<unsigned long long>(seed));
   stress_abort_install();
-  StressBundleContext original_context{command_line, stress_bundle_path(options.bundle_dir, seed, ""),
+  StressBundleContext original_context{command_line,
+                                       stress_bundle_path(options.bundle_dir, seed, ""),
                                        "seed range (before --shrink)"};
   stress_abort_arm(options, seed, &original_context);
   const ShrinkResult result = stress_shrink(options, seed, stress_run_seed);
@@ -122,8 +125,8 @@ int shrink(const StressOptions& options, const std::vector<std::string>& command
               result.one_minimal
                   ? "1-minimal: no single fault, site, depth step or workload unit can go"
                   : "the run budget ran out before a pass changed nothing (not proven 1-minimal)");
-  std::printf("faults that matter: %s\n", b.fired_hits.empty() ? "(more than a plan holds)"
-                                                                : b.fired_hits.c_str());
+  std::printf("faults that matter: %s\n",
+              b.fired_hits.empty() ? "(more than a plan holds)" : b.fired_hits.c_str());
   std::printf("minimal parameters: %s\n", stress_parameters_line(b.parameters).c_str());
   std::printf("minimal trace hash: %s\n", b.trace_hash.c_str());
   const std::string program = command_line.empty() ? "readyport-stress" : command_line[0];
@@ -135,8 +138,9 @@ int shrink(const StressOptions& options, const std::vector<std::string>& command
                                       "shrink: the minimal case of seed " + std::to_string(seed)};
   const std::string minimal = stress_bundle_write(result.options, b, minimal_context);
   if (!original.empty()) std::printf("bundle: %s\n", original.c_str());
-  if (!minimal.empty()) std::printf("minimal bundle: %s (replay: %s --replay %s)\n", minimal.c_str(),
-                                    program.c_str(), minimal.c_str());
+  if (!minimal.empty())
+    std::printf("minimal bundle: %s (replay: %s --replay %s)\n", minimal.c_str(), program.c_str(),
+                minimal.c_str());
   if (!options.corpus_entry_out.empty()) {
     const Status written = write_corpus_entry(options, result);
     if (!written.ok()) {

@@ -26,7 +26,8 @@ constexpr std::uint32_t kConnectionsMax = 100'000;
 const char* const kExamples =
     "Examples:\n"
     "  readyport-stress                               the main job: corpus, then seeds 1..300\n"
-    "  readyport-stress --seeds 8000 --shard 2/4 --json s2.json --markdown \"$GITHUB_STEP_SUMMARY\"\n"
+    "  readyport-stress --seeds 8000 --shard 2/4 --json s2.json --markdown "
+    "\"$GITHUB_STEP_SUMMARY\"\n"
     "  readyport-stress --jobs 2 --seeds 1000          seeds two at a time, output as --jobs 1\n"
     "  readyport-stress --scale                       10,000 connections, 8 workers, one seed\n"
     "  readyport-stress --scale --runtime free --connections 1000 --workers 4   (TSan build)\n"
@@ -36,7 +37,8 @@ const char* const kExamples =
     "  readyport-stress --seed 28 --shrink            a failing seed's minimal case\n"
     "  readyport-stress --check-trace s5.trace        the oracle's verdict on a recorded trace\n"
     "  readyport-stress --os windows --seeds 4 --seconds-max 60   on the real API (Windows)\n"
-    "  readyport-stress --engine-case 'seed=3 workers=2 batch=4; add(oneshot_level IN); run(5 ms)'\n"
+    "  readyport-stress --engine-case 'seed=3 workers=2 batch=4; add(oneshot_level IN); run(5 "
+    "ms)'\n"
     "\n"
     "Refused together: --seed with --seeds, --first-seed or --shard; --replay, --check-trace and\n"
     "--engine-case with any option that chooses or shapes a run (--check-trace takes --runtime);\n"
@@ -62,8 +64,8 @@ bool parse_shard(std::string_view text, std::uint32_t* index_out, std::uint32_t*
 // A non-empty text value (a file or directory name, a line).
 CLI::Validator non_empty(const char* what) {
   return CLI::Validator(
-      [what](std::string& text) { return text.empty() ? std::string(what) + " is empty" : ""; },
-      "", "non_empty");
+      [what](std::string& text) { return text.empty() ? std::string(what) + " is empty" : ""; }, "",
+      "non_empty");
 }
 
 // Help lines with the value's form only: CLI11's own lists every option an option excludes, which
@@ -78,9 +80,10 @@ class HelpFormatter : public CLI::Formatter {
 
 // The parser: one CLI::App bound to an options value. Built anew for each parse and for --help.
 struct Parser {
-  CLI::App app{"readyport-stress: the echo workload on the engine over FakeOs, one world per seed "
-               "(docs/faults.md, docs/replay.md).",
-               "readyport-stress"};
+  CLI::App app{
+      "readyport-stress: the echo workload on the engine over FakeOs, one world per seed "
+      "(docs/faults.md, docs/replay.md).",
+      "readyport-stress"};
   StressOptions options;
   std::uint64_t seed = 0;
   std::string strategy_text;
@@ -100,8 +103,8 @@ struct Parser {
     StressOptions& o = options;
 
     // Which seeds.
-    CLI::Option* seeds = cli_add_number(app, "--seeds", &o.seeds, 1, kSeedsMax,
-                                        "seeds to run (default 300)");
+    CLI::Option* seeds =
+        cli_add_number(app, "--seeds", &o.seeds, 1, kSeedsMax, "seeds to run (default 300)");
     CLI::Option* first = cli_add_number(app, "--first-seed", &o.first_seed, 0, kCliNumberMax,
                                         "the first seed (default 1); seeds are S, S+1, ...");
     CLI::Option* one = cli_add_number(app, "--seed", &seed, 0, kCliNumberMax,
@@ -126,10 +129,11 @@ struct Parser {
         app.add_option("--strategy", strategy_text,
                        "random | pct | delay_bounded | fair | mixed (even seeds random, odd pct) | "
                        "portfolio (seed % 4: random, pct, delay_bounded, fair; default)")
-            ->check(CLI::IsMember({"random", "pct", "delay_bounded", "fair", "mixed", "portfolio"}));
+            ->check(
+                CLI::IsMember({"random", "pct", "delay_bounded", "fair", "mixed", "portfolio"}));
     CLI::Option* depth = cli_add_number(app, "--depth", &o.pct_depth, 1, kDepthMax,
-                                         "PCT depth d (d - 1 change points; delay_bounded: d - 1 "
-                                         "delays; default 3)");
+                                        "PCT depth d (d - 1 change points; delay_bounded: d - 1 "
+                                        "delays; default 3)");
     CLI::Option* runtime =
         app.add_option("--runtime", runtime_text,
                        "sim (SimScheduler, replayable; default) | free (real threads)")
@@ -166,10 +170,10 @@ struct Parser {
                 "", "faults"));
     CLI::Option* actions = cli_add_number(app, "--actions-max", &o.actions_max, 0, kCapMax,
                                           "cap the drawn director actions");
-    CLI::Option* clients = cli_add_number(app, "--clients-max", &o.clients_max, 0, kCapMax,
-                                          "cap the drawn clients");
-    CLI::Option* peers = cli_add_number(app, "--peers-max", &o.peers_max, 0, kCapMax,
-                                        "cap the drawn raw peers");
+    CLI::Option* clients =
+        cli_add_number(app, "--clients-max", &o.clients_max, 0, kCapMax, "cap the drawn clients");
+    CLI::Option* peers =
+        cli_add_number(app, "--peers-max", &o.peers_max, 0, kCapMax, "cap the drawn raw peers");
 
     // What the main job does around the seeds.
     CLI::Option* coverage = app.add_flag("--require-coverage", o.require_coverage,
@@ -206,10 +210,11 @@ struct Parser {
         "--scale", o.scale,
         "the engine at scale instead of the main job: --connections client and server ends on "
         "--workers workers, judged by the oracle; prints its figures (one seed unless --seeds)");
-    CLI::Option* scale_connections = cli_add_number(
-        app, "--connections", &o.scale_connections, kStressScaleConnectionsMin,
-        kStressScaleConnectionsMax,
-        "with --scale: connections, client and server ends together (default 10000; 8..20000, even)");
+    CLI::Option* scale_connections =
+        cli_add_number(app, "--connections", &o.scale_connections, kStressScaleConnectionsMin,
+                       kStressScaleConnectionsMax,
+                       "with --scale: connections, client and server ends together (default 10000; "
+                       "8..20000, even)");
     CLI::Option* scale_workers =
         cli_add_number(app, "--workers", &o.scale_workers, 1, kStressScaleWorkersMax,
                        "with --scale: engine workers (default 8; 1..64)");
@@ -227,8 +232,10 @@ struct Parser {
     corpus_entry->needs(shrink);
 
     // Output of a run.
-    CLI::Option* trace = app.add_flag("--trace", o.trace, "print each seed's full trace (with --seed)");
-    CLI::Option* verbose = app.add_flag("--verbose", o.verbose, "print each seed's drawn parameters and result");
+    CLI::Option* trace =
+        app.add_flag("--trace", o.trace, "print each seed's full trace (with --seed)");
+    CLI::Option* verbose =
+        app.add_flag("--verbose", o.verbose, "print each seed's drawn parameters and result");
     CLI::Option* trace_out =
         app.add_option("--trace-out", o.trace_out, "write the one seed's full trace to FILE")
             ->type_name("FILE")
@@ -263,9 +270,12 @@ struct Parser {
     // Options that choose or shape a run: none of them goes with --replay (the bundle holds them),
     // --check-trace (nothing runs) or --engine-case (another world).
     const std::vector<CLI::Option*> run_options = {
-        seeds, first, one, shard, strategy, depth, steps, faults, actions, clients, peers,
-        coverage, stop, corpus, bundle_dir, json, markdown, shrink, corpus_entry, os,
-        seconds_max, connections_max, jobs, scale, scale_connections, scale_workers};
+        seeds,        first,           one,    shard,        strategy,
+        depth,        steps,           faults, actions,      clients,
+        peers,        coverage,        stop,   corpus,       bundle_dir,
+        json,         markdown,        shrink, corpus_entry, os,
+        seconds_max,  connections_max, jobs,   scale,        scale_connections,
+        scale_workers};
     for (CLI::Option* option : run_options) {
       replay->excludes(option);
       check->excludes(option);
@@ -278,16 +288,16 @@ struct Parser {
     for (CLI::Option* option : {shard, coverage, stop, corpus, json, markdown, jobs})
       shrink->excludes(option);
     // --scale is its own run: one workload of its own size, not the main job's.
-    for (CLI::Option* option : {one, shard, faults, actions, clients, peers, coverage, stop,
-                                corpus, json, markdown, shrink, corpus_entry, os, jobs, trace,
-                                trace_out})
+    for (CLI::Option* option : {one, shard, faults, actions, clients, peers, coverage, stop, corpus,
+                                json, markdown, shrink, corpus_entry, os, jobs, trace, trace_out})
       scale->excludes(option);
   }
 
   // --os and the options that go with it only. Errors: kInvalidArgument with the message.
   Status finish_os() {
     StressOptions& o = options;
-    const bool bounds_given = app.count("--seconds-max") != 0 || app.count("--connections-max") != 0;
+    const bool bounds_given =
+        app.count("--seconds-max") != 0 || app.count("--connections-max") != 0;
     if (os_text != "windows") {
       if (bounds_given)
         return Status(StatusCode::kInvalidArgument,
@@ -348,7 +358,8 @@ struct Parser {
     if (!o.trace_out.empty() && o.seeds != 1 && o.replay.empty() && o.os != StressOs::kWindows)
       return "--trace-out writes one seed's trace: use it with --seed or --replay (or with "
              "--os windows: the first failing seed's)";
-    if (o.seeds - 1 > ~std::uint64_t{0} - o.first_seed) return "--first-seed: the seed range wraps around";
+    if (o.seeds - 1 > ~std::uint64_t{0} - o.first_seed)
+      return "--first-seed: the seed range wraps around";
     return "";
   }
 };
@@ -373,12 +384,18 @@ std::string stress_usage() {
 
 const char* stress_strategy_name(StressStrategy strategy) {
   switch (strategy) {
-    case StressStrategy::kRandom: return "random";
-    case StressStrategy::kPct: return "pct";
-    case StressStrategy::kMixed: return "mixed";
-    case StressStrategy::kDelayBounded: return "delay_bounded";
-    case StressStrategy::kFair: return "fair";
-    case StressStrategy::kPortfolio: return "portfolio";
+    case StressStrategy::kRandom:
+      return "random";
+    case StressStrategy::kPct:
+      return "pct";
+    case StressStrategy::kMixed:
+      return "mixed";
+    case StressStrategy::kDelayBounded:
+      return "delay_bounded";
+    case StressStrategy::kFair:
+      return "fair";
+    case StressStrategy::kPortfolio:
+      return "portfolio";
   }
   READYPORT_UNREACHABLE();
 }
@@ -393,32 +410,38 @@ bool stress_windows_build() {
 
 const char* stress_os_name(StressOs os) {
   switch (os) {
-    case StressOs::kFake: return "fake";
-    case StressOs::kWindows: return "windows";
+    case StressOs::kFake:
+      return "fake";
+    case StressOs::kWindows:
+      return "windows";
   }
   READYPORT_UNREACHABLE();
 }
 
 const char* stress_runtime_name(StressRuntime runtime) {
   switch (runtime) {
-    case StressRuntime::kSim: return "sim";
-    case StressRuntime::kFree: return "free";
+    case StressRuntime::kSim:
+      return "sim";
+    case StressRuntime::kFree:
+      return "free";
   }
   READYPORT_UNREACHABLE();
 }
 
 const char* stress_trace_format_name(StressTraceFormat format) {
   switch (format) {
-    case StressTraceFormat::kText: return "text";
-    case StressTraceFormat::kChrome: return "chrome";
+    case StressTraceFormat::kText:
+      return "text";
+    case StressTraceFormat::kChrome:
+      return "chrome";
   }
   READYPORT_UNREACHABLE();
 }
 
 bool stress_strategy_parse(std::string_view text, StressStrategy* strategy_out) {
-  for (StressStrategy s : {StressStrategy::kRandom, StressStrategy::kPct, StressStrategy::kMixed,
-                           StressStrategy::kDelayBounded, StressStrategy::kFair,
-                           StressStrategy::kPortfolio}) {
+  for (StressStrategy s :
+       {StressStrategy::kRandom, StressStrategy::kPct, StressStrategy::kMixed,
+        StressStrategy::kDelayBounded, StressStrategy::kFair, StressStrategy::kPortfolio}) {
     if (text == stress_strategy_name(s)) {
       *strategy_out = s;
       return true;
@@ -439,9 +462,12 @@ bool stress_runtime_parse(std::string_view text, StressRuntime* runtime_out) {
 
 std::string stress_faults_text(const StressOptions& options) {
   switch (options.faults) {
-    case StressOptions::Faults::kDrawn: return "drawn";
-    case StressOptions::Faults::kOff: return "off";
-    case StressOptions::Faults::kPlan: return options.fault_plan;
+    case StressOptions::Faults::kDrawn:
+      return "drawn";
+    case StressOptions::Faults::kOff:
+      return "off";
+    case StressOptions::Faults::kPlan:
+      return options.fault_plan;
   }
   READYPORT_UNREACHABLE();
 }

@@ -78,10 +78,10 @@ inline constexpr std::uint32_t kStressScaleWorkersMax = 64;
 
 struct StressOptions {
   std::uint64_t first_seed = 1;
-  std::uint64_t seeds = 300;       // seeds run (before sharding)
-  std::uint32_t shard_index = 0;   // 0-based; seeds whose offset % shard_count == shard_index
+  std::uint64_t seeds = 300;      // seeds run (before sharding)
+  std::uint32_t shard_index = 0;  // 0-based; seeds whose offset % shard_count == shard_index
   std::uint32_t shard_count = 1;
-  bool seed_given = false;         // --seed: one seed, not the main job (no corpus by default)
+  bool seed_given = false;  // --seed: one seed, not the main job (no corpus by default)
   StressStrategy strategy = StressStrategy::kPortfolio;
   std::uint32_t pct_depth = 3;
   StressRuntime runtime = StressRuntime::kSim;  // kFree with kWindows
@@ -96,13 +96,13 @@ struct StressOptions {
   std::uint64_t steps_max = 2'000'000;  // per seed
   // The fault plan: drawn from each seed (swarm, the default), none, or exactly `fault_plan`.
   enum class Faults : std::uint8_t { kDrawn, kOff, kPlan } faults = Faults::kDrawn;
-  std::string fault_plan;        // with kPlan: FaultPlan::to_string() syntax, checked by parse
+  std::string fault_plan;         // with kPlan: FaultPlan::to_string() syntax, checked by parse
   bool require_coverage = false;  // exit 1 when a coverage row is zero at the end
   bool stop_on_failure = false;   // stop at the first failing seed (canary runs)
-  bool trace = false;     // print each seed's full trace (use with --seed)
-  bool verbose = false;   // print each seed's parameters and result
+  bool trace = false;             // print each seed's full trace (use with --seed)
+  bool verbose = false;           // print each seed's parameters and result
   bool help = false;
-  bool version = false;   // print the version and the git commit
+  bool version = false;  // print the version and the git commit
   // Judge this recorded trace file with the LifetimeOracle instead of running seeds (with
   // --runtime free: a trace from real threads, judged by the order-free rules only).
   std::string check_trace;

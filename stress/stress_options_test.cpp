@@ -61,11 +61,18 @@ TEST(StressOptionsTest, ShardIsOneBased) {
 }
 
 TEST(StressOptionsTest, BadInputIsAClearError) {
-  for (std::vector<const char*> args :
-       {std::vector<const char*>{"--seeds", "0"}, {"--seeds", "ten"}, {"--shard", "5/4"},
-        {"--shard", "0/4"}, {"--shard", "2"}, {"--strategy", "fastest"}, {"--depth", "0"},
-        {"--runtime", "kernel"}, {"--bogus"}, {"--seeds"}, {"--seed", "1", "--seeds", "5"},
-        {"--first-seed", "18446744073709551615", "--seeds", "2"}}) {
+  for (std::vector<const char*> args : {std::vector<const char*>{"--seeds", "0"},
+                                        {"--seeds", "ten"},
+                                        {"--shard", "5/4"},
+                                        {"--shard", "0/4"},
+                                        {"--shard", "2"},
+                                        {"--strategy", "fastest"},
+                                        {"--depth", "0"},
+                                        {"--runtime", "kernel"},
+                                        {"--bogus"},
+                                        {"--seeds"},
+                                        {"--seed", "1", "--seeds", "5"},
+                                        {"--first-seed", "18446744073709551615", "--seeds", "2"}}) {
     Result<StressOptions> options = parse(args);
     ASSERT_FALSE(options.ok()) << args[0];
     EXPECT_EQ(options.status().code(), StatusCode::kInvalidArgument);
@@ -174,7 +181,8 @@ void expect_refused(std::vector<const char*> args, const std::string& what) {
 TEST(StressCommandLineTest, BothValueFormsAreAccepted) {
   Result<StressOptions> a = parse({"--seeds=5", "--first-seed=9", "--depth=4", "--faults=off"});
   ASSERT_TRUE(a.ok()) << a.status().to_string();
-  Result<StressOptions> b = parse({"--seeds", "5", "--first-seed", "9", "--depth", "4", "--faults", "off"});
+  Result<StressOptions> b =
+      parse({"--seeds", "5", "--first-seed", "9", "--depth", "4", "--faults", "off"});
   ASSERT_TRUE(b.ok()) << b.status().to_string();
   for (const StressOptions& o : {a.value(), b.value()}) {
     EXPECT_EQ(o.seeds, 5u);
@@ -185,7 +193,8 @@ TEST(StressCommandLineTest, BothValueFormsAreAccepted) {
 }
 
 TEST(StressCommandLineTest, NumbersAreWholeDecimalsInRange) {
-  for (const char* bad : {"-5", "+5", " 5", "5 ", "0x10", "1e3", "5.0", "", "18446744073709551616"}) {
+  for (const char* bad :
+       {"-5", "+5", " 5", "5 ", "0x10", "1e3", "5.0", "", "18446744073709551616"}) {
     expect_refused({"--seed", bad}, "--seed");
   }
   expect_refused({"--seeds", "0"}, "1..100000000");
@@ -223,15 +232,25 @@ TEST(StressCommandLineTest, SeedRefusesTheRangeOptions) {
 
 TEST(StressCommandLineTest, ReplayRefusesEveryOptionThatShapesARun) {
   for (std::vector<const char*> run : {std::vector<const char*>{"--seed", "3"},
-                                       {"--seeds", "3"}, {"--first-seed", "3"},
-                                       {"--shard", "1/2"}, {"--strategy", "pct"}, {"--depth", "2"},
-                                       {"--runtime", "free"}, {"--steps-max", "5000"},
-                                       {"--faults", "off"}, {"--actions-max", "3"},
-                                       {"--clients-max", "3"}, {"--peers-max", "3"},
-                                       {"--require-coverage"}, {"--stop-on-failure"},
-                                       {"--corpus", "none"}, {"--bundle-dir", "d"},
-                                       {"--json", "s.json"}, {"--markdown", "s.md"},
-                                       {"--shrink"}, {"--check-trace", "t"},
+                                       {"--seeds", "3"},
+                                       {"--first-seed", "3"},
+                                       {"--shard", "1/2"},
+                                       {"--strategy", "pct"},
+                                       {"--depth", "2"},
+                                       {"--runtime", "free"},
+                                       {"--steps-max", "5000"},
+                                       {"--faults", "off"},
+                                       {"--actions-max", "3"},
+                                       {"--clients-max", "3"},
+                                       {"--peers-max", "3"},
+                                       {"--require-coverage"},
+                                       {"--stop-on-failure"},
+                                       {"--corpus", "none"},
+                                       {"--bundle-dir", "d"},
+                                       {"--json", "s.json"},
+                                       {"--markdown", "s.md"},
+                                       {"--shrink"},
+                                       {"--check-trace", "t"},
                                        {"--engine-case", "x"}}) {
     std::vector<const char*> args = {"--replay", "b.json"};
     args.insert(args.end(), run.begin(), run.end());
@@ -245,9 +264,14 @@ TEST(StressCommandLineTest, ReplayRefusesEveryOptionThatShapesARun) {
 }
 
 TEST(StressCommandLineTest, CheckTraceRefusesRunOptionsButTakesTheRuntime) {
-  for (std::vector<const char*> run : {std::vector<const char*>{"--seed", "3"}, {"--seeds", "3"},
-                                       {"--depth", "2"}, {"--faults", "off"}, {"--trace"},
-                                       {"--trace-out", "t"}, {"--shrink"}, {"--json", "s"}}) {
+  for (std::vector<const char*> run : {std::vector<const char*>{"--seed", "3"},
+                                       {"--seeds", "3"},
+                                       {"--depth", "2"},
+                                       {"--faults", "off"},
+                                       {"--trace"},
+                                       {"--trace-out", "t"},
+                                       {"--shrink"},
+                                       {"--json", "s"}}) {
     std::vector<const char*> args = {"--check-trace", "t.trace"};
     args.insert(args.end(), run.begin(), run.end());
     expect_refused(args, "--check-trace");
@@ -258,7 +282,8 @@ TEST(StressCommandLineTest, CheckTraceRefusesRunOptionsButTakesTheRuntime) {
 }
 
 TEST(StressCommandLineTest, EngineCaseStandsAlone) {
-  Result<StressOptions> line = parse({"--engine-case", "seed=3 workers=2 batch=4 ; add(c0 oneshot_level IN)"});
+  Result<StressOptions> line =
+      parse({"--engine-case", "seed=3 workers=2 batch=4 ; add(c0 oneshot_level IN)"});
   ASSERT_TRUE(line.ok()) << line.status().to_string();
   EXPECT_TRUE(line.value().engine_case_given);
   EXPECT_EQ(line.value().engine_case, "seed=3 workers=2 batch=4 ; add(c0 oneshot_level IN)");
@@ -288,8 +313,8 @@ TEST(StressCommandLineTest, OutputsAndCorpus) {
   EXPECT_EQ(defaults.value().bundle_dir, "stress-failures");
   EXPECT_EQ(defaults.value().corpus, StressOptions::Corpus::kDefault);
   EXPECT_EQ(defaults.value().trace_format, StressTraceFormat::kText);
-  Result<StressOptions> set = parse({"--bundle-dir", "b", "--json", "s.json", "--markdown", "s.md",
-                                     "--corpus", "some/dir"});
+  Result<StressOptions> set = parse(
+      {"--bundle-dir", "b", "--json", "s.json", "--markdown", "s.md", "--corpus", "some/dir"});
   ASSERT_TRUE(set.ok()) << set.status().to_string();
   EXPECT_EQ(set.value().bundle_dir, "b");
   EXPECT_EQ(set.value().json_out, "s.json");
@@ -316,14 +341,44 @@ TEST(StressCommandLineTest, FaultPlansPassThroughAsGiven) {
 
 TEST(StressCommandLineTest, HelpListsEveryOptionAndExamples) {
   const std::string usage = stress_usage();
-  for (const char* option :
-       {"--seeds", "--first-seed", "--seed", "--shard", "--strategy", "--depth", "--runtime",
-        "--steps-max", "--faults", "--actions-max", "--clients-max", "--peers-max",
-        "--require-coverage", "--stop-on-failure", "--corpus", "--bundle-dir", "--json",
-        "--markdown", "--shrink", "--corpus-entry", "--trace", "--verbose", "--trace-out",
-        "--trace-format", "--replay", "--check-trace", "--engine-case", "--help", "--version",
-        "--os", "--seconds-max", "--connections-max", "--jobs", "--scale", "--connections",
-        "--workers", "Examples:", "Exit status"}) {
+  for (const char* option : {"--seeds",
+                             "--first-seed",
+                             "--seed",
+                             "--shard",
+                             "--strategy",
+                             "--depth",
+                             "--runtime",
+                             "--steps-max",
+                             "--faults",
+                             "--actions-max",
+                             "--clients-max",
+                             "--peers-max",
+                             "--require-coverage",
+                             "--stop-on-failure",
+                             "--corpus",
+                             "--bundle-dir",
+                             "--json",
+                             "--markdown",
+                             "--shrink",
+                             "--corpus-entry",
+                             "--trace",
+                             "--verbose",
+                             "--trace-out",
+                             "--trace-format",
+                             "--replay",
+                             "--check-trace",
+                             "--engine-case",
+                             "--help",
+                             "--version",
+                             "--os",
+                             "--seconds-max",
+                             "--connections-max",
+                             "--jobs",
+                             "--scale",
+                             "--connections",
+                             "--workers",
+                             "Examples:",
+                             "Exit status"}) {
     EXPECT_NE(usage.find(option), std::string::npos) << option;
   }
 }

@@ -32,13 +32,18 @@ T pick(Rng& rng, const T (&choices)[N]) {
 
 SimStrategy strategy_for(const StressOptions& options, std::uint64_t seed) {
   switch (options.strategy) {
-    case StressStrategy::kRandom: return SimStrategy::kRandom;
-    case StressStrategy::kPct: return SimStrategy::kPct;
-    case StressStrategy::kDelayBounded: return SimStrategy::kDelayBounded;
-    case StressStrategy::kFair: return SimStrategy::kFair;
+    case StressStrategy::kRandom:
+      return SimStrategy::kRandom;
+    case StressStrategy::kPct:
+      return SimStrategy::kPct;
+    case StressStrategy::kDelayBounded:
+      return SimStrategy::kDelayBounded;
+    case StressStrategy::kFair:
+      return SimStrategy::kFair;
     // Mixed and the portfolio: several strategies over any range of seeds, each replayable from
     // the seed alone.
-    case StressStrategy::kMixed: return (seed % 2 == 0) ? SimStrategy::kRandom : SimStrategy::kPct;
+    case StressStrategy::kMixed:
+      return (seed % 2 == 0) ? SimStrategy::kRandom : SimStrategy::kPct;
     case StressStrategy::kPortfolio: {
       constexpr SimStrategy kPortfolio[] = {SimStrategy::kRandom, SimStrategy::kPct,
                                             SimStrategy::kDelayBounded, SimStrategy::kFair};
@@ -119,9 +124,13 @@ ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
 FaultPlan plan_for(const StressOptions& options, std::uint64_t seed, Mode mode) {
   FaultPlan plan;
   switch (options.faults) {
-    case StressOptions::Faults::kOff: return FaultPlan::none();
-    case StressOptions::Faults::kPlan: return FaultPlan::parse(options.fault_plan).value();
-    case StressOptions::Faults::kDrawn: plan = FaultPlan::draw(seed); break;
+    case StressOptions::Faults::kOff:
+      return FaultPlan::none();
+    case StressOptions::Faults::kPlan:
+      return FaultPlan::parse(options.fault_plan).value();
+    case StressOptions::Faults::kDrawn:
+      plan = FaultPlan::draw(seed);
+      break;
   }
   // A spurious WSAEWOULDBLOCK with data present is no OS's behaviour; a level registration
   // shrugs it off (the condition still holds), an edge one never hears of that data again.
@@ -234,13 +243,12 @@ Status check_fake_empty(const FakeOs& fake) {
       stats.waiters == 0 && stats.sockets_open == 0) {
     return Status();
   }
-  return Status(StatusCode::kInternal,
-                "leak: after stop() the fake still holds sockets=" +
-                    std::to_string(stats.sockets_open) +
-                    " registrations=" + std::to_string(stats.registrations_live) +
-                    " packets=" + std::to_string(stats.packets_queued) +
-                    " ports=" + std::to_string(stats.ports_open) +
-                    " waiters=" + std::to_string(stats.waiters));
+  return Status(
+      StatusCode::kInternal,
+      "leak: after stop() the fake still holds sockets=" + std::to_string(stats.sockets_open) +
+          " registrations=" + std::to_string(stats.registrations_live) + " packets=" +
+          std::to_string(stats.packets_queued) + " ports=" + std::to_string(stats.ports_open) +
+          " waiters=" + std::to_string(stats.waiters));
 }
 
 // The verdict, in order of interest: the run itself, the oracle, the workload, the fake.
@@ -251,9 +259,9 @@ Status verdict(const Status& run_status, World& world, bool completed) {
   if (Status status = world.oracle.finish(); !status.ok()) return status;
   if (!world.result.status.ok()) return world.result.status;
   if (world.result.engine.connections_live != 0)
-    return Status(StatusCode::kInternal,
-                  "engine reports " + std::to_string(world.result.engine.connections_live) +
-                      " live connections after stop()");
+    return Status(StatusCode::kInternal, "engine reports " +
+                                             std::to_string(world.result.engine.connections_live) +
+                                             " live connections after stop()");
   return check_fake_empty(world.fake);
 }
 
@@ -269,8 +277,7 @@ void fill_report(const StressOptions& options, World& world, SeedReport& report)
   const FaultCounts faults = world.faulty.counts();
   for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
     const auto site = static_cast<FaultSite>(i);
-    report.coverage.emplace_back(std::string("fault.") + fault_site_name(site),
-                                 faults.fired[i]);
+    report.coverage.emplace_back(std::string("fault.") + fault_site_name(site), faults.fired[i]);
   }
   if (world.faulty.fired_hits_complete()) {
     report.fired_hits = FaultPlan::of_hits(world.faulty.fired_hits()).to_string();
@@ -331,11 +338,16 @@ SeedParameters stress_parameters(const StressOptions& options, std::uint64_t see
 
 StressStrategy stress_strategy_of(SimStrategy strategy) {
   switch (strategy) {
-    case SimStrategy::kRandom: return StressStrategy::kRandom;
-    case SimStrategy::kPct: return StressStrategy::kPct;
-    case SimStrategy::kDelayBounded: return StressStrategy::kDelayBounded;
-    case SimStrategy::kFair: return StressStrategy::kFair;
-    case SimStrategy::kRoundRobin: break;
+    case SimStrategy::kRandom:
+      return StressStrategy::kRandom;
+    case SimStrategy::kPct:
+      return StressStrategy::kPct;
+    case SimStrategy::kDelayBounded:
+      return StressStrategy::kDelayBounded;
+    case SimStrategy::kFair:
+      return StressStrategy::kFair;
+    case SimStrategy::kRoundRobin:
+      break;
   }
   READYPORT_UNREACHABLE();
 }
@@ -358,11 +370,12 @@ std::string stress_parameters_line(const SeedParameters& p) {
          std::to_string(w.weight_client) + "/" + std::to_string(w.weight_behind) +
          " handler_close=" + std::to_string(w.handler_close_percent) + "/" +
          std::to_string(w.handler_close_other_percent) +
-         " receive_buffer=" + std::to_string(f.receive_buffer_bytes) + " fake=[key_strict=" +
-         flag(f.key_change_strict) + " drop_on_disable=" + flag(f.queued_dropped_on_disable) +
+         " receive_buffer=" + std::to_string(f.receive_buffer_bytes) +
+         " fake=[key_strict=" + flag(f.key_change_strict) +
+         " drop_on_disable=" + flag(f.queued_dropped_on_disable) +
          " remove_separate=" + flag(f.remove_separate_packet) +
-         " remove_dropped_on_close=" + flag(f.remove_dropped_on_close) + " disarm=" +
-         (f.oneshot_disarm == OneshotDisarm::kAtQueue ? "queue" : "dequeue") +
+         " remove_dropped_on_close=" + flag(f.remove_dropped_on_close) +
+         " disarm=" + (f.oneshot_disarm == OneshotDisarm::kAtQueue ? "queue" : "dequeue") +
          " early_wake_ms=" + std::to_string(f.early_wake_ms_max) +
          " reuse=" + flag(f.socket_reuse) + "] faults=" + p.plan.to_string();
 }
@@ -417,18 +430,21 @@ std::string stress_replay_command(const StressOptions& options, const SeedReport
                                   std::string_view program) {
   std::string command = std::string(program) + " --seed " + std::to_string(report.parameters.seed) +
                         " --strategy " + sim_strategy_name(report.parameters.strategy) +
-                        " --depth " + std::to_string(options.pct_depth) +
-                        " --steps-max " + std::to_string(options.steps_max) +
-                        " --faults " + report.parameters.plan.to_string();
+                        " --depth " + std::to_string(options.pct_depth) + " --steps-max " +
+                        std::to_string(options.steps_max) + " --faults " +
+                        report.parameters.plan.to_string();
   constexpr std::uint32_t kNoCap = StressOptions::kNoCap;
-  if (options.actions_max != kNoCap) command += " --actions-max " + std::to_string(options.actions_max);
-  if (options.clients_max != kNoCap) command += " --clients-max " + std::to_string(options.clients_max);
+  if (options.actions_max != kNoCap)
+    command += " --actions-max " + std::to_string(options.actions_max);
+  if (options.clients_max != kNoCap)
+    command += " --clients-max " + std::to_string(options.clients_max);
   if (options.peers_max != kNoCap) command += " --peers-max " + std::to_string(options.peers_max);
   command += " --verbose --trace";
   if (options.runtime == StressRuntime::kFree) {
     // Real threads do not replay; the same seed's workload under the scheduler is the next step.
-    command += "   (this failure ran on real threads: the command replays its workload under the "
-               "scheduler, not its interleaving)";
+    command +=
+        "   (this failure ran on real threads: the command replays its workload under the "
+        "scheduler, not its interleaving)";
   }
   return command;
 }

@@ -63,16 +63,16 @@ using NamedCounts = std::vector<std::pair<std::string, std::uint64_t>>;
 
 struct SeedReport {
   SeedParameters parameters;
-  Status status;             // ok, or the first thing that went wrong
-  ChaosCounts counts;        // the workload's counters
-  EngineStats engine;        // after stop()
+  Status status;       // ok, or the first thing that went wrong
+  ChaosCounts counts;  // the workload's counters
+  EngineStats engine;  // after stop()
   OracleCounts oracle;
-  NamedCounts coverage;      // the oracle's coverage rows, then one row per fault site fired
-  SimStats sim;              // zero in the free runtime
-  std::string trace_hash;    // 16 hex digits
+  NamedCounts coverage;    // the oracle's coverage rows, then one row per fault site fired
+  SimStats sim;            // zero in the free runtime
+  std::string trace_hash;  // 16 hex digits
   std::uint64_t trace_lines = 0;
   std::vector<std::string> trace_tail;  // the last lines, kept for failure reports
-  std::string trace_text;    // the full trace, only with StressOptions::trace
+  std::string trace_text;               // the full trace, only with StressOptions::trace
   // The faults that fired by the plan, as a plan of pinned hits (`site#n,...`, or `none`): with
   // the same options otherwise, `--faults <fired_hits>` replays this run exactly. Empty when more
   // fired than a plan holds (FaultyOs::fired_hits_complete() false).
@@ -112,7 +112,8 @@ std::string stress_abort_violation(std::uint32_t runner);
 
 // The one command that replays `report`'s seed with the built binary `program` (no install, no
 // rebuild), printed with each failure.
-std::string stress_replay_command(const StressOptions& options, const SeedReport& report,
-                                  std::string_view program = "build/default/stress/readyport-stress");
+std::string stress_replay_command(
+    const StressOptions& options, const SeedReport& report,
+    std::string_view program = "build/default/stress/readyport-stress");
 
 }  // namespace readyport

@@ -164,8 +164,7 @@ class Shrinker {
   // schedule is tried as PCT of depth 1..kPctDepthTriedMax (runs to a block between change
   // points: few preemptions).
   bool shrink_schedule() {
-    if (best_.strategy == StressStrategy::kPct ||
-        best_.strategy == StressStrategy::kDelayBounded) {
+    if (best_.strategy == StressStrategy::kPct || best_.strategy == StressStrategy::kDelayBounded) {
       for (std::uint32_t depth = 1; depth < best_.pct_depth; ++depth) {
         StressOptions candidate = best_;
         candidate.pct_depth = depth;
@@ -184,7 +183,7 @@ class Shrinker {
 
   // A workload cap (from the drawn value): halved while the run still fails, then lowered by one
   // while it still fails, so that at the end cap - 1 passes (or the cap is 0).
-  bool shrink_cap(std::uint32_t StressOptions::*cap, std::uint32_t drawn) {
+  bool shrink_cap(std::uint32_t StressOptions::* cap, std::uint32_t drawn) {
     bool any = false;
     std::uint32_t value = std::min(best_.*cap, drawn);
     if (best_.*cap != value) best_.*cap = value;  // the same run: the cap is the drawn value

@@ -35,12 +35,12 @@ namespace readyport {
 using SeedRunner = std::function<SeedReport(const StressOptions&, std::uint64_t)>;
 
 struct ShrinkResult {
-  Status status;            // ok, or why nothing was shrunk
-  StressOptions options;    // the minimal case's options (plan, depth, caps)
-  SeedReport original;      // the first run
-  SeedReport minimal;       // the smallest run that still fails the same way
-  std::string signature;    // what "the same way" means
-  std::uint32_t runs = 0;   // seeds run while shrinking
+  Status status;             // ok, or why nothing was shrunk
+  StressOptions options;     // the minimal case's options (plan, depth, caps)
+  SeedReport original;       // the first run
+  SeedReport minimal;        // the smallest run that still fails the same way
+  std::string signature;     // what "the same way" means
+  std::uint32_t runs = 0;    // seeds run while shrinking
   std::uint32_t passes = 0;  // passes over the steps
   bool one_minimal = false;  // the last pass changed nothing (within the run budget)
 };
@@ -55,7 +55,6 @@ std::uint64_t stress_faults_fired(const SeedReport& report);
 
 // Shrinks `seed` as described above; `options` as the failing run was made (its --faults,
 // --strategy, --depth).
-ShrinkResult stress_shrink(const StressOptions& options, std::uint64_t seed,
-                           const SeedRunner& run);
+ShrinkResult stress_shrink(const StressOptions& options, std::uint64_t seed, const SeedRunner& run);
 
 }  // namespace readyport

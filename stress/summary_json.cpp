@@ -62,7 +62,8 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   document["readyport"] = std::move(build);
   document["options"] = stress_run_options_json(options);
   document["invocation"] = stress_invocation_json(options);
-  document["shard"] = std::to_string(options.shard_index + 1) + "/" + std::to_string(options.shard_count);
+  document["shard"] =
+      std::to_string(options.shard_index + 1) + "/" + std::to_string(options.shard_count);
   document["first_seed"] = options.first_seed;
   document["seeds_planned"] = summary.seeds_planned;
   document["seeds_run"] = summary.totals.seeds;

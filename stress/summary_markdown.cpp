@@ -54,10 +54,11 @@ std::string stress_summary_markdown(const StressOptions& options, const StressRu
   const std::string shard =
       std::to_string(options.shard_index + 1) + "/" + std::to_string(options.shard_count);
   const std::size_t failures = summary.failures.size();
-  std::string text = "### readyport-stress shard " + shard + ": " +
-                     (failures == 0 ? std::string("passed")
-                                    : std::to_string(failures) + (failures == 1 ? " failure" : " failures")) +
-                     "\n\n";
+  std::string text =
+      "### readyport-stress shard " + shard + ": " +
+      (failures == 0 ? std::string("passed")
+                     : std::to_string(failures) + (failures == 1 ? " failure" : " failures")) +
+      "\n\n";
   text += "| shard | first seed | seeds run | failures | failing seeds (bundle) |\n";
   text += "|---|---|---|---|---|\n";
   text += "| " + shard + " | " + std::to_string(options.first_seed) + " | " +
@@ -70,13 +71,14 @@ std::string stress_summary_markdown(const StressOptions& options, const StressRu
             std::to_string(summary.corpus.failed) + " failed. ";
   }
   char seconds[160];
-  std::snprintf(seconds, sizeof(seconds), "%.1f s on %u job(s), %.1f seeds/s, %.0f scheduled calls/s",
-                summary.seconds, summary.jobs, stress_summary_seeds_per_second(summary),
+  std::snprintf(seconds, sizeof(seconds),
+                "%.1f s on %u job(s), %.1f seeds/s, %.0f scheduled calls/s", summary.seconds,
+                summary.jobs, stress_summary_seeds_per_second(summary),
                 stress_summary_steps_per_second(summary));
   text += "Faults " + stress_faults_description(options) + ", strategy " +
           stress_strategy_name(options.strategy) + ". Commit `" + info.commit + "`, " +
-          info.compiler + (info.canary.empty() ? std::string() : ", canary " + info.canary) +
-          ", " + seconds + ".";
+          info.compiler + (info.canary.empty() ? std::string() : ", canary " + info.canary) + ", " +
+          seconds + ".";
   if (summary.coverage_zero_rows != 0) {
     text += " " + std::to_string(summary.coverage_zero_rows) + " coverage row(s) never reached.";
   }

@@ -31,7 +31,8 @@ StressRunSummary summary_with(std::size_t failures) {
   summary.corpus.dir = "stress/corpus";
   summary.corpus.entries = 8;
   summary.corpus.passed = 8;
-  for (std::size_t i = 0; i < failures; ++i) stress_summary_add_failure(summary, failure(1000 + i, ""));
+  for (std::size_t i = 0; i < failures; ++i)
+    stress_summary_add_failure(summary, failure(1000 + i, ""));
   summary.seconds = 12.5;
   summary.exit_status = failures == 0 ? 0 : 1;
   return summary;
@@ -119,7 +120,8 @@ TEST(SummaryJsonTest, FiguresAddUpTheSeedsAndNameTheOs) {
   report.engine.notifications = 40;
   report.engine.port_calls = 50;
   report.oracle.removes_seen = 7;
-  report.coverage = {{"remove_ored_with_in", 3}, {"stale_packet_dequeued", 2}, {"fault.post.fails", 9}};
+  report.coverage = {
+      {"remove_ored_with_in", 3}, {"stale_packet_dequeued", 2}, {"fault.post.fails", 9}};
   StressFigures figures;
   stress_figures_add(figures, report);
   stress_figures_add(figures, report);

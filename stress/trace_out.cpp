@@ -5,7 +5,8 @@
 
 namespace readyport {
 
-Status stress_trace_write(const std::string& path, StressTraceFormat format, std::string_view text) {
+Status stress_trace_write(const std::string& path, StressTraceFormat format,
+                          std::string_view text) {
   switch (format) {
     case StressTraceFormat::kText:
       return stress_file_write(path, text, StressWriteMode::kReplace);
@@ -13,8 +14,8 @@ Status stress_trace_write(const std::string& path, StressTraceFormat format, std
       // The whole document first: a malformed line leaves no half-written file behind.
       Result<std::string> json = chrome_trace_json(text);
       if (!json.ok()) {
-        return Status(json.status().code(), "'" + path + "': the trace does not convert: " +
-                                                json.status().message());
+        return Status(json.status().code(),
+                      "'" + path + "': the trace does not convert: " + json.status().message());
       }
       return stress_file_write(path, json.value(), StressWriteMode::kReplace);
     }

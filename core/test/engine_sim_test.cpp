@@ -29,8 +29,8 @@ struct SimCase {
 StressOptions options_for(const SimCase& c) {
   StressOptions options;
   options.strategy = c.strategy;
-  options.faults = std::string(c.faults) == "off" ? StressOptions::Faults::kOff
-                                                  : StressOptions::Faults::kPlan;
+  options.faults =
+      std::string(c.faults) == "off" ? StressOptions::Faults::kOff : StressOptions::Faults::kPlan;
   if (options.faults == StressOptions::Faults::kPlan) {
     options.fault_plan = FaultPlan::parse(c.faults).value().to_string();
   }

@@ -1,8 +1,8 @@
 // core/test/mock_os.hpp: a GoogleMock Os for the engine's unit tests.
 //
 // MockOs has a MOCK_METHOD for every method of readyport::EngineOs, the engine's whole seam. Tests
-// wrap it in StrictMock and pin the exact sequence of port and socket calls of one lifetime path. mutex_create() hands out
-// a StdMutex (a real lock, so tests with several threads work); the fixture expects it.
+// wrap it in StrictMock and pin the exact sequence of port and socket calls of one lifetime path.
+// mutex_create() hands out a StdMutex (a real lock, so tests with several threads work).
 //
 //   testing::StrictMock<readyport::test::MockOs> os;
 //   readyport::test::allow_mutexes(os);
@@ -70,8 +70,7 @@ inline void allow_mutexes(MockOs& os) {
     return std::unique_ptr<Mutex>(std::make_unique<StdMutex>());
   });
   EXPECT_CALL(os, thread_id()).Times(testing::AnyNumber()).WillRepeatedly([] {
-    return static_cast<std::uint64_t>(std::hash<std::thread::id>{}(std::this_thread::get_id())) |
-           1;
+    return static_cast<std::uint64_t>(std::hash<std::thread::id>{}(std::this_thread::get_id())) | 1;
   });
 }
 

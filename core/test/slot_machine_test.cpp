@@ -137,8 +137,8 @@ TEST(SlotMachine, EveryAllowedEdgeIsTakenByItsEvent) {
       const S to = static_cast<S>(b);
       if (!slot_edge_allowed(from, to)) continue;
       ++allowed;
-      EXPECT_TRUE(covered.count({from, to})) << slot_state_name(from) << " -> "
-                                             << slot_state_name(to) << " has no event case";
+      EXPECT_TRUE(covered.count({from, to}))
+          << slot_state_name(from) << " -> " << slot_state_name(to) << " has no event case";
     }
   }
   EXPECT_EQ(allowed, 13u);
@@ -164,7 +164,7 @@ TEST(SlotMachine, EveryOtherPairIsRefused) {
 
 TEST(SlotMachineDeathTest, ForbiddenTransitionsAbort) {
   const std::pair<S, S> forbidden[] = {
-      {S::kFree, S::kDispatching}, {S::kLive, S::kClosing},   {S::kRemoving, S::kFree},
+      {S::kFree, S::kDispatching},    {S::kLive, S::kClosing},     {S::kRemoving, S::kFree},
       {S::kQuarantined, S::kClosing}, {S::kDraining, S::kClosing}, {S::kClosing, S::kLive},
   };
   for (const auto& [from, to] : forbidden) {
@@ -253,8 +253,8 @@ std::vector<StayCase> stay_cases() {
        [](const SlotMachine& m) { return !m.paused; }},
       {"pause_refused_full", S::kDispatching, pl, none, pause(true), 0,
        [](const SlotMachine& m) { return !m.paused && !m.op_in_flight; }},
-      {"op_ok_live", S::kLive, ol, [](SlotMachine& m) { m.op_in_flight = true; },
-       op_result(false), static_cast<int>(ResultAction::kSettle),
+      {"op_ok_live", S::kLive, ol, [](SlotMachine& m) { m.op_in_flight = true; }, op_result(false),
+       static_cast<int>(ResultAction::kSettle),
        [](const SlotMachine& m) { return !m.op_in_flight && !m.close_requested; }},
       {"op_failed_live", S::kLive, ol, [](SlotMachine& m) { m.op_in_flight = true; },
        op_result(true), static_cast<int>(ResultAction::kSettle),
@@ -296,8 +296,7 @@ std::vector<StayCase> stay_cases() {
          m.op_in_flight = true;
        },
        close, static_cast<int>(CloseAction::kNone), any},
-      {"close_dispatching", S::kDispatching, ol, none, close,
-       static_cast<int>(CloseAction::kNone),
+      {"close_dispatching", S::kDispatching, ol, none, close, static_cast<int>(CloseAction::kNone),
        [](const SlotMachine& m) { return m.close_requested; }},
       {"close_draining", S::kDraining, ol, none, close,
        static_cast<int>(CloseAction::kAlreadyClosing), any},

@@ -304,9 +304,9 @@ void handoff_to_waiters(FakePort& port, const FakeOptions& options) {
     // after its whole batch). On Windows both readings are possible; the engine must cope.
     registration = port.registration_find(id);
     if (registration == nullptr || registration->socket == nullptr) continue;
-    registration_evaluate(
-        *registration, socket_conditions(*registration->socket, options.receive_buffer_bytes),
-        options);
+    registration_evaluate(*registration,
+                          socket_conditions(*registration->socket, options.receive_buffer_bytes),
+                          options);
   }
   port.handoff_running_set(false);
 }

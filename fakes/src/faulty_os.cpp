@@ -216,9 +216,7 @@ void FaultyOs::inject_last_error(std::uint32_t code) {
   logical_locals().injected_code = code;
 }
 
-void FaultyOs::before_call() {
-  injected_clear_if(this);
-}
+void FaultyOs::before_call() { injected_clear_if(this); }
 
 std::uint32_t FaultyOs::last_error() {
   // Not a clearing call: reading the last error twice gives the same value, as on Windows.

@@ -447,8 +447,8 @@ void LifetimeOracle::State::fail(const char* rule, const std::string& what) {
   // began, a REMOVE packet recorded after the next ENABLE), nor can O5, whose packets are tied to
   // a connection through registrations that such a late line misattributes. Only simulation
   // judges them.
-  if (calls_may_lag && (rule == kO1 || rule == kO5 || rule == kO6 || rule == kO7 ||
-                        rule == kO8 || rule == kO10)) {
+  if (calls_may_lag &&
+      (rule == kO1 || rule == kO5 || rule == kO6 || rule == kO7 || rule == kO8 || rule == kO10)) {
     ++counts.unjudged;
     return;
   }

@@ -32,8 +32,8 @@ enum class SimThreadState : std::uint8_t {
 struct SimCore;
 
 struct SimThread {
-  std::uint32_t id = 0;  // immutable: 1, 2, ... in start order
-  std::string name;      // immutable
+  std::uint32_t id = 0;     // immutable: 1, 2, ... in start order
+  std::string name;         // immutable
   SimCore* core = nullptr;  // immutable: the owner
   SimThreadState state = SimThreadState::kRunnable;
   const char* last_call = "start";            // the last scheduling point's call name

@@ -65,8 +65,8 @@ __attribute__((no_sanitize("address"))) void register_fake_frames(void* fake_sta
     if (__asan_addr_is_in_fake_stack(fake_stack, words[i], &begin, &end) == nullptr) continue;
     if (std::find(seen.begin(), seen.end(), begin) != seen.end()) continue;
     seen.push_back(begin);
-    __lsan_register_root_region(begin, static_cast<std::size_t>(static_cast<char*>(end) -
-                                                                static_cast<char*>(begin)));
+    __lsan_register_root_region(
+        begin, static_cast<std::size_t>(static_cast<char*>(end) - static_cast<char*>(begin)));
   }
 }
 #endif
@@ -147,8 +147,8 @@ Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   READYPORT_ASSERT(page > 0 && (page & (page - 1)) == 0);
   const std::size_t usable = (stack_bytes + page - 1) & ~(page - 1);
-  void* map = mmap(nullptr, usable + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+  void* map =
+      mmap(nullptr, usable + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED) {
     entry_ = nullptr;
     return Status(StatusCode::kResourceExhausted,

@@ -82,16 +82,16 @@ class SimFiber {
 #if defined(READYPORT_SIM_FIBERS_UCONTEXT)
   static void trampoline(unsigned int high, unsigned int low);
   ucontext_t context_{};
-  void* map_ = nullptr;       // the mapping: guard page then stack
+  void* map_ = nullptr;  // the mapping: guard page then stack
   std::size_t map_bytes_ = 0;
 #elif defined(READYPORT_SIM_FIBERS_WIN32)
   static void __stdcall win32_entry(void* self);
-  void* win32_fiber_ = nullptr;  // CreateFiber's or ConvertThreadToFiber's handle
+  void* win32_fiber_ = nullptr;   // CreateFiber's or ConvertThreadToFiber's handle
   bool win32_converted_ = false;  // adopt_thread() converted the thread (release_thread undoes)
 #endif
   Entry entry_ = nullptr;
   void* argument_ = nullptr;
-  void* stack_ = nullptr;          // the usable stack's lowest address (null: none of our own)
+  void* stack_ = nullptr;  // the usable stack's lowest address (null: none of our own)
   std::size_t stack_bytes_ = 0;
   bool thread_adopted_ = false;
   bool abandoned_ = false;

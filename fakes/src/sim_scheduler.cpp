@@ -172,8 +172,7 @@ void enter(SimCore& core, SimThread* next) {
 // An abandoned thread stays here for good (see "Ends of a run" in the header). kThreads: it
 // waits on its condition variable forever. kFibers: it switches to run()'s context, which never
 // switches back to it.
-[[noreturn]] void wait_forever(SimCore& core, std::unique_lock<std::mutex>& held,
-                               SimThread& self) {
+[[noreturn]] void wait_forever(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self) {
   if (core.options.mechanism == SimMechanism::kFibers) {
     held.unlock();
     enter(core, nullptr);
@@ -247,8 +246,8 @@ void count_waits(SimCore& core, const SimThread& next) {
 
 // Gives the baton to `next` (core.running names it already). Returns when self holds the baton
 // again, or at once when self finished (kFibers: its entry then switches away for good).
-void hand_over(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self,
-               SimThread& next, bool finished) {
+void hand_over(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, SimThread& next,
+               bool finished) {
   if (core.options.mechanism == SimMechanism::kThreads) {
     next.turn.notify_one();
     if (finished) return;
@@ -572,9 +571,9 @@ Status SimScheduler::run(std::function<void()> main_body) {
   READYPORT_ASSERT(main_body != nullptr);
   const bool fibers = core.options.mechanism == SimMechanism::kFibers;
   if (!sim_mechanism_available(core.options.mechanism)) {
-    return Status(StatusCode::kFailedPrecondition,
-                  std::string("SimScheduler: mechanism '") +
-                      sim_mechanism_name(core.options.mechanism) + "' is not available here");
+    return Status(StatusCode::kFailedPrecondition, std::string("SimScheduler: mechanism '") +
+                                                       sim_mechanism_name(core.options.mechanism) +
+                                                       "' is not available here");
   }
   std::vector<std::thread> finished;
   {

@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
-#include "sim_scenario.hpp"
 #include "seed_env.hpp"
+#include "sim_scenario.hpp"
 
 namespace readyport {
 namespace {

@@ -218,11 +218,12 @@ TEST(FaultPlan, ParseErrorsNameTheBadToken) {
 }
 
 TEST(FaultPlan, PinnedHitsRoundTripInEnumAndHitOrder) {
-  const Result<FaultPlan> parsed = FaultPlan::parse(
-      "psn.remove_fails#17,post.fails@10,psn.call_fails#3,psn.remove_fails#2");
+  const Result<FaultPlan> parsed =
+      FaultPlan::parse("psn.remove_fails#17,post.fails@10,psn.call_fails#3,psn.remove_fails#2");
   ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
   const FaultPlan& plan = parsed.value();
-  EXPECT_EQ(plan.to_string(), "psn.call_fails#3,psn.remove_fails#2,psn.remove_fails#17,post.fails@10");
+  EXPECT_EQ(plan.to_string(),
+            "psn.call_fails#3,psn.remove_fails#2,psn.remove_fails#17,post.fails@10");
   EXPECT_EQ(FaultPlan::parse(plan.to_string()).value(), plan);
   EXPECT_TRUE(plan.pinned(FaultSite::kPsnRemoveFails));
   EXPECT_TRUE(plan.active(FaultSite::kPsnRemoveFails));
@@ -236,8 +237,8 @@ TEST(FaultPlan, PinnedHitsRoundTripInEnumAndHitOrder) {
             "psn.remove_fails#2,psn.remove_fails#17");
   EXPECT_EQ(plan.with(FaultSite::kPsnCallFails, 5).to_string(),
             "psn.call_fails@5,psn.remove_fails#2,psn.remove_fails#17,post.fails@10");
-  const FaultPlan hits = FaultPlan::of_hits(
-      {{FaultSite::kCloseAbortive, 9}, {FaultSite::kPsnWaitShort, 1}});
+  const FaultPlan hits =
+      FaultPlan::of_hits({{FaultSite::kCloseAbortive, 9}, {FaultSite::kPsnWaitShort, 1}});
   EXPECT_EQ(hits.to_string(), "psn.wait_short#1,close.abortive#9");
   EXPECT_EQ(FaultPlan::of_hits({}).to_string(), "none");
   EXPECT_EQ(FaultPlan::parse("post.fails#18446744073709551615").value().hits().front().hit,

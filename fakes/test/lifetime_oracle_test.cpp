@@ -715,7 +715,6 @@ struct RunWorld {
   RecordingOs os;
   TraceObserver observer;
   Engine* engine = nullptr;  // set once constructed
-
 };
 
 // The workload's handler: writes hnd.* from what the workload knows (its own socket), drains the

@@ -10,9 +10,9 @@
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/free_runtime.hpp"
 #include "readyport/fake/recording_os.hpp"
-#include "sim_scenario.hpp"
 #include "seed_env.hpp"
 #include "sim_harness.hpp"
+#include "sim_scenario.hpp"
 
 namespace readyport {
 namespace {

@@ -14,9 +14,9 @@
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/fake/faulty_os.hpp"
-#include "sim_scenario.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
 #include "seed_env.hpp"
+#include "sim_scenario.hpp"
 
 namespace readyport {
 namespace {
@@ -60,8 +60,8 @@ TEST(SimMechanism, ThreadsAndFibersGiveIdenticalTracesAndSchedulesForEverySeed) 
   const test::SeedLoop seeds = test::seed_loop(0, kSeeds);  // or READYPORT_SEED's (seed_env.hpp)
   ASSERT_TRUE(seeds.ok()) << seeds.error();
   std::uint64_t compared = 0;
-  for (const SimStrategy strategy : {SimStrategy::kRandom, SimStrategy::kPct,
-                                     SimStrategy::kDelayBounded, SimStrategy::kFair}) {
+  for (const SimStrategy strategy :
+       {SimStrategy::kRandom, SimStrategy::kPct, SimStrategy::kDelayBounded, SimStrategy::kFair}) {
     double seconds[2] = {0, 0};
     std::uint64_t switches = 0;
     for (const std::uint64_t seed : seeds.seeds()) {
@@ -86,10 +86,11 @@ TEST(SimMechanism, ThreadsAndFibersGiveIdenticalTracesAndSchedulesForEverySeed) 
       switches += fibers.stats.switches;
       compared += 1;
     }
-    std::printf("%s: %zu seeds, equal trace and schedule hashes; %llu switches; threads %.3f s, "
-                "fibers %.3f s\n",
-                sim_strategy_name(strategy), seeds.seeds().size(),
-                static_cast<unsigned long long>(switches), seconds[0], seconds[1]);
+    std::printf(
+        "%s: %zu seeds, equal trace and schedule hashes; %llu switches; threads %.3f s, "
+        "fibers %.3f s\n",
+        sim_strategy_name(strategy), seeds.seeds().size(),
+        static_cast<unsigned long long>(switches), seconds[0], seconds[1]);
   }
   std::printf("compared %llu runs under both mechanisms\n",
               static_cast<unsigned long long>(compared));

@@ -17,8 +17,8 @@
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/free_runtime.hpp"
 #include "readyport/fake/inline_runtime.hpp"
-#include "sim_scenario.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
+#include "sim_scenario.hpp"
 
 namespace readyport {
 namespace {
@@ -106,14 +106,14 @@ void BM_SimFair(benchmark::State& state, SimMechanism mechanism) {
 
 // Each benchmark under both mechanisms, one after the other, so that their figures sit side by
 // side in one run.
-#define READYPORT_SIM_BENCH(function, count)                                                \
-  BENCHMARK_CAPTURE(function, threads, SimMechanism::kThreads)                              \
-      ->Arg(count)                                                                          \
-      ->Unit(benchmark::kMillisecond)                                                       \
-      ->UseRealTime();                                                                      \
-  BENCHMARK_CAPTURE(function, fibers, SimMechanism::kFibers)                                \
-      ->Arg(count)                                                                          \
-      ->Unit(benchmark::kMillisecond)                                                       \
+#define READYPORT_SIM_BENCH(function, count)                   \
+  BENCHMARK_CAPTURE(function, threads, SimMechanism::kThreads) \
+      ->Arg(count)                                             \
+      ->Unit(benchmark::kMillisecond)                          \
+      ->UseRealTime();                                         \
+  BENCHMARK_CAPTURE(function, fibers, SimMechanism::kFibers)   \
+      ->Arg(count)                                             \
+      ->Unit(benchmark::kMillisecond)                          \
       ->UseRealTime()
 
 READYPORT_SIM_BENCH(BM_SimOneThread, 1);

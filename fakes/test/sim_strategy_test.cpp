@@ -9,9 +9,9 @@
 #include <set>
 #include <string>
 
-#include "sim_scenario.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
 #include "seed_env.hpp"
+#include "sim_scenario.hpp"
 
 namespace readyport {
 namespace {
@@ -34,9 +34,9 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 }
 
 TEST(SimStrategy, NamesParseBack) {
-  for (const SimStrategy strategy : {SimStrategy::kRandom, SimStrategy::kPct,
-                                     SimStrategy::kRoundRobin, SimStrategy::kDelayBounded,
-                                     SimStrategy::kFair}) {
+  for (const SimStrategy strategy :
+       {SimStrategy::kRandom, SimStrategy::kPct, SimStrategy::kRoundRobin,
+        SimStrategy::kDelayBounded, SimStrategy::kFair}) {
     SimStrategy parsed = SimStrategy::kRandom;
     ASSERT_TRUE(sim_strategy_parse(sim_strategy_name(strategy), &parsed));
     EXPECT_EQ(parsed, strategy);
@@ -86,9 +86,10 @@ TEST(SimStrategy, DelayBoundedActsAtMostItsBoundAndSeedsGiveSeveralSchedules) {
     delays_total += delays;
     schedules.insert(result.stats.schedule_hash);
   }
-  std::printf("delay_bounded (bound %u): %zu seeds over one workload, %zu distinct schedules, "
-              "%zu delays acted\n",
-              kBound, seeds.seeds().size(), schedules.size(), delays_total);
+  std::printf(
+      "delay_bounded (bound %u): %zu seeds over one workload, %zu distinct schedules, "
+      "%zu delays acted\n",
+      kBound, seeds.seeds().size(), schedules.size(), delays_total);
   if (!seeds.whole_loop()) {
     seeds.note_skipped("several distinct schedules");
     return;

@@ -20,8 +20,8 @@
 #include <string>
 
 #include "cli_number.hpp"
-#include "sim_scenario.hpp"
 #include "readyport/version.hpp"
+#include "sim_scenario.hpp"
 
 namespace {
 
@@ -37,7 +37,8 @@ const char* const kExamples =
     "  readyport-sim-trace --seed 0 --count 200                 seeds 0..199\n"
     "\n"
     "Summary line: seed=<n> strategy=<name> hash=<16 hex> lines=<n> steps=<n> switches=<n>\n"
-    "outcome=<name> status=<ok|message>. Exit status: 0 every run held, 1 otherwise, 2 bad usage.\n";
+    "outcome=<name> status=<ok|message>. Exit status: 0 every run held, 1 otherwise, 2 bad "
+    "usage.\n";
 
 struct Command {
   readyport::ScenarioRunOptions options;
@@ -77,21 +78,22 @@ int run(Command command) {
 int main(int argc, char** argv) {
   Command command;
   std::string strategy;
-  CLI::App app{"readyport-sim-trace: the standard scenario under SimScheduler, one seed's trace hash "
-               "(docs/simulation.md).",
-               "readyport-sim-trace"};
+  CLI::App app{
+      "readyport-sim-trace: the standard scenario under SimScheduler, one seed's trace hash "
+      "(docs/simulation.md).",
+      "readyport-sim-trace"};
   app.footer(kExamples);
-  CLI::Option* seed = readyport::cli_add_number(app, "--seed", &command.options.seed, 0,
-                                                readyport::kCliNumberMax,
-                                                "master seed (schedule and workload streams)");
+  CLI::Option* seed =
+      readyport::cli_add_number(app, "--seed", &command.options.seed, 0, readyport::kCliNumberMax,
+                                "master seed (schedule and workload streams)");
   readyport::cli_add_number(app, "--count", &command.count, 1, kCountMax,
                             "run seeds N .. N+C-1 (default 1)");
   app.add_option("--strategy", strategy, "scheduling strategy (default random)")
       ->check(CLI::IsMember({"random", "pct", "round_robin"}));
   readyport::cli_add_number(app, "--depth", &command.options.pct_depth, 1, kDepthMax,
                             "PCT depth: D-1 priority change points (default 3)");
-  readyport::cli_add_number(app, "--estimate", &command.options.pct_steps_estimate, 1,
-                            kEstimateMax, "PCT step estimate: change points in [1, K] (default 120)");
+  readyport::cli_add_number(app, "--estimate", &command.options.pct_steps_estimate, 1, kEstimateMax,
+                            "PCT step estimate: change points in [1, K] (default 120)");
   app.add_flag("--print", command.print, "print each run's full trace after its summary line");
   app.add_flag("--version", command.version, "print the version and git commit and exit");
   try {

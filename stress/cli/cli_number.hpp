@@ -58,7 +58,8 @@ template <typename Integer>
 CLI::Option* cli_add_number(CLI::App& app, const std::string& name, Integer* value_out,
                             std::uint64_t minimum, std::uint64_t maximum,
                             const std::string& description) {
-  static_assert(std::numeric_limits<Integer>::is_integer && !std::numeric_limits<Integer>::is_signed);
+  static_assert(std::numeric_limits<Integer>::is_integer &&
+                !std::numeric_limits<Integer>::is_signed);
   // The range must fit the destination (a contract: the caller's constants).
   READYPORT_ASSERT(maximum <= std::numeric_limits<Integer>::max() && minimum <= maximum);
   CLI::Option* option = app.add_option(

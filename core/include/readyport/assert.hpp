@@ -10,12 +10,13 @@ namespace readyport::internal {
 [[noreturn]] void assert_fail(const char* condition, const char* file, int line);
 }  // namespace readyport::internal
 
-#define READYPORT_ASSERT(condition)                                           \
-  do {                                                                        \
-    if (!(condition)) [[unlikely]] {                                          \
-      ::readyport::internal::assert_fail(#condition, __FILE__, __LINE__);     \
-    }                                                                         \
+#define READYPORT_ASSERT(condition)                                       \
+  do {                                                                    \
+    if (!(condition)) [[unlikely]] {                                      \
+      ::readyport::internal::assert_fail(#condition, __FILE__, __LINE__); \
+    }                                                                     \
   } while (false)
 
 // Marks a branch that the surrounding state machine makes impossible.
-#define READYPORT_UNREACHABLE() ::readyport::internal::assert_fail("unreachable", __FILE__, __LINE__)
+#define READYPORT_UNREACHABLE() \
+  ::readyport::internal::assert_fail("unreachable", __FILE__, __LINE__)

@@ -69,8 +69,7 @@ class Os : public EngineOs {
   virtual int send(Socket s, const void* data, int length, int flags) = 0;
   virtual int recv(Socket s, void* data, int length, int flags) = 0;
   // Datagram calls (UDP).
-  virtual int sendto(Socket s, const void* data, int length, int flags,
-                     const Ipv4Address& to) = 0;
+  virtual int sendto(Socket s, const void* data, int length, int flags, const Ipv4Address& to) = 0;
   virtual int recvfrom(Socket s, void* data, int length, int flags, Ipv4Address* from_out) = 0;
   virtual int shutdown(Socket s, int how) = 0;
   // ioctlsocket(FIONBIO).

@@ -52,7 +52,7 @@ inline constexpr std::uint8_t kSockNotifyTriggerPersistent = 0x02;
 inline constexpr std::uint8_t kSockNotifyTriggerLevel = 0x04;
 inline constexpr std::uint8_t kSockNotifyTriggerEdge = 0x08;
 
-// ---- Error codes (DWORD / int) -------------------------------------------------------------------
+// ---- Error codes (DWORD / int) ------------------------------------------------------------------
 
 inline constexpr std::uint32_t kErrorSuccess = 0;
 inline constexpr std::uint32_t kErrorInvalidHandle = 6;
@@ -88,14 +88,14 @@ inline constexpr std::uint32_t kWsaEconnrefused = 10061;
 
 // ---- Socket call arguments (Winsock values) -----------------------------------------------------
 
-inline constexpr int kAfInet = 2;       // AF_INET
-inline constexpr int kSockStream = 1;   // SOCK_STREAM
-inline constexpr int kSockDgram = 2;    // SOCK_DGRAM
-inline constexpr int kIpprotoTcp = 6;   // IPPROTO_TCP
-inline constexpr int kIpprotoUdp = 17;  // IPPROTO_UDP
-inline constexpr int kSdReceive = 0;    // SD_RECEIVE
-inline constexpr int kSdSend = 1;       // SD_SEND
-inline constexpr int kSdBoth = 2;       // SD_BOTH
+inline constexpr int kAfInet = 2;              // AF_INET
+inline constexpr int kSockStream = 1;          // SOCK_STREAM
+inline constexpr int kSockDgram = 2;           // SOCK_DGRAM
+inline constexpr int kIpprotoTcp = 6;          // IPPROTO_TCP
+inline constexpr int kIpprotoUdp = 17;         // IPPROTO_UDP
+inline constexpr int kSdReceive = 0;           // SD_RECEIVE
+inline constexpr int kSdSend = 1;              // SD_SEND
+inline constexpr int kSdBoth = 2;              // SD_BOTH
 inline constexpr int kSomaxconn = 0x7fffffff;  // SOMAXCONN
 
 // An IPv4 endpoint in host byte order (the backend converts to sockaddr_in).
@@ -108,7 +108,7 @@ struct Ipv4Address {
 };
 inline constexpr std::uint32_t kLoopbackHost = 0x7F000001;
 
-// ---- ABI mirrors ---------------------------------------------------------------------------------
+// ---- ABI mirrors --------------------------------------------------------------------------------
 
 // SOCK_NOTIFY_REGISTRATION: 24 bytes on x64, 16 on x86 (spec G3). completion_key mirrors PVOID.
 struct SockNotifyRegistration {
@@ -126,10 +126,10 @@ static_assert(offsetof(SockNotifyRegistration, event_filter) == 2 * sizeof(void*
 // OVERLAPPED_ENTRY. For socket packets the key is the registration's key and bytes_transferred
 // the event mask; overlapped and internal are reserved and must not be read (spec, layout).
 struct OverlappedEntry {
-  std::uintptr_t completion_key = 0;     // lpCompletionKey
-  std::uintptr_t overlapped = 0;         // lpOverlapped, as an integer
-  std::uintptr_t internal = 0;           // Internal
-  std::uint32_t bytes_transferred = 0;   // dwNumberOfBytesTransferred
+  std::uintptr_t completion_key = 0;    // lpCompletionKey
+  std::uintptr_t overlapped = 0;        // lpOverlapped, as an integer
+  std::uintptr_t internal = 0;          // Internal
+  std::uint32_t bytes_transferred = 0;  // dwNumberOfBytesTransferred
 };
 static_assert(sizeof(void*) != 8 || sizeof(OverlappedEntry) == 32);
 static_assert(sizeof(void*) != 4 || sizeof(OverlappedEntry) == 16);

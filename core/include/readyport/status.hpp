@@ -23,14 +23,14 @@ namespace readyport {
 
 enum class StatusCode : std::uint8_t {
   kOk = 0,
-  kInvalidArgument,    // the caller passed something that can never work (bad handle, bad bits)
-  kNotFound,           // the named thing does not exist (unknown or already-closed ConnId)
-  kAlreadyExists,      // the thing is already there (socket added twice, registered elsewhere)
-  kResourceExhausted,  // a fixed limit was reached (capacity, batch); nothing was changed
-  kFailedPrecondition, // the object is not in a state that allows this (called after stop())
-  kUnavailable,        // the OS lacks the facility (no ProcessSocketNotifications); retrying won't help
-  kOsError,            // the OS call failed; os_error() holds its code
-  kInternal,           // a checker found a broken promise (test oracles; never the engine's API)
+  kInvalidArgument,     // the caller passed something that can never work (bad handle, bad bits)
+  kNotFound,            // the named thing does not exist (unknown or already-closed ConnId)
+  kAlreadyExists,       // the thing is already there (socket added twice, registered elsewhere)
+  kResourceExhausted,   // a fixed limit was reached (capacity, batch); nothing was changed
+  kFailedPrecondition,  // the object is not in a state that allows this (called after stop())
+  kUnavailable,  // the OS lacks the facility (no ProcessSocketNotifications); retrying won't help
+  kOsError,      // the OS call failed; os_error() holds its code
+  kInternal,     // a checker found a broken promise (test oracles; never the engine's API)
 };
 
 // Returns a stable, human-readable name such as "invalid_argument". Never null.
@@ -60,7 +60,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : storage_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : storage_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : storage_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     READYPORT_ASSERT(!std::get<Status>(storage_).ok());  // an ok Result must carry a value
   }

@@ -1,9 +1,12 @@
 // conformance/backend.hpp: the backend-agnostic conformance fixture.
 //
 // Every scenario of the conformance suite is written against `Os&` only and runs once per backend:
-// FakeOs here (conformance_fake_main.cpp), WindowsOs on Windows (core/test/windows_conformance_test.cpp).
+// FakeOs here (conformance_fake_main.cpp), WindowsOs on Windows
+// (core/test/windows_conformance_test.cpp).
 //
-//   TEST_P(PsnConformance, C2_OneShotDisarmsAllDirections) { SCOPED_TRACE("rule C2"); Os& os = this->os(); ... }
+//   TEST_P(PsnConformance, C2_OneShotDisarmsAllDirections) {
+//     SCOPED_TRACE("rule C2"); Os& os = this->os(); ...
+//   }
 //   INSTANTIATE_TEST_SUITE_P(Fake, PsnConformance, ::testing::Values(fake_backend()),
 //                            conformance_backend_name);
 //
@@ -44,7 +47,8 @@ class PsnConformance : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     Result<std::unique_ptr<Os>> made = GetParam().make();
-    if (!made.ok()) GTEST_SKIP() << GetParam().name << " backend unavailable: " << made.status().to_string();
+    if (!made.ok())
+      GTEST_SKIP() << GetParam().name << " backend unavailable: " << made.status().to_string();
     os_ = std::move(made).value();
   }
   Os& os() { return *os_; }

@@ -145,8 +145,8 @@ inline void scenario_f1_back_to_back_packets_go_lifo(Os& os, bool is_fake) {
   for (std::unique_ptr<Thread>& thread : threads) thread->join();
   std::vector<std::vector<OverlappedEntry>> received;
   for (const WaitOutcome& outcome : outcomes) {
-    EXPECT_EQ(outcome.rc, kErrorSuccess) << "rule F1: every waiter is released with a packet, got "
-                                         << error_text(outcome.rc);
+    EXPECT_EQ(outcome.rc, kErrorSuccess)
+        << "rule F1: every waiter is released with a packet, got " << error_text(outcome.rc);
     EXPECT_EQ(outcome.received, 1u);
     received.push_back(outcome.received == 1 ? std::vector<OverlappedEntry>{outcome.entry}
                                              : std::vector<OverlappedEntry>{});
@@ -243,7 +243,7 @@ inline void scenario_f1_more_packets_than_waiters(Os& os, bool is_fake) {
   expect_each_exactly_once(keys, {early.entries, late.entries, rest});
   // Rule F1 FIFO, on every backend: a batch, and the drain, come out in queue order.
   const std::vector<const std::vector<OverlappedEntry>*> batches{&early.entries, &late.entries,
-                                                                  &rest};
+                                                                 &rest};
   for (const std::vector<OverlappedEntry>* entries : batches) {
     for (std::size_t i = 1; i < entries->size(); ++i) {
       EXPECT_LT((*entries)[i - 1].completion_key, (*entries)[i].completion_key)

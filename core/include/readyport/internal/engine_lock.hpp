@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "readyport/assert.hpp"
-#include "readyport/internal/thread_annotations.hpp"
 #include "readyport/engine_os.hpp"
+#include "readyport/internal/thread_annotations.hpp"
 
 namespace readyport::internal {
 

@@ -98,13 +98,13 @@ void slot_on_remove_failed(SlotMachine& m);
 
 // A packet (or notify()) for the slot's current generation, dequeued by driver `driver`.
 enum class PacketAction : std::uint8_t {
-  kDispatch,       // kLive -> kDispatching: run the handler with the events
-  kMergeOwn,       // merged into this driver's running dispatch
-  kMergeForeign,   // merged into another driver's dispatch
-  kMergePause,     // as kMergeForeign, and a DISABLE may stop the re-queued packets (spec C4)
-  kRemoveSeen,     // kRemoving -> kClosing: the last packet for the key (spec E3)
-  kDropClosing,    // the connection is closing: dropped (spec B5, D4)
-  kDropUnwanted,   // persistent: no bit of the interest and no ERR
+  kDispatch,      // kLive -> kDispatching: run the handler with the events
+  kMergeOwn,      // merged into this driver's running dispatch
+  kMergeForeign,  // merged into another driver's dispatch
+  kMergePause,    // as kMergeForeign, and a DISABLE may stop the re-queued packets (spec C4)
+  kRemoveSeen,    // kRemoving -> kClosing: the last packet for the key (spec E3)
+  kDropClosing,   // the connection is closing: dropped (spec B5, D4)
+  kDropUnwanted,  // persistent: no bit of the interest and no ERR
 };
 PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint16_t driver);
 

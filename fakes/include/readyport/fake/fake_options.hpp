@@ -8,7 +8,7 @@
 //   options.remove_separate_packet = true;  // REMOVE never OR-ed into a queued packet
 //   readyport::FakeOs os(options);
 //
-// Ownership: a plain value, copied into the FakeOs at construction; changing it later has no effect.
+// Ownership: a plain value, copied into the FakeOs at construction; later changes have no effect.
 #pragma once
 
 #include <cstdint>

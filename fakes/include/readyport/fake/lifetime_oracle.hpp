@@ -98,7 +98,7 @@ struct OracleCounts {
   std::uint64_t tasks_run = 0;           // wl.task_run
   std::uint64_t faults = 0;              // fault lines
   std::uint64_t observer_lines = 0;      // obs.* lines
-  std::uint64_t unjudged = 0;  // violations not judged on real threads (OracleOptions)
+  std::uint64_t unjudged = 0;            // violations not judged on real threads (OracleOptions)
 };
 
 struct OracleOptions {

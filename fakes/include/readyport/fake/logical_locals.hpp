@@ -17,9 +17,9 @@
 namespace readyport::fake_internal {
 
 struct LogicalLocals {
-  std::uint32_t last_error = 0;            // FakeOs's GetLastError value (fake_last_error.hpp)
-  const void* injected_owner = nullptr;    // FaultyOs that injected `injected_code`, or null
-  std::uint32_t injected_code = 0;         // FaultyOs's injected last error
+  std::uint32_t last_error = 0;          // FakeOs's GetLastError value (fake_last_error.hpp)
+  const void* injected_owner = nullptr;  // FaultyOs that injected `injected_code`, or null
+  std::uint32_t injected_code = 0;       // FaultyOs's injected last error
 };
 
 // The calling logical thread's slot: the active one on this OS thread, else the OS thread's own.

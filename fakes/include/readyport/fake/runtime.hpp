@@ -40,10 +40,10 @@ inline constexpr std::uint64_t kDeadlineNone = ~std::uint64_t{0};
 
 // One thread's wait. Owned by the parking thread (on its stack).
 struct Waiter {
-  bool woken = false;                // set by Runtime::wake, under the state mutex
+  bool woken = false;                         // set by Runtime::wake, under the state mutex
   std::uint64_t deadline_ns = kDeadlineNone;  // set by park(), for the runtime's bookkeeping
-  std::uint32_t thread_id = 0;       // set by park(): the logical thread that waits
-  void* runtime_data = nullptr;      // the runtime's own, set by park()
+  std::uint32_t thread_id = 0;                // set by park(): the logical thread that waits
+  void* runtime_data = nullptr;               // the runtime's own, set by park()
 };
 
 enum class ParkEnd : std::uint8_t {

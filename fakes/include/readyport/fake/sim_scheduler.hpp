@@ -79,11 +79,11 @@
 // destroyed, and the state they wait on is kept alive by the threads themselves (so nothing is
 // freed under them and LeakSanitizer sees nothing unreachable). kFibers: their fibers are never
 // resumed; their stacks stay mapped for good (LeakSanitizer scans them as roots, as it scans a
-// blocked thread's stack), the rest of the scheduler is freed with it. Objects those threads reference (the
-// scenario's locals) may be destroyed: they are never touched again. Exception: ~FakeOs asserts
-// that no thread is parked in one of its ports or blocking socket calls, so such a FakeOs must be
-// kept alive (for example moved into a never-destroyed list). Abandoned threads cost their stacks
-// until the process exits (kFibers: stack_bytes each); keep deadlocking runs few in a process.
+// blocked thread's stack), the rest of the scheduler is freed with it. Objects those threads
+// reference (the scenario's locals) may be destroyed: they are never touched again. Exception:
+// ~FakeOs asserts that no thread is parked in one of its ports or blocking socket calls, so such a
+// FakeOs must be kept alive (for example moved into a never-destroyed list). Abandoned threads
+// cost their stacks until the process exits (kFibers: stack_bytes each); keep them few.
 //
 // Threads that the runtime did not start (thread_current() == 0, e.g. the test's main thread)
 // may use the same FakeOs before run() and after it returns: for them point() does nothing and
@@ -192,7 +192,7 @@ struct SimStats {
   std::uint32_t threads_started = 0;  // logical threads, run()'s body included
   // The longest run of consecutive steps a runnable thread was not picked (any strategy).
   std::uint64_t wait_steps_max = 0;
-  std::uint64_t now_ns = 0;           // the virtual clock at the end
+  std::uint64_t now_ns = 0;  // the virtual clock at the end
   // FNV-1a 64 over the id of the thread that ran after each step: the interleaving alone, free
   // of the seed and of the calls' arguments (counts distinct interleavings across seeds).
   std::uint64_t schedule_hash = 0xcbf29ce484222325ULL;
