@@ -85,8 +85,17 @@ struct Driver {
   bool exit_seen = false;
 };
 
-// The trigger bits of a mode (SOCK_NOTIFY_TRIGGER_*).
-std::uint8_t trigger_of(Mode mode);
+// The trigger bits of each mode (SOCK_NOTIFY_TRIGGER_*), indexed by Mode.
+inline constexpr std::uint8_t kModeTriggers[] = {
+    kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
+    kSockNotifyTriggerPersistent | kSockNotifyTriggerLevel,
+    kSockNotifyTriggerPersistent | kSockNotifyTriggerEdge,
+    kSockNotifyTriggerOneshot | kSockNotifyTriggerEdge};
+inline std::uint8_t trigger_of(Mode mode) {  // inline: once per registration
+  const auto i = static_cast<std::size_t>(mode);
+  READYPORT_ASSERT(i < sizeof(kModeTriggers));
+  return kModeTriggers[i];
+}
 
 // An OS failure as a Status: `what` followed by the error's name.
 Status os_failure(const std::string& what, std::uint32_t error);
