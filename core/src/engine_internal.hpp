@@ -2,8 +2,9 @@
 // engine_registrations.cpp, engine_quarantine.cpp). Not installed.
 // Ownership: the Engine owns its Drivers and their buffers (allocated by its constructor).
 // Threading: a Driver's claim, epoch, pending registrations and dispose list are used under the
-// engine's lock; its entries, sent registrations, dispatches and tasks only by the thread that
-// claimed it. Errors: broken invariants assert.
+// engine's lock (the dispose list only by its own thread, which may test it without the lock);
+// its entries, sent registrations, dispatches and tasks only by the thread that claimed it.
+// Errors: broken invariants assert.
 #pragma once
 
 #include <cstdint>
