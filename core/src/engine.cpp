@@ -27,13 +27,7 @@ namespace {
 // Indexed by Mode.
 constexpr const char* kModeNames[] = {"oneshot_level", "persistent_level", "persistent_edge",
                                       "oneshot_edge"};
-constexpr std::uint8_t kModeTriggers[] = {
-    kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
-    kSockNotifyTriggerPersistent | kSockNotifyTriggerLevel,
-    kSockNotifyTriggerPersistent | kSockNotifyTriggerEdge,
-    kSockNotifyTriggerOneshot | kSockNotifyTriggerEdge,
-};
-static_assert(std::size(kModeNames) == std::size(kModeTriggers));
+static_assert(std::size(kModeNames) == std::size(internal::kModeTriggers));
 
 Status validate(const EngineOptions& o) {
   if (o.connections_max < 1 || o.connections_max > (1u << 28))
@@ -76,12 +70,6 @@ Status add_refused(Socket socket, std::uint32_t code, bool call_failed) {
 }
 
 }  // namespace
-
-std::uint8_t internal::trigger_of(Mode mode) {
-  const auto i = static_cast<std::size_t>(mode);
-  READYPORT_ASSERT(i < std::size(kModeTriggers));
-  return kModeTriggers[i];
-}
 
 Status internal::os_failure(const std::string& what, std::uint32_t error) {
   return Status(StatusCode::kOsError, what + os_error_name(error), error);

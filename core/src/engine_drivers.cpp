@@ -48,18 +48,23 @@ Driver* Engine::driver_of(std::uint64_t thread) {
   return nullptr;
 }
 
-std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32_t* received) {
-  {
+void Engine::begin_call(Driver& d) {
+  // The deferred slots first. kDispatching: a packet came while the slot waited (a persistent
+  // registration stays armed; a notify() posts one); its driver settles it on the return.
+  while (deferred_head_ != kSlotNone && !d.pending.full()) {
+    const std::uint32_t index = slots_->list_pop(deferred_head_);
+    if (internal::slot_on_undeferred(slots_->at(index))) settle(index, d.pending);
+  }
+  READYPORT_ASSERT(d.sent.count == 0);  // the previous call's results were applied
+  std::swap(d.pending, d.sent);         // swaps buffers, allocates nothing
+  d.call_epoch = epoch_;
+}
+
+std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32_t* received,
+                                bool begun) {
+  if (!begun) {
     EngineLock lock(mutex_);
-    // The deferred slots first. kDispatching: a packet came while the slot waited (a persistent
-    // registration stays armed; a notify() posts one); its driver settles it on the return.
-    while (deferred_head_ != kSlotNone && !d.pending.full()) {
-      const std::uint32_t index = slots_->list_pop(deferred_head_);
-      if (internal::slot_on_undeferred(slots_->at(index))) settle(index, d.pending);
-    }
-    READYPORT_ASSERT(d.sent.count == 0);  // the previous call's results were applied
-    std::swap(d.pending, d.sent);         // swaps buffers, allocates nothing
-    d.call_epoch = epoch_;
+    begin_call(d);
   }
   std::uint32_t attempts = 0;
   const std::uint32_t error =
@@ -124,11 +129,16 @@ void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t
   const ConnId id = slots_->id_of(index);
   const PacketAction action = internal::slot_on_packet(slot, mask, d.index);
   switch (action) {
-    case PacketAction::kDispatch:
-      // This driver owns the handler until it returns.
-      d.dispatches[d.dispatch_count++] =
-          Dispatch{id, slot.socket, slot.handler, mask & internal::kEventsForHandler, 0};
+    case PacketAction::kDispatch: {
+      // This driver owns the handler until it returns. Field by field: a Dispatch built aside
+      // and copied stalled on store forwarding. run_dispatches() sets its result.
+      Dispatch& x = d.dispatches[d.dispatch_count++];
+      x.id = id;
+      x.socket = slot.socket;
+      x.handler = slot.handler;
+      x.events = mask & internal::kEventsForHandler;
       return;
+    }
     case PacketAction::kMergeOwn:
     case PacketAction::kMergeForeign:
     case PacketAction::kMergePause:
@@ -215,31 +225,47 @@ void Engine::repost_exit() {
   }
 }
 
-Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms) {
-  BatchOutcome outcome;
-  outcome.error = call_port(d, timeout_ms, &outcome.received);
+void Engine::run_tasks(Driver& d) {
   for (std::uint32_t i = 0; i < d.task_count; ++i) d.tasks[i]->run();
-  {
-    EngineLock lock(mutex_);
-    tasks_outstanding_ -= d.task_count;
-    stats_.tasks_run += d.task_count;
-    d.task_count = 0;
-  }
+  EngineLock lock(mutex_);
+  tasks_outstanding_ -= d.task_count;
+  stats_.tasks_run += d.task_count;
+  d.task_count = 0;
+}
+
+bool Engine::quiesce(Driver& d, std::uint32_t* wakes) {
+  d.call_epoch = 0;  // quiescent point: this driver holds no packet now
+  check_grace(d);
+  *wakes = d.wakes_to_post;
+  d.wakes_to_post = 0;
+  // Whoever adds to the quarantine services it (this driver, issue_direct, close_for_stop).
+  return quarantine_head_ != kSlotNone;
+}
+
+Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms, bool begun) {
+  BatchOutcome outcome;
+  outcome.error = call_port(d, timeout_ms, &outcome.received, begun);
+  // Read without the lock below: task_count, dispatch_count and dispose_head are written only by
+  // this driver's thread (classify_entries, finish_dispatches, move_to_closing, dispose, here).
+  if (d.task_count > 0) run_tasks(d);
+  std::uint32_t wakes = 0;
+  bool quarantined = false;
+  bool quiet = false;
   while (d.dispatch_count > 0) {
     run_dispatches(d);
     EngineLock lock(mutex_);
     finish_dispatches(d);
+    // Nothing to dispose: the quiescent point joins the batch's last section.
+    if (d.dispatch_count == 0 && d.dispose_head == kSlotNone) {
+      quarantined = quiesce(d, &wakes);
+      quiet = true;
+    }
   }
-  // Disposal after the batch: no handler of this batch runs any more.
-  dispose(d);
-  std::uint32_t wakes = 0;
-  {
+  if (!quiet) {
+    // Disposal after the batch: no handler of this batch runs any more.
+    if (d.dispose_head != kSlotNone) dispose(d);
     EngineLock lock(mutex_);
-    // Quiescent point: this driver holds no packet now.
-    d.call_epoch = 0;
-    check_grace(d);
-    wakes = d.wakes_to_post;
-    d.wakes_to_post = 0;
+    quarantined = quiesce(d, &wakes);
   }
   if (wakes > 0) {
     // Best effort: a waiting driver also ends its call at wait_timeout_ms.
@@ -248,8 +274,8 @@ Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms) {
     EngineLock lock(mutex_);
     stats_.posts += wakes;
   }
-  dispose(d);  // the slots whose grace period ended
-  service_quarantine();
+  if (d.dispose_head != kSlotNone) dispose(d);  // the slots whose grace period ended
+  if (quarantined) service_quarantine();
   spin_guard(d, outcome.received);
   if (d.exit_seen) {
     repost_exit();
@@ -272,13 +298,16 @@ Result<Driver*> Engine::enter_driver(const char* call) {
     return Status(StatusCode::kResourceExhausted,
                   std::string(call) + ": " + std::to_string(options_.workers_max) +
                       " drivers are running (EngineOptions::workers_max)");
+  begin_call(*d);  // the claim's section begins the first call too
   return d;
 }
 
 Status Engine::run_worker() {
   Result<Driver*> d = enter_driver("run_worker()");
   if (!d.ok()) return d.status();
-  while (drive_once(*d.value(), options_.wait_timeout_ms).end != BatchEnd::kExit) {
+  for (bool begun = true;
+       drive_once(*d.value(), options_.wait_timeout_ms, begun).end != BatchEnd::kExit;) {
+    begun = false;
   }
   release_driver(*d.value());
   return Status();
@@ -287,7 +316,7 @@ Status Engine::run_worker() {
 Result<std::uint32_t> Engine::poll(std::uint32_t timeout_ms) {
   Result<Driver*> d = enter_driver("poll()");
   if (!d.ok()) return d.status();
-  const BatchOutcome outcome = drive_once(*d.value(), timeout_ms);
+  const BatchOutcome outcome = drive_once(*d.value(), timeout_ms, true);
   release_driver(*d.value());
   switch (outcome.end) {
     case BatchEnd::kDone:
@@ -350,8 +379,9 @@ Status Engine::stop() {
       if (slots_->live_count() == 0 && tasks_outstanding_ == 0) break;
       d = claim_driver(true, thread);
       READYPORT_ASSERT(d != nullptr);  // stop()'s own driver is reserved
+      begin_call(*d);
     }
-    (void)drive_once(*d, internal::kStopPollMs);
+    (void)drive_once(*d, internal::kStopPollMs, true);
     release_driver(*d);
   }
   {

@@ -2,8 +2,9 @@
 // engine_registrations.cpp, engine_quarantine.cpp). Not installed.
 // Ownership: the Engine owns its Drivers and their buffers (allocated by its constructor).
 // Threading: a Driver's claim, epoch, pending registrations and dispose list are used under the
-// engine's lock; its entries, sent registrations, dispatches and tasks only by the thread that
-// claimed it. Errors: broken invariants assert.
+// engine's lock (the dispose list only by its own thread, which may test it without the lock);
+// its entries, sent registrations, dispatches and tasks only by the thread that claimed it.
+// Errors: broken invariants assert.
 #pragma once
 
 #include <cstdint>
@@ -85,8 +86,17 @@ struct Driver {
   bool exit_seen = false;
 };
 
-// The trigger bits of a mode (SOCK_NOTIFY_TRIGGER_*).
-std::uint8_t trigger_of(Mode mode);
+// The trigger bits of each mode (SOCK_NOTIFY_TRIGGER_*), indexed by Mode.
+inline constexpr std::uint8_t kModeTriggers[] = {
+    kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
+    kSockNotifyTriggerPersistent | kSockNotifyTriggerLevel,
+    kSockNotifyTriggerPersistent | kSockNotifyTriggerEdge,
+    kSockNotifyTriggerOneshot | kSockNotifyTriggerEdge};
+inline std::uint8_t trigger_of(Mode mode) {  // inline: once per registration
+  const auto i = static_cast<std::size_t>(mode);
+  READYPORT_ASSERT(i < sizeof(kModeTriggers));
+  return kModeTriggers[i];
+}
 
 // An OS failure as a Status: `what` followed by the error's name.
 Status os_failure(const std::string& what, std::uint32_t error);

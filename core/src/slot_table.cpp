@@ -38,22 +38,6 @@ SlotTable::SlotTable(std::uint32_t capacity) : slots_(capacity) {
   index_.resize(index_size);
 }
 
-std::uintptr_t SlotTable::key_of(std::uint32_t index) const {
-  const Slot& slot = at(index);
-  READYPORT_ASSERT(slot.generation != 0);
-  READYPORT_ASSERT(slot.generation <= generation_mask_);
-  return (static_cast<std::uintptr_t>(slot.generation) << slot_bits_) | index;
-}
-
-std::uint32_t SlotTable::find_key(std::uintptr_t key) const {
-  const std::uintptr_t generation = key >> slot_bits_;
-  const std::uintptr_t index = key & ((std::uintptr_t{1} << slot_bits_) - 1);
-  // Generation 0 is never a slot's: the key is a sentinel (or garbage).
-  if (generation == 0 || generation > generation_mask_) return kSlotNone;
-  if (index >= slots_.size() || slots_[index].generation != generation) return kSlotNone;
-  return static_cast<std::uint32_t>(index);
-}
-
 std::uint32_t SlotTable::find(ConnId id) const {
   if (id.slot >= slots_.size()) return kSlotNone;
   const Slot& slot = slots_[id.slot];

@@ -311,14 +311,20 @@ class Engine final {
   // engine's lock held; READYPORT_EXCLUDES(mutex_): takes it (clang checks both).
   internal::Driver* claim_driver(bool for_stop, std::uint64_t thread) READYPORT_REQUIRES(mutex_);
   void release_driver(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
-  BatchOutcome drive_once(internal::Driver& d, std::uint32_t timeout_ms) READYPORT_EXCLUDES(mutex_);
-  std::uint32_t call_port(internal::Driver& d, std::uint32_t timeout_ms, std::uint32_t* received)
+  // begun: begin_call() ran already, in the section that claimed the driver.
+  BatchOutcome drive_once(internal::Driver& d, std::uint32_t timeout_ms, bool begun)
       READYPORT_EXCLUDES(mutex_);
+  void begin_call(internal::Driver& d) READYPORT_REQUIRES(mutex_);
+  std::uint32_t call_port(internal::Driver& d, std::uint32_t timeout_ms, std::uint32_t* received,
+                          bool begun) READYPORT_EXCLUDES(mutex_);
   void classify_entries(internal::Driver& d, std::uint32_t received) READYPORT_REQUIRES(mutex_);
   void classify_socket_packet(internal::Driver& d, std::uintptr_t key, std::uint32_t mask)
       READYPORT_REQUIRES(mutex_);
   void classify_marker(internal::Driver& d, std::uintptr_t key) READYPORT_REQUIRES(mutex_);
   void run_dispatches(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
+  void run_tasks(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
+  // The quiescent point; returns whether the quarantine has slots to service.
+  bool quiesce(internal::Driver& d, std::uint32_t* wakes) READYPORT_REQUIRES(mutex_);
   void finish_dispatches(internal::Driver& d) READYPORT_REQUIRES(mutex_);
   void dispose(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
   void check_grace(internal::Driver& d) READYPORT_REQUIRES(mutex_);

@@ -65,11 +65,23 @@ class SlotTable {
   }
   std::uint32_t live_count() const { return live_count_; }
 
-  // Keys.
-  std::uintptr_t key_of(std::uint32_t index) const;
+  // Keys (inline: once or twice per notification).
+  std::uintptr_t key_of(std::uint32_t index) const {
+    const Slot& slot = at(index);
+    READYPORT_ASSERT(slot.generation != 0);
+    READYPORT_ASSERT(slot.generation <= generation_mask_);
+    return (static_cast<std::uintptr_t>(slot.generation) << slot_bits_) | index;
+  }
   // The slot a socket packet's key names if its generation is current; else kSlotNone (a stale
   // key, a sentinel, or an index past capacity).
-  std::uint32_t find_key(std::uintptr_t key) const;
+  std::uint32_t find_key(std::uintptr_t key) const {
+    const std::uintptr_t generation = key >> slot_bits_;
+    const std::uintptr_t index = key & ((std::uintptr_t{1} << slot_bits_) - 1);
+    // Generation 0 is never a slot's: the key is a sentinel (or garbage).
+    if (generation == 0 || generation > generation_mask_) return kSlotNone;
+    if (index >= slots_.size() || slots_[index].generation != generation) return kSlotNone;
+    return static_cast<std::uint32_t>(index);
+  }
   ConnId id_of(std::uint32_t index) const { return ConnId{index, slots_[index].generation}; }
   // The slot `id` names if its generation is current and it is not free; else kSlotNone.
   std::uint32_t find(ConnId id) const;
