@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -17,6 +19,17 @@
 #include "readyport/fake/sim_scheduler.hpp"
 #include "seed_env.hpp"
 #include "sim_scenario.hpp"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define READYPORT_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define READYPORT_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef READYPORT_TEST_SANITIZED
+#define READYPORT_TEST_SANITIZED 0
+#endif
 
 namespace readyport {
 namespace {
@@ -167,6 +180,43 @@ TEST(SimMechanism, SchedulersOnSeveralOsThreadsAtOnceGiveTheSerialHashes) {
     EXPECT_NE(parallel[seed], 0u) << "seed " << seed;
     EXPECT_EQ(parallel[seed], serial[seed]) << "seed " << seed;
   }
+}
+
+// Recurses `depth` frames of about 1 KiB each (the volatile buffer and the non-tail call keep
+// every frame).
+std::uint64_t deep_frames(std::uint64_t depth) {
+  volatile char pad[1024];
+  pad[0] = static_cast<char>(depth);
+  if (depth == 0) return 0;
+  return deep_frames(depth - 1) + static_cast<std::uint64_t>(pad[0]);
+}
+
+// A logical thread that overflows its fiber stack dies at the guard page below it (SIGSEGV, or
+// the sanitizer's report of it) instead of writing over memory next to its stack.
+void overflow_a_fiber() {
+  SimOptions options;
+  options.mechanism = SimMechanism::kFibers;
+  options.stack_bytes = kSimStackBytesMin;
+  SimScheduler sim(options);
+  std::uint64_t sum = 0;
+  // 64 Ki frames of 1 KiB: a thousand times the stack.
+  (void)sim.run([&sum] { sum = deep_frames(64 * 1024); });
+  std::fprintf(stderr, "survived: %llu\n", static_cast<unsigned long long>(sum));
+}
+
+TEST(SimMechanismDeathTest, AFiberStackOverflowHitsTheGuardPage) {
+#if defined(_WIN32)
+  GTEST_SKIP() << "Win32 fibers' stacks are the system's (its own guard page); tested on POSIX";
+#else
+  if (!sim_mechanism_available(SimMechanism::kFibers)) GTEST_SKIP() << "no fibers here";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+#if READYPORT_TEST_SANITIZED
+  // The sanitizers catch the fault and report it ("stack-overflow", "SEGV") before dying.
+  EXPECT_DEATH(overflow_a_fiber(), "stack-overflow|SEGV");
+#else
+  EXPECT_EXIT(overflow_a_fiber(), testing::KilledBySignal(SIGSEGV), "");
+#endif
+#endif
 }
 
 }  // namespace
