@@ -18,8 +18,9 @@
 #           ProcessSocketNotifications are reported as skipped
 #   canaries  each planted engine bug (cmake/canary.cmake) must make the main job's default run
 #           fail, within 60 s (ci/canaries.sh)
-#   lint    the house format of the C++ files (ci/format_check.sh: clang-format-19, 100 columns)
-#           and actionlint on .github/workflows (ci/actionlint.sh); two checks
+#   lint    the house format of the C++ files (ci/format_check.sh: clang-format-19, 100 columns),
+#           the engine's size budget (ci/engine_size.sh) and actionlint on .github/workflows
+#           (ci/actionlint.sh); three checks
 #
 # Output: per leg, the ctest lines of failed and skipped tests, then the whole output of each
 # failed test (the assertion and the replay line; at most READYPORT_FAILED_OUTPUT_LINES lines a
@@ -178,7 +179,11 @@ for leg in "${legs[@]}"; do
     traces) run_traces ;;
     canaries) run_check canaries bash ci/canaries.sh; grep -E "^canary " "$log_dir/canaries.log" || true ;;
     wine) run_wine ;;
-    lint) run_check format bash ci/format_check.sh; run_check actionlint bash ci/actionlint.sh ;;
+    lint)
+      run_check format bash ci/format_check.sh
+      run_check engine_size bash ci/engine_size.sh
+      run_check actionlint bash ci/actionlint.sh
+      ;;
     *) echo "unknown leg '$leg' (legs: ${all_legs[*]})"; broken_legs+=("$leg") ;;
   esac
 done
