@@ -36,20 +36,25 @@ std::vector<PinnedCase> make() {
                   4,
                   {cmd(K::kArm, 0, 0, Mode::kOneshotLevel, kInterestIn, FaultSite::kPsnRemoveFails),
                    cmd(K::kAdd, 0, 0, Mode::kOneshotLevel, kInterestAll)}}});
-  cases.push_back(
-      {"dispatch_after_close", "O2",
-       EngineCase{1862,
-                  2,
-                  4,
-                  {cmd(K::kAdd, 0, 0, Mode::kPersistentLevel, kInterestAll),
-                   cmd(K::kNotify, 0, kSockNotifyEventIn | kSockNotifyEventOut), cmd(K::kClose, 0),
-                   cmd(K::kNotify, 0, kSockNotifyEventIn | kSockNotifyEventOut)}}});
-  cases.push_back({"double_remove", "O7",
-                   EngineCase{269023,
+  // Re-pinned after the fake's waiter hand-off and the engine's fewer lock points changed the
+  // schedules these seeds draw (the earlier cases, seeds 1862 and 269023, pass in the canary
+  // builds now): the shrunk cases of the canary leg's runs, checked with --engine-case.
+  cases.push_back({"dispatch_after_close", "O2",
+                   EngineCase{371401,
                               2,
-                              4,
-                              {cmd(K::kAdd, 0, 0, Mode::kPersistentEdge, kInterestAll),
-                               cmd(K::kPost), cmd(K::kClose, 0), cmd(K::kClose, 0)}}});
+                              1,
+                              {cmd(K::kAdd, 0, 0, Mode::kOneshotEdge, kInterestIn),
+                               cmd(K::kNotify, 0, kSockNotifyEventIn | kSockNotifyEventOut),
+                               cmd(K::kAdd, 0, 0, Mode::kOneshotLevel, kInterestAll),
+                               cmd(K::kClose, 0), cmd(K::kPeerShutdown, 0)}}});
+  cases.push_back(
+      {"double_remove", "O7",
+       EngineCase{8071,
+                  2,
+                  64,
+                  {cmd(K::kAdd, 0, 0, Mode::kOneshotLevel,
+                       static_cast<Interest>(kInterestIn | kInterestOut)),
+                   cmd(K::kCloseInside, 0, 1), cmd(K::kCloseInside, 0, 1), cmd(K::kClose, 0)}}});
   // PINNED-END
   return cases;
 }
