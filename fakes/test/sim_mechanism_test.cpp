@@ -182,6 +182,7 @@ TEST(SimMechanism, SchedulersOnSeveralOsThreadsAtOnceGiveTheSerialHashes) {
   }
 }
 
+#if !defined(_WIN32)
 // Recurses `depth` frames of about 1 KiB each (the volatile buffer and the non-tail call keep
 // every frame).
 std::uint64_t deep_frames(std::uint64_t depth) {
@@ -203,6 +204,7 @@ void overflow_a_fiber() {
   (void)sim.run([&sum] { sum = deep_frames(64 * 1024); });
   std::fprintf(stderr, "survived: %llu\n", static_cast<unsigned long long>(sum));
 }
+#endif  // !defined(_WIN32)
 
 TEST(SimMechanismDeathTest, AFiberStackOverflowHitsTheGuardPage) {
 #if defined(_WIN32)
