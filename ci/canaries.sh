@@ -32,8 +32,10 @@ for canary in "${canaries[@]}"; do
   fi
   start=$(date +%s.%N)
   # The seed sweep alone (--corpus none): the corpus holds each canary's minimal case, which would
-  # catch it before the sweep does; that entry is replayed below.
-  "$dir/stress/readyport-stress" --stop-on-failure --corpus none >"$dir.run.log" 2>&1
+  # catch it before the sweep does; that entry is replayed below. One job: a canary that makes the
+  # engine assert ends the process, and with several jobs whichever seed aborts first would be
+  # reported, not the lowest failing one.
+  "$dir/stress/readyport-stress" --stop-on-failure --corpus none --jobs 1 >"$dir.run.log" 2>&1
   rc=$?
   seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   first=$(grep -m1 -E '^FAIL seed|aborted during seed' "$dir.run.log" || true)
