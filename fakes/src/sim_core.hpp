@@ -1,9 +1,11 @@
 // sim_core.hpp: SimScheduler internals. The state shared by the scheduler, its logical threads and
 // its strategies (sim_strategy.cpp). Not a public API.
 //
-// Locking: SimCore::mutex guards every field of the core and of each SimThread, except the
-// immutable id and name, `body` (only its own thread touches it once started) and the fiber
-// fields (touched only by the OS thread running the scheduler, between switches).
+// Ownership and lifetime: SimScheduler and its logical threads share the SimCore (shared_ptr), so
+// it outlives every thread, abandoned ones included; the core owns its SimThreads. Errors: broken
+// contracts assert. Locking: SimCore::mutex guards every field of the core and of each SimThread,
+// except the immutable id and name, `body` (only its own thread touches it once started) and the
+// fiber fields (touched only by the OS thread running the scheduler, between switches).
 #pragma once
 
 #include <atomic>

@@ -16,6 +16,8 @@
 // a blocked real thread's stack. Under ThreadSanitizer each fiber is a __tsan_create_fiber fiber
 // and every switch calls __tsan_switch_to_fiber first (flags 0: the switch synchronises).
 //
+// Ownership and lifetime: the scheduler's SimThread owns its SimFiber, which owns its stack
+// mapping until destroyed (an abandoned fiber's stack is kept mapped for the process's life).
 // Threading: a SimFiber is used by one OS thread at a time, the one running its scheduler. The
 // only per-OS-thread state is the transient "who switched" pointer of the ASan bookkeeping
 // (thread_local): several schedulers may run on different OS threads at once.

@@ -9,6 +9,7 @@
 //   GetLastError/WSAGetLastError set the calling thread's last error, read by `last_error()`.
 //   ProcessSocketNotifications returns its error code directly (spec A1-A3).
 // - Blocking: only methods whose comment says "blocks" wait; in simulation they park the thread.
+// - Ownership: the caller owns its EngineOs; an Engine holds a reference to it, never a copy.
 // - Lifetime: an Os outlives every object it returned and every port and socket opened through it.
 #pragma once
 

@@ -9,7 +9,9 @@
 // threads (FreeRuntime, InlineRuntime, SimScheduler's thread mechanism) nothing is activated and
 // each OS thread uses its own slot, as before.
 //
-// Not a public API. Threading: any thread; each OS thread sees its active slot. No globals.
+// Not a public API. Ownership and lifetime: each OS thread owns its slot (thread_local); a
+// scheduler owns the slots of its logical threads and activates one only while it runs.
+// Threading: any thread; each OS thread sees its active slot. No globals. Errors: none.
 #pragma once
 
 #include <cstdint>
