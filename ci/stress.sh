@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: installs what is missing, builds the native preset and runs the
 # stress/simulation driver over the fake. Arguments go to the driver (see --help), e.g.
-#   bash ci/stress.sh                       # the default run (about a minute), with a summary
+#   bash ci/stress.sh                       # the default run (seconds once built), with a summary
 #   bash ci/stress.sh --seeds 5000 --shard 2/4
 #   bash ci/stress.sh --seed 1234 --trace   # replay one seed and print its trace
 # (To replay a failure bundle with the binary already built, without ci/setup.sh: ci/replay.sh.)
