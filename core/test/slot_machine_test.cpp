@@ -253,9 +253,33 @@ std::vector<StayCase> stay_cases() {
        [](const SlotMachine& m) { return !m.paused; }},
       {"pause_refused_full", S::kDispatching, pl, none, pause(true), 0,
        [](const SlotMachine& m) { return !m.paused && !m.op_in_flight; }},
+      // Applied with nothing wanted meanwhile: armed as it is, nothing to settle.
       {"op_ok_live", S::kLive, ol, [](SlotMachine& m) { m.op_in_flight = true; }, op_result(false),
-       static_cast<int>(ResultAction::kSettle),
+       static_cast<int>(ResultAction::kNone),
        [](const SlotMachine& m) { return !m.op_in_flight && !m.close_requested; }},
+      {"op_ok_live_rearm_wanted", S::kLive, ol,
+       [](SlotMachine& m) {
+         m.op_in_flight = true;
+         m.rearm_needed = true;
+       },
+       op_result(false), static_cast<int>(ResultAction::kSettle),
+       [](const SlotMachine& m) { return !m.op_in_flight && m.rearm_needed; }},
+      {"op_ok_live_close_wanted", S::kLive, ol,
+       [](SlotMachine& m) {
+         m.op_in_flight = true;
+         m.close_requested = true;
+       },
+       op_result(false), static_cast<int>(ResultAction::kSettle),
+       [](const SlotMachine& m) { return !m.op_in_flight && m.close_requested; }},
+      // On the deferred list: the driver that takes it off settles it.
+      {"op_ok_live_deferred", S::kLive, ol,
+       [](SlotMachine& m) {
+         m.op_in_flight = true;
+         m.close_requested = true;
+         m.deferred = true;
+       },
+       op_result(false), static_cast<int>(ResultAction::kNone),
+       [](const SlotMachine& m) { return !m.op_in_flight && m.deferred; }},
       {"op_failed_live", S::kLive, ol, [](SlotMachine& m) { m.op_in_flight = true; },
        op_result(true), static_cast<int>(ResultAction::kSettle),
        [](const SlotMachine& m) { return m.close_requested; }},

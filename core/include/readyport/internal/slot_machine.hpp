@@ -51,7 +51,7 @@ inline constexpr std::uint16_t kDriverNone = 0xFFFF;
 inline constexpr std::uint32_t kEventsForHandler =
     kSockNotifyEventIn | kSockNotifyEventOut | kSockNotifyEventHangup | kSockNotifyEventErr;
 
-bool is_oneshot(Mode mode);
+inline bool is_oneshot(Mode mode);
 
 struct SlotMachine {
   SlotState state = SlotState::kFree;
@@ -68,8 +68,8 @@ struct SlotMachine {
 };
 
 // The edge table and the one function that changes a state (asserts a forbidden edge).
-bool slot_edge_allowed(SlotState from, SlotState to);
-void slot_transition(SlotMachine& m, SlotState to);
+inline bool slot_edge_allowed(SlotState from, SlotState to);
+inline void slot_transition(SlotMachine& m, SlotState to);
 
 // add() took a free slot: kFree -> kLive with its first ENABLE in flight.
 void slot_on_add(SlotMachine& m, Mode mode, Interest interest);
@@ -83,7 +83,7 @@ ResultAction slot_on_add_result(SlotMachine& m, bool refused);
 // on the deferred list; kEnable: issue an ENABLE of `interest`; kRemove: kLive -> kRemoving,
 // issue the REMOVE (once, spec B7).
 enum class SettleAction : std::uint8_t { kNone, kDefer, kEnable, kRemove };
-SettleAction slot_settle(SlotMachine& m, bool sink_full);
+inline SettleAction slot_settle(SlotMachine& m, bool sink_full);
 // A driver took the slot off the deferred list: true when it is to be settled (kLive); false
 // when a packet made it kDispatching meanwhile (its dispatcher settles it on return).
 bool slot_on_undeferred(SlotMachine& m);
@@ -92,7 +92,8 @@ bool slot_on_undeferred(SlotMachine& m);
 bool slot_pause(SlotMachine& m, bool sink_full);
 
 // The result of an ENABLE or DISABLE came back (failed: spec A8, the connection is closed).
-ResultAction slot_on_op_result(SlotMachine& m, bool failed);
+// kSettle: the slot is kLive, not deferred, and a REMOVE or an ENABLE is wanted; else kNone.
+inline ResultAction slot_on_op_result(SlotMachine& m, bool failed);
 // A REMOVE failed (spec B6): kRemoving -> kQuarantined.
 void slot_on_remove_failed(SlotMachine& m);
 
@@ -106,12 +107,15 @@ enum class PacketAction : std::uint8_t {
   kDropClosing,   // the connection is closing: dropped (spec B5, D4)
   kDropUnwanted,  // persistent: no bit of the interest and no ERR
 };
-PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint16_t driver);
+inline PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint16_t driver);
+// slot_on_packet()'s rarer cases (out of line): a slot that is closing or past kLive.
+PacketAction slot_on_packet_closing(SlotMachine& m, std::uint32_t mask, std::uint16_t driver);
 
 // The handler returned `result`. kRunAgain: packets were merged meanwhile, run it again with
 // *events_out (kDispatching -> kDispatching); kSettle: kDispatching -> kLive, settle it.
 enum class ReturnAction : std::uint8_t { kRunAgain, kSettle };
-ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result, std::uint32_t* events_out);
+inline ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result,
+                                             std::uint32_t* events_out);
 
 // close() or stop(). kSettle: the REMOVE is to be decided now; kNone: nothing to do now (the
 // dispatcher or a registration result will decide it); kAlreadyClosing: the slot is past kLive.
@@ -128,3 +132,6 @@ void slot_on_grace_over(SlotMachine& m);
 void slot_on_disposed(SlotMachine& m);
 
 }  // namespace readyport::internal
+
+// The events above declared inline: they run once per notification in the engine's batch loop.
+#include "readyport/internal/slot_machine_hot.hpp"

@@ -1,0 +1,135 @@
+// readyport/internal/slot_machine_hot.hpp: the slot machine's events that run once per packet,
+// and the edge table, inline for the engine's batch loop; declared and documented in
+// slot_machine.hpp, which includes this. The rest (and the canaries) are in slot_machine.cpp.
+#pragma once
+
+#include <array>
+
+namespace readyport::internal {
+
+// Every allowed transition, as the set of states each state may move to (indexed by SlotState);
+// slot_transition() refuses the rest.
+inline constexpr auto kSlotEdges = [] {
+  using enum SlotState;
+  const auto to = [](auto... states) { return ((1u << static_cast<std::uint32_t>(states)) | ...); };
+  return std::array<std::uint32_t, kSlotStateCount>{
+      to(kLive),                           // from kFree
+      to(kFree, kDispatching, kRemoving),  // from kLive
+      to(kDispatching, kLive),             // from kDispatching
+      to(kClosing, kQuarantined),          // from kRemoving
+      to(kDraining),                       // from kQuarantined
+      to(kQuarantined, kGrace),            // from kDraining
+      to(kClosing),                        // from kGrace
+      to(kFree)};                          // from kClosing
+}();
+
+inline bool slot_edge_allowed(SlotState from, SlotState to) {
+  const auto i = static_cast<std::uint32_t>(from);
+  const auto j = static_cast<std::uint32_t>(to);
+  return i < kSlotStateCount && j < kSlotStateCount && (kSlotEdges[i] & (1u << j)) != 0;
+}
+
+inline void slot_transition(SlotMachine& m, SlotState to) {
+  READYPORT_ASSERT(slot_edge_allowed(m.state, to));
+  m.state = to;
+}
+
+inline bool is_oneshot(Mode mode) {
+  return mode == Mode::kOneshotLevel || mode == Mode::kOneshotEdge;
+}
+
+inline SettleAction slot_settle(SlotMachine& m, bool sink_full) {
+  READYPORT_ASSERT(m.state == SlotState::kLive);
+  // A registration in flight: its result settles again (one in flight per slot keeps the port's
+  // order of operations equal to ours). Deferred: the driver that takes it settles it.
+  if (m.op_in_flight || m.deferred) return SettleAction::kNone;
+  // Armed as wanted and not closing: nothing to issue.
+  if (!m.close_requested && !m.rearm_needed) return SettleAction::kNone;
+  if (sink_full) {
+    m.deferred = true;
+    return SettleAction::kDefer;
+  }
+  m.rearm_needed = false;
+  if (m.close_requested) {
+    // No registration in flight, so REMOVE is the port's last operation on this key.
+    slot_transition(m, SlotState::kRemoving);
+    return SettleAction::kRemove;
+  }
+  m.paused = false;
+  m.op_in_flight = true;
+  m.interest_applied = m.interest;  // the whole registration, all directions (spec C2)
+  return SettleAction::kEnable;
+}
+
+inline ResultAction slot_on_op_result(SlotMachine& m, bool failed) {
+  // An ENABLE or DISABLE in flight keeps its slot: REMOVE waits for op_in_flight to clear.
+  READYPORT_ASSERT(m.op_in_flight);
+  m.op_in_flight = false;
+  if (failed) m.close_requested = true;
+  // Idle: settle when a REMOVE or an ENABLE is wanted (and no driver took it off the deferred
+  // list yet, which settles it); else it stays armed as it is.
+  if (m.state == SlotState::kLive) {
+    const bool wanted = (m.close_requested || m.rearm_needed) && !m.deferred;
+    return wanted ? ResultAction::kSettle : ResultAction::kNone;
+  }
+  // A driver runs the handler: it settles. Past kLive needs op_in_flight clear.
+  READYPORT_ASSERT(m.state == SlotState::kDispatching);
+  return ResultAction::kNone;
+}
+
+// A packet for a live slot that is not closing: kLive -> kDispatching, or dropped.
+inline PacketAction slot_on_live_packet(SlotMachine& m, std::uint32_t events,
+                                        std::uint16_t driver) {
+  // Persistent: nothing the handler still asks for. One-shot packets are always delivered: the
+  // packet disarmed the registration and only the handler's return re-arms it.
+  if (!is_oneshot(m.mode) && (events & (m.interest | kSockNotifyEventErr)) == 0)
+    return PacketAction::kDropUnwanted;
+  slot_transition(m, SlotState::kDispatching);
+  m.dispatcher = driver;
+  m.pending_events = 0;
+  return PacketAction::kDispatch;
+}
+
+inline PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint16_t driver) {
+  // REMOVE can come OR-ed with other bits (spec D4): test it with &. A REMOVE is issued only
+  // after kLive -> kRemoving, so kLive and kDispatching never see one (slot_on_packet_closing
+  // asserts it).
+  const bool remove = (mask & kSockNotifyEventRemove) != 0;
+  const std::uint32_t events = mask & kEventsForHandler;
+  if (m.state == SlotState::kLive && !m.close_requested && !remove)
+    return slot_on_live_packet(m, events, driver);
+  if (m.state == SlotState::kDispatching && !remove) {
+    // Never a second thread in the handler: the events wait for the dispatcher.
+    m.pending_events |= events;
+    if (m.dispatcher == driver) return PacketAction::kMergeOwn;
+    // The condition re-queues the packet after every dequeue (spec C4): without a pause this
+    // driver would spin on it until the other one returns.
+    if (m.mode == Mode::kPersistentLevel) return PacketAction::kMergePause;
+    return PacketAction::kMergeForeign;
+  }
+  return slot_on_packet_closing(m, mask, driver);
+}
+
+inline ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result,
+                                             std::uint32_t* events_out) {
+  READYPORT_ASSERT(m.state == SlotState::kDispatching);
+  if (result == kInterestClose)
+    m.close_requested = true;
+  else
+    m.interest = result;
+  if (m.pending_events != 0 && !m.close_requested) {
+    slot_transition(m, SlotState::kDispatching);
+    *events_out = m.pending_events;
+    m.pending_events = 0;
+    return ReturnAction::kRunAgain;
+  }
+  // One-shot: the packet disarmed every direction (spec C2), so re-arm the whole interest.
+  // Persistent: only if the interest changed (or a DISABLE paused it).
+  slot_transition(m, SlotState::kLive);
+  m.dispatcher = kDriverNone;
+  m.pending_events = 0;
+  m.rearm_needed = is_oneshot(m.mode) || m.interest != m.interest_applied || m.paused;
+  return ReturnAction::kSettle;
+}
+
+}  // namespace readyport::internal
