@@ -171,7 +171,7 @@ Status Engine::reserve_slot(Socket socket, Interest interest, Mode mode, Handler
   slot.socket = socket;
   slot.handler = &handler;
   slots_->socket_insert(socket, index);
-  append_registration(first, index, kSockNotifyOpEnable);
+  append_registration(*slots_, first, index, kSockNotifyOpEnable);
   if (options_.observer) options_.observer->on_slot_acquired(slots_->id_of(index), socket);
   return Status();
 }
@@ -233,7 +233,8 @@ Status Engine::close(ConnId id) {
     Slot& slot = slots_->at(index);
 #if defined(READYPORT_CANARY_double_remove)
     // CANARY double_remove: close() of a removing connection issues its REMOVE again.
-    if (slot.state == SlotState::kRemoving) append_registration(direct, index, kSockNotifyOpRemove);
+    if (slot.state == SlotState::kRemoving)
+      append_registration(*slots_, direct, index, kSockNotifyOpRemove);
 #endif
     // Closing already (idempotent), or a driver or a registration result decides the REMOVE.
     // Else from a handler or task the REMOVE rides the driver's next port call; else a direct one.

@@ -28,8 +28,7 @@ Driver* Engine::claim_driver(bool for_stop, std::uint64_t thread) {
   return chosen;
 }
 
-void Engine::release_driver(Driver& d) {
-  EngineLock lock(mutex_);
+void Engine::release_locked(Driver& d) {
   READYPORT_ASSERT(d.claimed);
   READYPORT_ASSERT(d.call_epoch == 0);
   READYPORT_ASSERT(d.dispose_head == kSlotNone);
@@ -42,6 +41,7 @@ void Engine::release_driver(Driver& d) {
 }
 
 Driver* Engine::driver_of(std::uint64_t thread) {
+  if (drivers_claimed_ == 0) return nullptr;  // the common case of poll()
   for (Driver& d : drivers_) {
     if (d.claimed && d.thread == thread) return &d;
   }
@@ -79,6 +79,7 @@ std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32
   apply_results(d.sent, d.pending);
   d.sent.count = 0;
   classify_entries(d, *received);
+  spin_check(d, *received);
   return (error == kWaitTimeout) ? kErrorSuccess : error;
 }
 
@@ -116,7 +117,8 @@ void Engine::classify_entries(Driver& d, std::uint32_t received) {
   }
 }
 
-void Engine::classify_socket_packet(Driver& d, std::uintptr_t key, std::uint32_t mask) {
+READYPORT_FORCE_INLINE void Engine::classify_socket_packet(Driver& d, std::uintptr_t key,
+                                                           std::uint32_t mask) {
   const std::uint32_t index = slots_->find_key(key);
   if (index == kSlotNone) {
     // Stale: the key names a connection that no longer exists. Never dereferenced.
@@ -178,12 +180,12 @@ void Engine::run_dispatches(Driver& d) {
 
 void Engine::finish_dispatches(Driver& d) {
   std::uint32_t kept = 0;
+  stats_.notifications += d.dispatch_count;
   for (std::uint32_t i = 0; i < d.dispatch_count; ++i) {
     Dispatch& x = d.dispatches[i];
     Slot& slot = slots_->at(x.id.slot);
     READYPORT_ASSERT(slot.dispatcher == d.index);
     READYPORT_ASSERT(slot.generation == x.id.generation);
-    ++stats_.notifications;
     if (internal::slot_on_handler_returned(slot, x.result, &x.events) == ReturnAction::kRunAgain) {
       // Packets came while the handler ran: this driver runs it again with them, so no other
       // thread ever enters it.
@@ -195,7 +197,8 @@ void Engine::finish_dispatches(Driver& d) {
   d.dispatch_count = kept;
 }
 
-void Engine::spin_guard(Driver& d, std::uint32_t received) {
+void Engine::spin_check(Driver& d, std::uint32_t received) {
+  d.spin_sleep_due = false;
   if (received == 0 || d.wasted < received) {
     d.wasted_runs = 0;
     return;
@@ -204,11 +207,8 @@ void Engine::spin_guard(Driver& d, std::uint32_t received) {
   // to run (on a fair scheduler it does at once; in simulation it may not be picked).
   if (++d.wasted_runs < internal::kSpinBatchesMax) return;
   d.wasted_runs = 0;
-  {
-    EngineLock lock(mutex_);
-    ++stats_.spin_sleeps;
-  }
-  os_.sleep_ms(internal::kSpinSleepMs);
+  d.spin_sleep_due = true;
+  ++stats_.spin_sleeps;
 }
 
 void Engine::repost_exit() {
@@ -233,55 +233,69 @@ void Engine::run_tasks(Driver& d) {
   d.task_count = 0;
 }
 
-bool Engine::quiesce(Driver& d, std::uint32_t* wakes) {
+Engine::QuietPoint Engine::quiesce(Driver& d, bool release) {
   d.call_epoch = 0;  // quiescent point: this driver holds no packet now
   check_grace(d);
-  *wakes = d.wakes_to_post;
+  QuietPoint quiet;
+  quiet.wakes = d.wakes_to_post;
   d.wakes_to_post = 0;
   // Whoever adds to the quarantine services it (this driver, issue_direct, close_for_stop).
-  return quarantine_head_ != kSlotNone;
+  quiet.quarantined = quarantine_head_ != kSlotNone;
+  // Released here only if nothing after this section uses the driver (the slots whose grace
+  // period ended, to dispose) or the port (stop() closes it once every driver is released).
+  quiet.released = release && d.dispose_head == kSlotNone && quiet.wakes == 0 && !quiet.quarantined;
+  if (quiet.released) release_locked(d);
+  return quiet;
 }
 
-Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms, bool begun) {
+Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms, bool begun,
+                                        bool release) {
   BatchOutcome outcome;
   outcome.error = call_port(d, timeout_ms, &outcome.received, begun);
-  // Read without the lock below: task_count, dispatch_count and dispose_head are written only by
-  // this driver's thread (classify_entries, finish_dispatches, move_to_closing, dispose, here).
+  // Read without the lock: this driver's thread's own state, read before the last section,
+  // which may release the driver; not with the exit packet, passed on first (stop() waits).
+  const bool spin = d.spin_sleep_due;
+  const bool exit_seen = d.exit_seen;
   if (d.task_count > 0) run_tasks(d);
-  std::uint32_t wakes = 0;
-  bool quarantined = false;
-  bool quiet = false;
+  QuietPoint quiet;
+  bool quiesced = false;
   while (d.dispatch_count > 0) {
     run_dispatches(d);
     EngineLock lock(mutex_);
     finish_dispatches(d);
     // Nothing to dispose: the quiescent point joins the batch's last section.
     if (d.dispatch_count == 0 && d.dispose_head == kSlotNone) {
-      quarantined = quiesce(d, &wakes);
-      quiet = true;
+      quiet = quiesce(d, release && !exit_seen);
+      quiesced = true;
+      break;  // d is not read again once released
     }
   }
-  if (!quiet) {
+  if (!quiesced) {
     // Disposal after the batch: no handler of this batch runs any more.
     if (d.dispose_head != kSlotNone) dispose(d);
     EngineLock lock(mutex_);
-    quarantined = quiesce(d, &wakes);
+    quiet = quiesce(d, release && !exit_seen);
   }
-  if (wakes > 0) {
+  if (quiet.wakes > 0) {
     // Best effort: a waiting driver also ends its call at wait_timeout_ms.
-    for (std::uint32_t i = 0; i < wakes; ++i)
+    for (std::uint32_t i = 0; i < quiet.wakes; ++i)
       (void)os_.post_queued_completion_status(port_, 0, internal::kWakeKey, 0);
     EngineLock lock(mutex_);
-    stats_.posts += wakes;
+    stats_.posts += quiet.wakes;
   }
-  if (d.dispose_head != kSlotNone) dispose(d);  // the slots whose grace period ended
-  if (quarantined) service_quarantine();
-  spin_guard(d, outcome.received);
-  if (d.exit_seen) {
+  // Released: another thread may have claimed the driver already.
+  if (!quiet.released && d.dispose_head != kSlotNone) dispose(d);  // grace periods that ended
+  if (quiet.quarantined) service_quarantine();
+  if (spin) os_.sleep_ms(internal::kSpinSleepMs);  // let the transition's driver run
+  if (exit_seen) {
     repost_exit();
     outcome.end = BatchEnd::kExit;
   } else if (outcome.error != 0) {
     outcome.end = BatchEnd::kCallFailed;
+  }
+  if ((release || exit_seen) && !quiet.released) {
+    EngineLock lock(mutex_);
+    release_locked(d);
   }
   return outcome;
 }
@@ -306,18 +320,16 @@ Status Engine::run_worker() {
   Result<Driver*> d = enter_driver("run_worker()");
   if (!d.ok()) return d.status();
   for (bool begun = true;
-       drive_once(*d.value(), options_.wait_timeout_ms, begun).end != BatchEnd::kExit;) {
+       drive_once(*d.value(), options_.wait_timeout_ms, begun, false).end != BatchEnd::kExit;) {
     begun = false;
   }
-  release_driver(*d.value());
-  return Status();
+  return Status();  // the exit batch released the driver
 }
 
 Result<std::uint32_t> Engine::poll(std::uint32_t timeout_ms) {
   Result<Driver*> d = enter_driver("poll()");
   if (!d.ok()) return d.status();
-  const BatchOutcome outcome = drive_once(*d.value(), timeout_ms, true);
-  release_driver(*d.value());
+  const BatchOutcome outcome = drive_once(*d.value(), timeout_ms, true, true);
   switch (outcome.end) {
     case BatchEnd::kDone:
       return outcome.received;
@@ -381,8 +393,7 @@ Status Engine::stop() {
       READYPORT_ASSERT(d != nullptr);  // stop()'s own driver is reserved
       begin_call(*d);
     }
-    (void)drive_once(*d, internal::kStopPollMs, true);
-    release_driver(*d);
+    (void)drive_once(*d, internal::kStopPollMs, true, true);
   }
   {
     EngineLock lock(mutex_);

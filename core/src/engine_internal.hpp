@@ -13,6 +13,7 @@
 
 #include "readyport/engine.hpp"
 #include "readyport/internal/engine_tuning.hpp"
+#include "readyport/internal/force_inline.hpp"
 #include "readyport/internal/slot_machine.hpp"
 #include "readyport/internal/slot_table.hpp"
 
@@ -83,6 +84,7 @@ struct Driver {
   std::uint32_t wakes_to_post = 0;
   std::uint32_t wasted = 0;       // this batch's entries that were stale, dropped or merged
   std::uint32_t wasted_runs = 0;  // batches in a row made only of those (spin guard)
+  bool spin_sleep_due = false;    // enough of them: sleep after this batch
   bool exit_seen = false;
 };
 
@@ -98,6 +100,20 @@ inline std::uint8_t trigger_of(Mode mode) {  // inline: once per registration
   return kModeTriggers[i];
 }
 
+// Appends slot `index`'s ENABLE, DISABLE or REMOVE to `sink` (inline: once per re-arm). ENABLE
+// and DISABLE carry the filter the machine applied (slot_settle, slot_on_add) and the mode's
+// trigger; REMOVE carries neither.
+READYPORT_FORCE_INLINE void append_registration(const SlotTable& slots, RegSink& sink,
+                                                std::uint32_t index, std::uint8_t operation) {
+  const Slot& slot = slots.at(index);
+  const std::uintptr_t key = slots.key_of(index);
+  const bool remove = operation == kSockNotifyOpRemove;
+  const Interest filter = remove ? kInterestNone : slot.interest_applied;
+  const std::uint8_t trigger = remove ? 0 : trigger_of(slot.mode);
+  sink.append(SockNotifyRegistration{slot.socket, key, filter, operation, trigger, 0},
+              RegRef{index, slot.generation});
+}
+
 // An OS failure as a Status: `what` followed by the error's name.
 Status os_failure(const std::string& what, std::uint32_t error);
 
@@ -106,4 +122,18 @@ Status os_failure(const std::string& what, std::uint32_t error);
 namespace readyport {
 // The engine's sources name the internal types and functions unqualified.
 using namespace internal;  // a private header, included by the engine's sources only
+
+// Turns slot `index`'s machine decision into a registration in `sink` (under the lock). kDefer:
+// the sink has no room; a driver takes the slot before its next call (bounded buffers). kEnable:
+// the whole registration, all directions (spec C2). kRemove (kLive -> kRemoving): REMOVE is the
+// port's last operation on this key (spec B7).
+READYPORT_FORCE_INLINE void Engine::settle(std::uint32_t index, RegSink& sink) {
+  const SettleAction action = internal::slot_settle(slots_->at(index), sink.full());
+  if (action == SettleAction::kDefer) slots_->list_push(deferred_head_, index);
+  if (action == SettleAction::kEnable)
+    append_registration(*slots_, sink, index, kSockNotifyOpEnable);
+  if (action == SettleAction::kRemove)
+    append_registration(*slots_, sink, index, kSockNotifyOpRemove);
+}
+
 }  // namespace readyport

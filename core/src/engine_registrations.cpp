@@ -1,6 +1,5 @@
-// The engine's registrations: settle() turns a slot's machine decision into an ENABLE,
-// DISABLE or REMOVE in a sink (under the lock); the calls and their retries (outside it); the
-// results fed back to the machine (under the lock).
+// The engine's registrations (settle() is in engine_internal.hpp): pause's DISABLE and the results
+// fed back to the machine (under the lock); the calls and their retries (outside it).
 #include <algorithm>
 
 #include "engine_internal.hpp"
@@ -9,42 +8,10 @@ namespace readyport {
 
 // ---- Registration decisions (under the lock) ------------------------------------------------
 
-void Engine::settle(std::uint32_t index, RegSink& sink) {
-  Slot& slot = slots_->at(index);
-  switch (internal::slot_settle(slot, sink.full())) {
-    case SettleAction::kNone:
-      return;
-    case SettleAction::kDefer:
-      // The sink has no room: a driver takes the slot before its next call (bounded buffers).
-      slots_->list_push(deferred_head_, index);
-      return;
-    case SettleAction::kEnable:
-      // The whole registration, all directions (spec C2): the filter is the full interest.
-      append_registration(sink, index, kSockNotifyOpEnable);
-      return;
-    case SettleAction::kRemove:
-      // kLive -> kRemoving: REMOVE is the port's last operation on this key (spec B7).
-      append_registration(sink, index, kSockNotifyOpRemove);
-      return;
-  }
-}
-
 void Engine::pause(std::uint32_t index, RegSink& sink) {
   // DISABLE keeps the registration (spec B4); the dispatcher's re-arm enables it again.
   if (internal::slot_pause(slots_->at(index), sink.full()))
-    append_registration(sink, index, kSockNotifyOpDisable);
-}
-
-void Engine::append_registration(RegSink& sink, std::uint32_t index, std::uint8_t operation) {
-  const Slot& slot = slots_->at(index);
-  // ENABLE and DISABLE carry the filter the machine applied (slot_settle, slot_on_add) and the
-  // mode's trigger; REMOVE carries neither.
-  const bool remove = operation == kSockNotifyOpRemove;
-  const Interest filter = remove ? kInterestNone : slot.interest_applied;
-  const std::uint8_t trigger = remove ? 0 : trigger_of(slot.mode);
-  sink.append(
-      SockNotifyRegistration{slot.socket, slots_->key_of(index), filter, operation, trigger, 0},
-      RegRef{index, slot.generation});
+    append_registration(*slots_, sink, index, kSockNotifyOpDisable);
 }
 
 void Engine::apply_results(const RegSink& done, RegSink& follow_ups) {

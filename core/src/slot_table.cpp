@@ -24,7 +24,7 @@ std::uintptr_t completion_key_for(ConnId id, std::uint32_t capacity) {
   return (static_cast<std::uintptr_t>(id.generation) << bits_for(capacity)) | id.slot;
 }
 
-SlotTable::SlotTable(std::uint32_t capacity) : slots_(capacity) {
+SlotTable::SlotTable(std::uint32_t capacity) : slots_(capacity), capacity_(capacity) {
   READYPORT_ASSERT(capacity >= 1);
   slot_bits_ = bits_for(capacity);
   READYPORT_ASSERT(slot_bits_ < kPointerBits);
@@ -39,7 +39,7 @@ SlotTable::SlotTable(std::uint32_t capacity) : slots_(capacity) {
 }
 
 std::uint32_t SlotTable::find(ConnId id) const {
-  if (id.slot >= slots_.size()) return kSlotNone;
+  if (id.slot >= capacity_) return kSlotNone;
   const Slot& slot = slots_[id.slot];
   if (slot.generation != id.generation || slot.state == SlotState::kFree) return kSlotNone;
   return id.slot;
@@ -121,8 +121,7 @@ void SlotTable::socket_erase(Socket socket) {
   // position allows it, so lookups never need tombstones.
   for (std::size_t j = (hole + 1) & mask; index_[j].socket != kInvalidSocket; j = (j + 1) & mask) {
     const std::size_t home = socket_home(index_[j].socket);
-    const bool movable = ((j - home) & mask) >= ((j - hole) & mask);
-    if (movable) {
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
       index_[hole] = index_[j];
       hole = j;
     }

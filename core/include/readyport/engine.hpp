@@ -306,29 +306,41 @@ class Engine final {
     std::uint32_t received = 0;
     std::uint32_t error = 0;
   };
+  // What the quiescent point leaves to do after the batch's last section.
+  struct QuietPoint {
+    std::uint32_t wakes = 0;   // wake packets to post (grace periods)
+    bool quarantined = false;  // the quarantine has slots to service
+    bool released = false;     // the driver was released
+  };
 
   // Drivers (dequeuing threads) and one batch. READYPORT_REQUIRES(mutex_): called with the
   // engine's lock held; READYPORT_EXCLUDES(mutex_): takes it (clang checks both).
   internal::Driver* claim_driver(bool for_stop, std::uint64_t thread) READYPORT_REQUIRES(mutex_);
-  void release_driver(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
-  // begun: begin_call() ran already, in the section that claimed the driver.
-  BatchOutcome drive_once(internal::Driver& d, std::uint32_t timeout_ms, bool begun)
+  void release_locked(internal::Driver& d) READYPORT_REQUIRES(mutex_);
+  // begun: begin_call() ran already, in the section that claimed the driver. release: the caller
+  // (poll, stop) drives this one batch and the driver is released after it, in its last section
+  // when nothing is left for it to dispose and no exit packet to pass on; a worker's is released
+  // after the exit packet's batch, once the packet is passed on.
+  BatchOutcome drive_once(internal::Driver& d, std::uint32_t timeout_ms, bool begun, bool release)
       READYPORT_EXCLUDES(mutex_);
   void begin_call(internal::Driver& d) READYPORT_REQUIRES(mutex_);
   std::uint32_t call_port(internal::Driver& d, std::uint32_t timeout_ms, std::uint32_t* received,
                           bool begun) READYPORT_EXCLUDES(mutex_);
   void classify_entries(internal::Driver& d, std::uint32_t received) READYPORT_REQUIRES(mutex_);
-  void classify_socket_packet(internal::Driver& d, std::uintptr_t key, std::uint32_t mask)
+  // Inline (once per packet): defined in, and used by, engine_drivers.cpp only.
+  inline void classify_socket_packet(internal::Driver& d, std::uintptr_t key, std::uint32_t mask)
       READYPORT_REQUIRES(mutex_);
   void classify_marker(internal::Driver& d, std::uintptr_t key) READYPORT_REQUIRES(mutex_);
   void run_dispatches(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
   void run_tasks(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
-  // The quiescent point; returns whether the quarantine has slots to service.
-  bool quiesce(internal::Driver& d, std::uint32_t* wakes) READYPORT_REQUIRES(mutex_);
+  // The quiescent point, in the batch's last section; releases the driver if `release` and it
+  // has nothing left to dispose.
+  QuietPoint quiesce(internal::Driver& d, bool release) READYPORT_REQUIRES(mutex_);
   void finish_dispatches(internal::Driver& d) READYPORT_REQUIRES(mutex_);
   void dispose(internal::Driver& d) READYPORT_EXCLUDES(mutex_);
   void check_grace(internal::Driver& d) READYPORT_REQUIRES(mutex_);
-  void spin_guard(internal::Driver& d, std::uint32_t received) READYPORT_EXCLUDES(mutex_);
+  // Whether the batch was only wasted packets often enough to sleep after it (spin guard).
+  void spin_check(internal::Driver& d, std::uint32_t received) READYPORT_REQUIRES(mutex_);
   void repost_exit() READYPORT_EXCLUDES(mutex_);
   Result<internal::Driver*> enter_driver(const char* call) READYPORT_EXCLUDES(mutex_);
 
@@ -338,10 +350,9 @@ class Engine final {
   internal::Driver* driver_of(std::uint64_t thread) READYPORT_REQUIRES(mutex_);
 
   // Registrations: decisions under the lock, calls outside it.
-  void settle(std::uint32_t slot, internal::RegSink& sink) READYPORT_REQUIRES(mutex_);
+  // Inline (once per re-arm): defined in engine_internal.hpp, which every engine source includes.
+  inline void settle(std::uint32_t slot, internal::RegSink& sink) READYPORT_REQUIRES(mutex_);
   void pause(std::uint32_t slot, internal::RegSink& sink) READYPORT_REQUIRES(mutex_);
-  void append_registration(internal::RegSink& sink, std::uint32_t slot, std::uint8_t operation)
-      READYPORT_REQUIRES(mutex_);
   void apply_results(const internal::RegSink& done, internal::RegSink& follow_ups)
       READYPORT_REQUIRES(mutex_);
   void apply_remove_failed(internal::RegRef ref) READYPORT_REQUIRES(mutex_);

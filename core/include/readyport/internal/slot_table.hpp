@@ -54,13 +54,13 @@ class SlotTable {
   // Allocates `capacity` slots (all free) and the socket index. capacity >= 1.
   explicit SlotTable(std::uint32_t capacity);
 
-  std::uint32_t capacity() const { return static_cast<std::uint32_t>(slots_.size()); }
+  std::uint32_t capacity() const { return capacity_; }
   Slot& at(std::uint32_t index) {
-    READYPORT_ASSERT(index < slots_.size());
+    READYPORT_ASSERT(index < capacity_);
     return slots_[index];
   }
   const Slot& at(std::uint32_t index) const {
-    READYPORT_ASSERT(index < slots_.size());
+    READYPORT_ASSERT(index < capacity_);
     return slots_[index];
   }
   std::uint32_t live_count() const { return live_count_; }
@@ -79,7 +79,7 @@ class SlotTable {
     const std::uintptr_t index = key & ((std::uintptr_t{1} << slot_bits_) - 1);
     // Generation 0 is never a slot's: the key is a sentinel (or garbage).
     if (generation == 0 || generation > generation_mask_) return kSlotNone;
-    if (index >= slots_.size() || slots_[index].generation != generation) return kSlotNone;
+    if (index >= capacity_ || slots_[index].generation != generation) return kSlotNone;
     return static_cast<std::uint32_t>(index);
   }
   ConnId id_of(std::uint32_t index) const { return ConnId{index, slots_[index].generation}; }
@@ -110,6 +110,7 @@ class SlotTable {
   std::size_t socket_place(Socket socket) const;
 
   std::vector<Slot> slots_;
+  std::uint32_t capacity_ = 0;  // slots_.size(), kept to bound indexes without a division
   std::uint32_t free_head_ = kSlotNone;
   std::uint32_t live_count_ = 0;
   unsigned slot_bits_ = 3;
