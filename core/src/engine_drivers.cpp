@@ -235,7 +235,7 @@ void Engine::run_tasks(Driver& d) {
 
 Engine::QuietPoint Engine::quiesce(Driver& d, bool release) {
   d.call_epoch = 0;  // quiescent point: this driver holds no packet now
-  check_grace(d);
+  if (grace_head_ != kSlotNone) check_grace(d);
   QuietPoint quiet;
   quiet.wakes = d.wakes_to_post;
   d.wakes_to_post = 0;
