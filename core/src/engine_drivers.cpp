@@ -407,14 +407,14 @@ Status Engine::stop() {
   for (;;) {
     {
       EngineLock lock(mutex_);
-      if (drivers_claimed_ == 0) break;
+      // None claimed: none may be claimed any more (poll() on another thread) as the port closes.
+      if (drivers_claimed_ == 0) run_state_ = RunState::kStopped;
+      if (run_state_ == RunState::kStopped) break;
     }
     os_.sleep_ms(1);
   }
-  // Nothing is registered and no driver uses the port: close it (spec F6 drops nothing).
+  // Nothing is registered and no driver uses the port or can claim one: close it (spec F6).
   (void)os_.close_port(port_);
-  EngineLock lock(mutex_);
-  run_state_ = RunState::kStopped;
   return Status();
 }
 

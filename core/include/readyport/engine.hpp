@@ -285,7 +285,8 @@ class Engine final {
   // Closes every connection, drives the port on the calling thread until every REMOVE packet was
   // seen (and every quarantined slot drained) and every posted task ran, releases every worker
   // with one exit packet that each worker passes on (Microsoft's multithreaded sample), waits
-  // until every run_worker()/poll() returned, then closes the port. Handlers and on_closed may
+  // until every run_worker()/poll() returned, then closes the port (a poll() or run_worker() that
+  // begins from then on fails: it never touches the closed port). Handlers and on_closed may
   // run on the calling thread meanwhile. Afterwards every method but stats() fails with
   // kFailedPrecondition. Threading: any one thread that is not a driver; not from a handler or
   // task (returns kFailedPrecondition). Errors: kFailedPrecondition (not started, already
