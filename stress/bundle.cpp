@@ -34,6 +34,7 @@ Json workload_json(const ChaosWorkload& w) {
   object["buffer_bytes"] = w.buffer_bytes;
   object["mode"] = mode_name(w.mode);
   object["workers"] = w.workers;
+  object["pollers"] = w.pollers;
   object["connections_max"] = w.connections_max;
   object["actions"] = w.actions;
   object["weight_close"] = w.weight_close;

@@ -15,6 +15,10 @@ using chaos::Guard;
 using chaos::Known;
 using chaos::World;
 
+// A poller's wait per poll() (virtual ms; a wait lets virtual time move) and its bound on polls.
+constexpr std::uint32_t kPollerWaitMs = 20;
+constexpr std::uint32_t kPollerPollsMax = 1'000'000;
+
 // ---- Raw peers: plain sockets the director drives -----------------------------------------------
 
 struct Peer {
@@ -219,6 +223,19 @@ Status start_workers(World& world, std::vector<std::unique_ptr<Thread>>& workers
     ++world.counts.start_retries;
   }
   if (workers.empty()) return Status(StatusCode::kOsError, "no worker thread could be started");
+  // Pollers: drivers of an embedder without workers, beside them. Each ends when poll() says the
+  // engine stopped (kFailedPrecondition); a port call that kept failing (faults) is polled again.
+  for (std::uint32_t attempt = 0;
+       attempt < 64 && workers.size() < world.workload.workers + world.workload.pollers;
+       ++attempt) {
+    Result<std::unique_ptr<Thread>> thread = world.os.thread_start("poller", [&engine] {
+      for (std::uint32_t i = 0; i < kPollerPollsMax; ++i) {
+        Result<std::uint32_t> got = engine.poll(kPollerWaitMs);
+        if (!got.ok() && got.status().code() == StatusCode::kFailedPrecondition) return;
+      }
+    });
+    if (thread.ok()) workers.push_back(std::move(thread).value());
+  }
   return Status();
 }
 
@@ -365,7 +382,7 @@ Status chaos_workload_check(const ChaosWorkload& w) {
 EngineOptions chaos_engine_options(const ChaosWorkload& workload) {
   EngineOptions options;
   options.connections_max = workload.connections_max;
-  options.workers_max = workload.workers + 1;
+  options.workers_max = workload.workers + workload.pollers + 1;
   options.wait_timeout_ms = 200;
   return options;
 }

@@ -54,6 +54,7 @@ struct ChaosWorkload {
   std::uint32_t buffer_bytes = 1024;      // server connection buffer
   Mode mode = Mode::kOneshotLevel;        // clients' and server connections' mode
   std::uint32_t workers = 2;              // run_worker() threads
+  std::uint32_t pollers = 0;              // threads calling poll() beside them until it fails
   std::uint32_t connections_max = 16;     // the engine's table (small: slots are reused)
   std::uint32_t actions = 40;             // director actions in the chaos phase
   // Director action weights in percent (the rest of 100 sleeps). close: engine.close of a known

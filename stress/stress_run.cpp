@@ -118,6 +118,9 @@ ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
   w.handler_close_percent = pick(rng, kHandlerClose);
   w.handler_close_other_percent = pick(rng, kHandlerCloseOther);
   w.seed = rng.next();
+  // A poll() loop beside the workers in half the seeds, from the workload seed's top bit so that
+  // no other draw moves.
+  w.pollers = static_cast<std::uint32_t>(w.seed >> 63);
   return w;
 }
 
@@ -363,11 +366,12 @@ std::string stress_parameters_line(const SeedParameters& p) {
          " bytes=" + std::to_string(w.bytes_per_client) +
          " chunk_max=" + std::to_string(w.chunk_bytes_max) +
          " server_buffer=" + std::to_string(w.buffer_bytes) + " mode=" + mode_name(w.mode) +
-         " workers=" + std::to_string(w.workers) + " batch=" + std::to_string(p.batch_count) +
-         " table=" + std::to_string(w.connections_max) + " actions=" + std::to_string(w.actions) +
-         " weights=" + std::to_string(w.weight_close) + "/" + std::to_string(w.weight_notify) +
-         "/" + std::to_string(w.weight_post) + "/" + std::to_string(w.weight_peer) + "/" +
-         std::to_string(w.weight_client) + "/" + std::to_string(w.weight_behind) +
+         " workers=" + std::to_string(w.workers) + " pollers=" + std::to_string(w.pollers) +
+         " batch=" + std::to_string(p.batch_count) + " table=" + std::to_string(w.connections_max) +
+         " actions=" + std::to_string(w.actions) + " weights=" + std::to_string(w.weight_close) +
+         "/" + std::to_string(w.weight_notify) + "/" + std::to_string(w.weight_post) + "/" +
+         std::to_string(w.weight_peer) + "/" + std::to_string(w.weight_client) + "/" +
+         std::to_string(w.weight_behind) +
          " handler_close=" + std::to_string(w.handler_close_percent) + "/" +
          std::to_string(w.handler_close_other_percent) +
          " receive_buffer=" + std::to_string(f.receive_buffer_bytes) +
