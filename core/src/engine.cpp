@@ -1,6 +1,6 @@
 // The engine's API: construction, start, add, close, notify, post, stats. The drivers are in
 // engine_drivers.cpp, registrations in engine_registrations.cpp, the quarantine and disposal in
-// engine_quarantine.cpp; every slot's state change in slot_machine.cpp.
+// engine_quarantine.cpp; every slot's state change in the slot machine (slot_machine*.cpp/hpp).
 //
 // Shape of one batch on a driver (a thread in run_worker, poll or stop):
 //   1. under the lock: take deferred slots, hand the pending registrations to the call;

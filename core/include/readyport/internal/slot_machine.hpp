@@ -4,7 +4,7 @@
 // the engine must take (issue an ENABLE, DISABLE or REMOVE, dispatch, drop, close the socket,
 // free). They make no Os call, take no lock and allocate nothing; the engine calls them under its
 // lock and does the OS calls. Every state change goes through slot_transition(), which asserts
-// the edge against the table kSlotEdges (slot_machine.cpp):
+// the edge against the table kSlotEdges (slot_machine_hot.hpp):
 //   kFree        -> kLive         add() took the slot and issues its ENABLE
 //   kLive        -> kFree         add()'s ENABLE failed (no packet can exist for the key)
 //   kLive        -> kDispatching  a packet arrived; one driver runs the handler
