@@ -15,8 +15,9 @@ using chaos::Guard;
 using chaos::Known;
 using chaos::World;
 
-// A poller's wait per poll() (virtual ms; a wait lets virtual time move) and its bound on polls.
+// A poller's wait in the last poll() of each burst (virtual ms), its burst, its bound on polls.
 constexpr std::uint32_t kPollerWaitMs = 20;
+constexpr std::uint32_t kPollerBurst = 4;
 constexpr std::uint32_t kPollerPollsMax = 1'000'000;
 
 // ---- Raw peers: plain sockets the director drives -----------------------------------------------
@@ -209,33 +210,36 @@ Status start_engine(World& world) {
   return status;
 }
 
-Status start_workers(World& world, std::vector<std::unique_ptr<Thread>>& workers) {
+// A poller: the driver of an embedder without workers, beside them. Bursts of polls that do not
+// wait (so it can enter as stop() ends, or between a worker's batches), then one that waits (so
+// virtual time moves). It ends when poll() says the engine stopped (kFailedPrecondition); a port
+// call that kept failing (faults) is polled again.
+void poll_until_stopped(Engine& engine) {
+  for (std::uint32_t i = 0; i < kPollerPollsMax; ++i) {
+    Result<std::uint32_t> got =
+        engine.poll(i % kPollerBurst == kPollerBurst - 1 ? kPollerWaitMs : 0);
+    if (!got.ok() && got.status().code() == StatusCode::kFailedPrecondition) return;
+  }
+}
+
+// The run_worker() threads, then the pollers.
+Status start_workers(World& world, std::vector<std::unique_ptr<Thread>>& threads) {
   Engine& engine = world.engine;
-  for (std::uint32_t attempt = 0; attempt < 64 && workers.size() < world.workload.workers;
-       ++attempt) {
+  const std::uint32_t wanted = world.workload.workers + world.workload.pollers;
+  for (std::uint32_t attempt = 0; attempt < 64 && threads.size() < wanted; ++attempt) {
     Result<std::unique_ptr<Thread>> thread =
-        world.os.thread_start("worker", [&engine] { (void)engine.run_worker(); });
+        threads.size() < world.workload.workers
+            ? world.os.thread_start(
+                  "worker", [&engine] { (void)engine.run_worker(); })
+            : world.os.thread_start("poller", [&engine] { poll_until_stopped(engine); });
     if (thread.ok()) {
-      workers.push_back(std::move(thread).value());
+      threads.push_back(std::move(thread).value());
       continue;
     }
     Guard guard(*world.mutex);
     ++world.counts.start_retries;
   }
-  if (workers.empty()) return Status(StatusCode::kOsError, "no worker thread could be started");
-  // Pollers: drivers of an embedder without workers, beside them. Each ends when poll() says the
-  // engine stopped (kFailedPrecondition); a port call that kept failing (faults) is polled again.
-  for (std::uint32_t attempt = 0;
-       attempt < 64 && workers.size() < world.workload.workers + world.workload.pollers;
-       ++attempt) {
-    Result<std::unique_ptr<Thread>> thread = world.os.thread_start("poller", [&engine] {
-      for (std::uint32_t i = 0; i < kPollerPollsMax; ++i) {
-        Result<std::uint32_t> got = engine.poll(kPollerWaitMs);
-        if (!got.ok() && got.status().code() == StatusCode::kFailedPrecondition) return;
-      }
-    });
-    if (thread.ok()) workers.push_back(std::move(thread).value());
-  }
+  if (threads.empty()) return Status(StatusCode::kOsError, "no worker thread could be started");
   return Status();
 }
 
