@@ -1,8 +1,8 @@
-// stop() against poll() on another thread, under SimScheduler over many seeds: once stop() has
-// closed the port, no call may use it (a closed handle's value may name another object on
-// Windows). A poll() that begins while stop() waits for the drivers, or after, must fail with
-// kFailedPrecondition instead. The check is the OS's view: a decorator counts the port calls made
-// after close_port(), whatever the engine says about itself.
+// stop() against poll() or run_worker() entered on another thread, under SimScheduler over many
+// seeds: once stop() has closed the port, no call may use it (a closed handle's value may name
+// another object on Windows). A driver that begins while stop() waits for the drivers, or after,
+// must fail with kFailedPrecondition instead. The check is the OS's view: a decorator counts the
+// port calls made after close_port(), whatever the engine says about itself.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -55,8 +55,19 @@ class PortAfterCloseOs final : public ForwardingOs {
   std::uint32_t calls_after_close_ = 0;
 };
 
-TEST(EngineStopRace, PollOnAnotherThreadNeverUsesThePortStopClosed) {
-  constexpr std::uint32_t kPollsMax = 10000;  // a bound: the poller ends on its first error
+// One driver entry by the racer: a poll() that does not wait, or a run_worker() (which returns ok
+// once it passed the exit packet on, and is entered again). Fails once the engine stopped.
+using Enter = Status (*)(Engine&);
+Status enter_poll(Engine& engine) {
+  Result<std::uint32_t> got = engine.poll(0);
+  return got.ok() ? Status() : got.status();
+}
+Status enter_worker(Engine& engine) { return engine.run_worker(); }
+
+// Over 300 schedules: stop() on the main thread, the racer entering again and again until the
+// engine refuses it. No port call after close_port(), and the racer ends by the refusal.
+void expect_no_port_use_after_close(Enter enter) {
+  constexpr std::uint32_t kEntriesMax = 10000;  // a bound: the racer ends on its first error
   std::uint32_t schedules = 0;
   for (std::uint64_t seed = 1; seed <= 150; ++seed) {
     for (SimStrategy strategy : {SimStrategy::kRandom, SimStrategy::kPct}) {
@@ -66,35 +77,40 @@ TEST(EngineStopRace, PollOnAnotherThreadNeverUsesThePortStopClosed) {
       SimScheduler sim(sim_options);
       FakeOs fake(FakeOptions{}, sim);
       PortAfterCloseOs os(fake);
-      std::uint32_t polls = 0;
+      std::uint32_t entries = 0;
       Status last = Status();
       const Status run = sim.run([&] {
         Engine engine(os, EngineOptions{});
         ASSERT_TRUE(engine.start().ok());
-        Result<std::unique_ptr<Thread>> poller = os.thread_start("poller", [&] {
-          for (; polls < kPollsMax; ++polls) {
-            Result<std::uint32_t> got = engine.poll(0);
-            if (!got.ok()) {
-              last = got.status();
-              return;
-            }
-            // Polls in bursts: a strategy that keeps picking the poller (PCT) still lets stop() on.
-            if (polls % 8 == 7) os.sleep_ms(1);
+        Result<std::unique_ptr<Thread>> racer = os.thread_start("racer", [&] {
+          for (; entries < kEntriesMax; ++entries) {
+            last = enter(engine);
+            if (!last.ok()) return;
+            // In bursts: a strategy that keeps picking the racer (PCT) still lets stop() on.
+            if (entries % 8 == 7) os.sleep_ms(1);
           }
         });
-        ASSERT_TRUE(poller.ok());
+        ASSERT_TRUE(racer.ok());
         EXPECT_TRUE(engine.stop().ok());
-        poller.value()->join();
+        racer.value()->join();
       });
       ASSERT_TRUE(run.ok()) << run.to_string() << " " << sim.parameters();
       EXPECT_EQ(os.calls_after_close(), 0u) << sim.parameters();
-      EXPECT_LT(polls, kPollsMax) << sim.parameters();
+      EXPECT_LT(entries, kEntriesMax) << sim.parameters();
       EXPECT_EQ(last.code(), StatusCode::kFailedPrecondition)
           << last.to_string() << " " << sim.parameters();
       ++schedules;
     }
   }
   EXPECT_EQ(schedules, 300u);
+}
+
+TEST(EngineStopRace, PollOnAnotherThreadNeverUsesThePortStopClosed) {
+  expect_no_port_use_after_close(enter_poll);
+}
+
+TEST(EngineStopRace, WorkerEnteringAgainNeverUsesThePortStopClosed) {
+  expect_no_port_use_after_close(enter_worker);
 }
 
 }  // namespace
