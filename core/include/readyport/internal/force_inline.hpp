@@ -1,7 +1,7 @@
 // readyport/internal/force_inline.hpp: READYPORT_FORCE_INLINE, for the few engine functions on
 // the batch loop's path that run once per packet and have one or two callers (the engine is
-// measured against a raw loop: core/test/engine_bench.cpp). Internal. Threading, lifetime,
-// errors: none (a macro).
+// measured against a raw loop: core/test/engine_bench.cpp). Internal. Ownership, threading,
+// lifetime, errors: none (a macro).
 #pragma once
 
 #if defined(__GNUC__)  // GCC, Clang, MinGW

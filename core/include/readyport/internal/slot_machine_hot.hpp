@@ -1,6 +1,6 @@
-// readyport/internal/slot_machine_hot.hpp: the slot machine's events that run once per packet,
-// and the edge table, inline for the engine's batch loop; declared and documented in
-// slot_machine.hpp, which includes this. The rest (and the canaries) are in slot_machine.cpp.
+// readyport/internal/slot_machine_hot.hpp: the slot machine's once-per-packet events and its edge
+// table, inline for the batch loop; declared, documented and included by slot_machine.hpp, which
+// states ownership, threading and errors. The rest, and the canaries, are in slot_machine.cpp.
 #pragma once
 
 #include <array>
