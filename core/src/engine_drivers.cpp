@@ -55,8 +55,8 @@ void Engine::begin_call(Driver& d) {
     const std::uint32_t index = slots_->list_pop(deferred_head_);
     if (internal::slot_on_undeferred(slots_->at(index))) settle(index, d.pending);
   }
-  READYPORT_ASSERT(d.sent.count == 0);  // the previous call's results were applied
-  std::swap(d.pending, d.sent);         // swaps buffers, allocates nothing
+  READYPORT_ASSERT(d.sent.count == 0);    // the previous call's results were applied
+  std::swap<RegSink>(d.pending, d.sent);  // swaps the sinks' buffers, allocates nothing
   d.call_epoch = epoch_;
 }
 
@@ -132,8 +132,8 @@ READYPORT_FORCE_INLINE void Engine::classify_socket_packet(Driver& d, std::uintp
   const PacketAction action = internal::slot_on_packet(slot, mask, d.index);
   switch (action) {
     case PacketAction::kDispatch: {
-      // This driver owns the handler until it returns. Field by field: a Dispatch built aside
-      // and copied stalled on store forwarding. run_dispatches() sets its result.
+      // This driver owns the handler until it returns (run_dispatches() sets the result). Field
+      // by field: a Dispatch built aside and copied stalled on store forwarding.
       Dispatch& x = d.dispatches[d.dispatch_count++];
       x.id = id;
       x.socket = slot.socket;
@@ -168,7 +168,7 @@ READYPORT_FORCE_INLINE void Engine::classify_socket_packet(Driver& d, std::uintp
 
 void Engine::run_dispatches(Driver& d) {
   EngineObserver* observer = options_.observer;
-  for (std::uint32_t i = 0; i < d.dispatch_count; ++i) {
+  for (std::uint32_t i = 0, count = d.dispatch_count; i < count; ++i) {
     Dispatch& x = d.dispatches[i];
     if (observer) observer->on_handler_enter(x.id, x.events);
     x.result = x.handler->on_events(x.id, x.socket, x.events);
@@ -181,7 +181,7 @@ void Engine::run_dispatches(Driver& d) {
 void Engine::finish_dispatches(Driver& d) {
   std::uint32_t kept = 0;
   stats_.notifications += d.dispatch_count;
-  for (std::uint32_t i = 0; i < d.dispatch_count; ++i) {
+  for (std::uint32_t i = 0, count = d.dispatch_count; i < count; ++i) {
     Dispatch& x = d.dispatches[i];
     Slot& slot = slots_->at(x.id.slot);
     READYPORT_ASSERT(slot.dispatcher == d.index);
@@ -348,12 +348,11 @@ void Engine::close_for_stop() {
   // stop()'s own driver is idle until stop() drives the port: its buffer holds these REMOVEs.
   internal::RegBuffer& sink = drivers_.back().sent;
   std::uint32_t cursor = 0;
-  const std::uint32_t capacity = options_.connections_max;  // slots_->capacity()
-  while (cursor < capacity) {
+  while (cursor < slots_->capacity()) {
     {
       EngineLock lock(mutex_);
       READYPORT_ASSERT(sink.count == 0);
-      for (; cursor < capacity && !sink.full(); ++cursor) {
+      for (; cursor < slots_->capacity() && !sink.full(); ++cursor) {
         // kLive: REMOVE now, or when its registration in flight returns; kDispatching: its
         // dispatcher issues the REMOVE when the handler returns.
         Slot& slot = slots_->at(cursor);

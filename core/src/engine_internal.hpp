@@ -40,8 +40,8 @@ struct RegSink {
   }
 };
 
-// A sink over its own storage. Moving a vector keeps its buffer, so std::swap of two RegBuffers
-// swaps their registrations and leaves each sink's pointers valid, allocating nothing.
+// A sink over storage allocated once. Swapping the RegSink parts of two RegBuffers swaps their
+// registrations (each then fills the other's storage), allocating nothing.
 struct RegBuffer : RegSink {
   std::vector<SockNotifyRegistration> reg_storage;
   std::vector<RegRef> ref_storage;

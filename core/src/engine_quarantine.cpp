@@ -65,7 +65,6 @@ void Engine::classify_marker(Driver& d, std::uintptr_t key) {
 }
 
 void Engine::check_grace(Driver& d) {
-  if (grace_head_ == kSlotNone) return;
   std::uint64_t min_epoch = std::numeric_limits<std::uint64_t>::max();
   for (const Driver& other : drivers_) {
     if (other.claimed && other.call_epoch != 0) min_epoch = std::min(min_epoch, other.call_epoch);

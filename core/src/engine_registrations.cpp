@@ -15,9 +15,11 @@ void Engine::pause(std::uint32_t index, RegSink& sink) {
 }
 
 void Engine::apply_results(const RegSink& done, RegSink& follow_ups) {
-  for (std::uint32_t i = 0; i < done.count; ++i) {
-    const SockNotifyRegistration& reg = done.regs[i];
-    const RegRef ref = done.refs[i];
+  const SockNotifyRegistration* const regs = done.regs;  // local: the slots' stores would have
+  const RegRef* const refs = done.refs;                  // them reloaded every time round
+  for (std::uint32_t i = 0, count = done.count; i < count; ++i) {
+    const SockNotifyRegistration& reg = regs[i];
+    const RegRef ref = refs[i];
     if (reg.operation == kSockNotifyOpRemove) {
       // Applied: the REMOVE packet frees the slot, maybe already on another driver, so the
       // slot is not touched here.

@@ -64,7 +64,7 @@ void SlotTable::release(std::uint32_t index) {
   slot = Slot{};  // poison: every field back to a value no live slot has
   slot.socket = kSocketPoison;
   slot.generation = static_cast<std::uint32_t>((generation + 1) & generation_mask_);
-  if (slot.generation == 0) slot.generation = 1;  // 0 marks sentinel keys
+  if (slot.generation == 0) slot.generation = 1;  // 0 marks sentinel keys; key_of() relies on it
   list_push(free_head_, index);
   --live_count_;
 }

@@ -65,12 +65,10 @@ class SlotTable {
   }
   std::uint32_t live_count() const { return live_count_; }
 
-  // Keys (inline: once or twice per notification).
+  // Keys (inline: once or twice per notification). A generation is never 0 and fits its bits:
+  // release(), its only writer, makes it so (the constructor asserts the mask has a bit).
   std::uintptr_t key_of(std::uint32_t index) const {
-    const Slot& slot = at(index);
-    READYPORT_ASSERT(slot.generation != 0);
-    READYPORT_ASSERT(slot.generation <= generation_mask_);
-    return (static_cast<std::uintptr_t>(slot.generation) << slot_bits_) | index;
+    return (static_cast<std::uintptr_t>(at(index).generation) << slot_bits_) | index;
   }
   // The slot a socket packet's key names if its generation is current; else kSlotNone (a stale
   // key, a sentinel, or an index past capacity).
