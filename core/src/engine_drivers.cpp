@@ -42,9 +42,8 @@ void Engine::release_locked(Driver& d) {
 
 Driver* Engine::driver_of(std::uint64_t thread) {
   if (drivers_claimed_ == 0) return nullptr;  // the common case of poll()
-  for (Driver& d : drivers_) {
+  for (Driver& d : drivers_)
     if (d.claimed && d.thread == thread) return &d;
-  }
   return nullptr;
 }
 
@@ -348,11 +347,12 @@ void Engine::close_for_stop() {
   // stop()'s own driver is idle until stop() drives the port: its buffer holds these REMOVEs.
   internal::RegBuffer& sink = drivers_.back().sent;
   std::uint32_t cursor = 0;
-  while (cursor < slots_->capacity()) {
+  const std::uint32_t capacity = options_.connections_max;  // slots_->capacity(), unlocked
+  while (cursor < capacity) {
     {
       EngineLock lock(mutex_);
       READYPORT_ASSERT(sink.count == 0);
-      for (; cursor < slots_->capacity() && !sink.full(); ++cursor) {
+      for (; cursor < capacity && !sink.full(); ++cursor) {
         // kLive: REMOVE now, or when its registration in flight returns; kDispatching: its
         // dispatcher issues the REMOVE when the handler returns.
         Slot& slot = slots_->at(cursor);
