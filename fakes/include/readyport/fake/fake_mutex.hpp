@@ -7,8 +7,8 @@
 // deadlock, which is the test's bug.
 // Cost: uncontended, lock() and unlock() are a scheduling point and one compare-exchange each,
 // as an OS mutex's fast path is; only waiting and hand-off take the FakeOs state mutex. (Taking
-// it on every call made the engine's lock sections cost about four times an OS mutex's in the
-// engine benchmark, an overhead no real Os has.)
+// it on every call cost each engine lock section two extra mutex round trips, in the engine
+// benchmark and in the simulation: an overhead no real Os has.)
 //
 // Ownership: the caller of FakeOs::mutex_create owns it; it must be destroyed unlocked and
 // before its FakeOs (it borrows the FakeOs state mutex and runtime).
