@@ -333,6 +333,36 @@ TEST(FakeSocket, MutexTryLockNeverBlocks) {
   mutex->unlock();
 }
 
+// Misuse of the fake's mutex asserts (fake_mutex.hpp), on its fast paths too: an unlock() that
+// finds it free, a second unlock(), and destruction while held.
+TEST(FakeSocketDeathTest, MutexMisuseAsserts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        FakeOs os;
+        std::unique_ptr<Mutex> mutex = os.mutex_create();
+        mutex->unlock();
+      },
+      "assertion failed: word == \\(kHeld");
+  EXPECT_DEATH(
+      {
+        FakeOs os;
+        std::unique_ptr<Mutex> mutex = os.mutex_create();
+        mutex->lock();
+        mutex->unlock();
+        mutex->unlock();
+      },
+      "assertion failed: word == \\(kHeld");
+  EXPECT_DEATH(
+      {
+        FakeOs os;
+        std::unique_ptr<Mutex> mutex = os.mutex_create();
+        mutex->lock();
+        mutex.reset();
+      },
+      "assertion failed: word_.load");
+}
+
 TEST(FakeSocketDeathTest, BlockingRecvWithOneThreadIsADeadlock) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
