@@ -188,7 +188,12 @@ int run(int argc, char** argv) {
 #else
   FreeRuntime runtime;  // must outlive the FakeOs and every worker thread
   FakeOs os(FakeOptions{}, runtime);
-  return run_on(os, "FakeOs (FreeRuntime: real threads, virtual time)", args.workload);
+  int exit_code = 0;
+  // This thread takes part: virtual time moves only when it and every worker wait.
+  runtime.run([&] {
+    exit_code = run_on(os, "FakeOs (FreeRuntime: real threads, virtual time)", args.workload);
+  });
+  return exit_code;
 #endif
 }
 

@@ -174,7 +174,7 @@ TEST(EchoFreeRuntimeTest, RealThreadsEveryByteEchoed) {
     w.mode = mode;
     Engine engine(os, echo_engine_options(w));
     ASSERT_TRUE(engine.start().ok());
-    expect_all_echoed(w, run_echo_workload(os, engine, w));
+    runtime.run([&] { expect_all_echoed(w, run_echo_workload(os, engine, w)); });
     EXPECT_EQ(os.stats().sockets_open, 0u);
   }
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +50,113 @@ TEST(FreeRuntime, WakeFromAnotherThreadEndsAWaitWithNoDeadline) {
   setter.join();
   EXPECT_EQ(runtime.now_ns(), 0u);  // nothing timed out
 }
+
+// The cause of the main job's failures on a loaded machine: a thread the OS descheduled between
+// two seam calls (here it sleeps in real time, holding nothing) must hold virtual time still, as
+// in simulation, where time passes only when every thread waits. Before, a timed wait that no one
+// woke within a real slice (1 ms) took its deadline: the other thread's 20 ms waits moved the
+// clock, and the director's one-second quiet period ended while a worker had not yet made the
+// call that closed the listener (seed 156; docs/faults.md, "Real threads").
+TEST(FreeRuntime, ADescheduledThreadHoldsVirtualTime) {
+  FreeRuntime runtime;
+  FakeOs os(FakeOptions{}, runtime);
+  std::atomic<bool> acted{false};
+  std::uint64_t now_seen_ns = ~std::uint64_t{0};
+  bool acted_before_the_quiet_period_ended = false;
+  auto slow = start(os, "slow", [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // descheduled
+    now_seen_ns = os.now_ns();
+    acted.store(true);
+  });
+  auto ticker = start(os, "ticker", [&] {
+    for (int i = 0; i < 10; ++i) os.sleep_ms(20);  // a poller's timed waits
+  });
+  auto director = start(os, "director", [&] {
+    os.sleep_ms(1000);  // the quiet period
+    acted_before_the_quiet_period_ended = acted.load();
+  });
+  slow->join();
+  ticker->join();
+  director->join();
+  EXPECT_EQ(now_seen_ns, 0u);  // no wait ended while the slow thread ran
+  EXPECT_TRUE(acted_before_the_quiet_period_ended);
+  EXPECT_EQ(runtime.now_ns(), 1000 * kMs);
+}
+
+// run() makes the calling thread a participant: its own work holds time still too.
+TEST(FreeRuntime, RunMakesTheCallerAParticipant) {
+  FreeRuntime runtime;
+  FakeOs os(FakeOptions{}, runtime);
+  std::uint64_t now_seen_ns = ~std::uint64_t{0};
+  runtime.run([&] {
+    EXPECT_EQ(runtime.thread_current(), 0u);
+    auto ticker = start(os, "ticker", [&] { os.sleep_ms(20); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // descheduled
+    now_seen_ns = os.now_ns();
+    ticker->join();  // joining waits: the ticker's wait may end now
+  });
+  EXPECT_EQ(now_seen_ns, 0u);
+  EXPECT_EQ(runtime.now_ns(), 20 * kMs);
+}
+
+#if GTEST_HAS_DEATH_TEST
+// A hang on real threads is a report, never a silent wait: each thread, where it waits.
+TEST(FreeRuntimeDeathTest, ADeadlockIsReportedWithEachThreadsWait) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        FreeRuntime runtime;
+        FakeOs os(FakeOptions{}, runtime);
+        runtime.run([&] {
+          const Port port = os.create_io_completion_port(0);
+          auto waiter = start(os, "waiter", [&] {
+            OverlappedEntry entries[1];
+            std::uint32_t removed = 0;
+            (void)os.get_queued_completion_status_ex(port, entries, 1, &removed, kInfinite, false);
+          });
+          waiter->join();
+        });
+      },
+      "hang: deadlock: every thread waits with no deadline.*T0 'run' joining T1.*"
+      "T1 'waiter' parked in get_queued_completion_status_ex \\(no deadline\\)");
+}
+
+TEST(FreeRuntimeDeathTest, WaitsThatTimeOutForEverAreReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        FreeOptions options;
+        options.virtual_ms_max = 10'000;
+        options.hang_detail = [] { return std::string("detail from the embedder"); };
+        FreeRuntime runtime(options);
+        FakeOs os(FakeOptions{}, runtime);
+        runtime.run([&] {
+          for (;;) os.sleep_ms(1'000);
+        });
+      },
+      "virtual time would pass 10000 ms.*T0 'run' parked in sleep_ms.*detail from the embedder");
+}
+
+TEST(FreeRuntimeDeathTest, AThreadThatNeverWaitsIsReportedAfterTheStallBound) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        FreeOptions options;
+        options.stall_ms_max = 50;
+        FreeRuntime runtime(options);
+        FakeOs os(FakeOptions{}, runtime);
+        runtime.run([&] {
+          auto spinner = start(os, "spinner", [&] {
+            (void)os.now_ns();
+            for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          });
+          os.sleep_ms(5);
+          spinner->join();
+        });
+      },
+      "a wait in sleep_ms lasted 50 ms of real time.*T1 'spinner' running, last call now_ns");
+}
+#endif
 
 TEST(FreeRuntime, ThreadsGetIdsInStartOrder) {
   FreeRuntime runtime;

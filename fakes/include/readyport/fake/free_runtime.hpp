@@ -1,47 +1,65 @@
-// readyport/fake/free_runtime.hpp: FakeOs on real, unscheduled threads (for ThreadSanitizer).
+// readyport/fake/free_runtime.hpp: FakeOs on real, unscheduled threads (for ThreadSanitizer and
+// for the main job on real threads).
 //
-// FreeRuntime lets the same FakeOs run under true concurrency: threads are plain std::threads
-// that run whenever the OS lets them, point() does nothing (or yields), and a parked thread waits
-// on a real condition variable with the FakeOs state mutex. Time is still virtual: an atomic,
-// monotonic clock that only waits move. A timed wait that nothing wakes within a short real slice
-// (FreeOptions::slice_us) advances the virtual clock to its deadline (if the clock is not already
-// past it) and returns kDeadline. So "wait 5 s" costs at most a slice of real time, and timeouts
-// still happen in the order of their deadlines as far as real time allows. Runs are not
-// reproducible (that is SimScheduler's job); they exist so that TSan can watch the engine.
+// Threads are plain std::threads that run whenever the OS lets them; point() does nothing (or
+// yields); a parked thread waits on a real
+// condition variable. Time is virtual and moves as in SimScheduler: only when every participant
+// is parked (or joining one that is). Then the clock jumps to the earliest deadline and those
+// waits end. So a descheduled thread holds time still, and a bound in virtual time is a bound on
+// progress, never a race with the OS's scheduler. Runs are not reproducible (SimScheduler's job).
 //
 //   readyport::FreeRuntime runtime;
 //   readyport::FakeOs os(readyport::FakeOptions{}, runtime);
-//   auto worker = os.thread_start("worker", [&] { /* seam calls */ });
-//   ...
-//   worker.value()->join();
+//   runtime.run([&] {                      // the calling thread takes part (it is thread 0)
+//     auto worker = os.thread_start("worker", [&] { /* seam calls */ });
+//     worker.value()->join();
+//   });
 //
-// A wait with no deadline that lasts longer than FreeOptions::stall_ms_max of real time is taken
-// as a deadlock: it prints the call and thread and asserts (a hung test would say nothing).
-//
+// Participants: the threads it started (from thread_start until their body returns) and a thread
+// inside run(). Another thread (an outsider) may use the fake, but it counts only while it waits:
+// time may pass while it runs between calls.
+// Hangs are reported, never waited out: every participant parked with no deadline (a deadlock,
+// when no outsider takes part), virtual time past virtual_ms_max (timed waits that never end the
+// run), or a wait longer than stall_ms_max of real time (a thread that runs and never parks). The
+// report names each thread, where it waits or what it last called, and hang_detail's text, on
+// stderr; then it asserts.
 // Ownership: the caller owns the runtime; it must outlive every FakeOs using it and every thread
-// it started (asserted at destruction: all started threads joined).
-// Threading: every method from any thread. Errors: thread_start returns kResourceExhausted past
-// threads_max or when the OS refuses a thread; broken contracts assert.
+// it started (asserted at destruction: all started threads joined). Threading: every method from
+// any thread. Errors: thread_start returns kResourceExhausted past threads_max or when the OS
+// refuses a thread; broken contracts assert.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "readyport/fake/runtime.hpp"
 
 namespace readyport {
 
 struct FreeOptions {
-  // Real time a timed wait waits for a wake before it takes its virtual deadline.
-  std::uint32_t slice_us = 1000;
-  // Real time a wait with no deadline may last before it is reported as a deadlock.
+  // Real time a wait may last with the run not moving before it is reported as a hang.
   std::uint32_t stall_ms_max = 120'000;
+  // Virtual time past which the run is reported as a hang (waits that time out for ever).
+  std::uint64_t virtual_ms_max = 3'600'000;
   // point() calls std::this_thread::yield(), to shake interleavings a little more.
   bool point_yields = false;
   // Threads started at most over the runtime's life.
   std::uint32_t threads_max = 1024;
+  // Appended to a hang report (e.g. what the OS still holds). Called once, holding no lock of
+  // the runtime, from the thread that found the hang. May be empty.
+  std::function<std::string()> hang_detail;
 };
+
+// The runtime's view of one participant thread (free_runtime.cpp).
+struct FreeRecord;
+// One parked thread (free_runtime.cpp).
+struct FreeWaiter;
 
 class FreeRuntime final : public Runtime {
  public:
@@ -61,6 +79,9 @@ class FreeRuntime final : public Runtime {
                                                std::function<void()> body) override;
   std::uint32_t thread_current() const override;
 
+  // Runs `body` on the calling thread as a participant (logical thread 0). Not nested.
+  void run(const std::function<void()>& body);
+
   // Moves the virtual clock forward to at least `time_ns` (never backwards). Any thread.
   void advance_to(std::uint64_t time_ns);
   std::uint32_t threads_started() const { return threads_started_.load(); }
@@ -68,10 +89,27 @@ class FreeRuntime final : public Runtime {
  private:
   friend class FreeThread;
 
+  bool participant() const;
+  // With mutex_ held: ends the waits that may end now that no participant runs.
+  void settle_locked(std::unique_lock<std::mutex>& held);
+  void release_locked(FreeWaiter& waiter);
+  // With mutex_ held: the participants' states, one line each.
+  std::string describe_locked() const;
+  [[noreturn]] void hang(std::unique_lock<std::mutex>& held, const std::string& what);
+  FreeRecord& record_add_locked(std::uint32_t id, std::string name);
+  // A participant stops running (finished, or joining `target`'s thread).
+  void leave(FreeRecord& record);
+
   const FreeOptions options_;
   std::atomic<std::uint64_t> now_ns_{0};
   std::atomic<std::uint32_t> threads_started_{0};
   std::atomic<std::uint32_t> threads_live_{0};  // started and not yet joined
+
+  mutable std::mutex mutex_;    // guards what follows; taken after a FakeOs state mutex
+  std::uint32_t running_ = 0;   // participants not parked, not joining, not finished
+  bool outsider_seen_ = false;  // an outsider called in since the last run() began
+  std::vector<std::unique_ptr<FreeRecord>> records_;
+  FreeWaiter* parked_first_ = nullptr;  // parked threads not yet released, a list
 };
 
 }  // namespace readyport
