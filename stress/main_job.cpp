@@ -89,8 +89,9 @@ Result<std::vector<StressCorpusEntry>> corpus_for(const StressOptions& options,
   return entries;
 }
 
-// --os windows: a failing seed's recorded trace, to be judged offline on any machine, beside its
-// bundle (`seed-<S>.trace`; --trace-out, when given, also holds the first failing seed's).
+// Real threads (--os windows, --runtime free): a failing seed's recorded trace, to be read and
+// judged offline on any machine (its interleaving does not replay), beside its bundle
+// (`seed-<S>.trace`; --trace-out, when given, also holds the first failing seed's).
 void write_failure_trace(const SeedReport& report, const std::string& bundle_path) {
   const std::string path = std::filesystem::path(bundle_path).replace_extension(".trace").string();
   const Status written = stress_trace_write(path, StressTraceFormat::kText, report.trace_text);
@@ -131,7 +132,8 @@ bool take_report(Job& job, const StressOptions& run_options, SeedReport report,
   }
   const std::string written = stress_bundle_write(run_options, report, context);
   // After the bundle: its directory exists now.
-  if (job.real_os != nullptr) write_failure_trace(report, bundle_path);
+  if (job.real_os != nullptr || run_options.runtime == StressRuntime::kFree)
+    write_failure_trace(report, bundle_path);
   if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
   if (*printed < kFailuresPrintedMax) {
     if (!entry.empty()) std::printf("corpus entry %s failed:\n", entry.c_str());

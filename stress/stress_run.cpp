@@ -144,15 +144,27 @@ FaultPlan plan_for(const StressOptions& options, std::uint64_t seed, Mode mode) 
   return plan;
 }
 
+// The fake's ground truth, for a report.
+std::string fake_stats_text(const FakeStats& stats) {
+  return "sockets=" + std::to_string(stats.sockets_open) +
+         " registrations=" + std::to_string(stats.registrations_live) +
+         " packets=" + std::to_string(stats.packets_queued) +
+         " ports=" + std::to_string(stats.ports_open) + " waiters=" + std::to_string(stats.waiters);
+}
+
 // Everything one run builds, in construction order. Heap-allocated so that an abandoned run
 // (deadlock, step limit) can be kept alive for the threads that still reference it.
 struct World {
   World(const StressOptions& options, const SeedParameters& parameters)
       : oracle(OracleOptions{options.runtime == StressRuntime::kFree}),
-        trace(TraceOptions{options.trace || !options.trace_out.empty(), kTraceTailLines}),
+        // Real threads do not replay: their whole trace is kept, for a failure to be read and
+        // judged offline (written beside its bundle).
+        trace(TraceOptions{
+            options.trace || !options.trace_out.empty() || options.runtime == StressRuntime::kFree,
+            kTraceTailLines}),
         sim(options.runtime == StressRuntime::kSim ? make_sim(options, parameters, trace)
                                                    : nullptr),
-        free_runtime(sim ? nullptr : std::make_unique<FreeRuntime>()),
+        free_runtime(sim ? nullptr : std::make_unique<FreeRuntime>(free_options())),
         runtime(sim ? static_cast<Runtime&>(*sim) : static_cast<Runtime&>(*free_runtime)),
         context(runtime),
         fake(parameters.fake, runtime),
@@ -182,6 +194,13 @@ struct World {
     sim_options.mechanism = options.mechanism;
     sim_options.trace = &trace;
     return std::make_unique<SimScheduler>(sim_options);
+  }
+
+  // Real threads: a hang report says what the OS side still holds.
+  FreeOptions free_options() {
+    FreeOptions free;
+    free.hang_detail = [this] { return "the fake holds: " + fake_stats_text(fake.stats()); };
+    return free;
   }
 
   // The workload's body: on a logical thread of the runtime.
@@ -246,12 +265,8 @@ Status check_fake_empty(const FakeOs& fake) {
       stats.waiters == 0 && stats.sockets_open == 0) {
     return Status();
   }
-  return Status(
-      StatusCode::kInternal,
-      "leak: after stop() the fake still holds sockets=" + std::to_string(stats.sockets_open) +
-          " registrations=" + std::to_string(stats.registrations_live) + " packets=" +
-          std::to_string(stats.packets_queued) + " ports=" + std::to_string(stats.ports_open) +
-          " waiters=" + std::to_string(stats.waiters));
+  return Status(StatusCode::kInternal,
+                "leak: after stop() the fake still holds " + fake_stats_text(stats));
 }
 
 // The verdict, in order of interest: the run itself, the oracle, the workload, the fake.
@@ -288,7 +303,9 @@ void fill_report(const StressOptions& options, World& world, SeedReport& report)
   report.trace_hash = world.trace.hash_hex();
   report.trace_lines = world.trace.line_count();
   if (!report.status.ok()) report.trace_tail = world.trace.tail();
-  if (options.trace || !options.trace_out.empty()) report.trace_text = world.trace.text();
+  const bool failed_free = !report.status.ok() && options.runtime == StressRuntime::kFree;
+  if (failed_free || options.trace || !options.trace_out.empty())
+    report.trace_text = world.trace.text();
 }
 
 void run_simulated(const StressOptions& options, SeedReport& report) {
@@ -310,7 +327,7 @@ void run_free(const StressOptions& options, SeedReport& report) {
   World world(options, report.parameters);
   {
     RunningWorld running(&world);
-    world.run();
+    world.free_runtime->run([&world] { world.run(); });
   }
   report.status = verdict(Status(), world, true);
   fill_report(options, world, report);
