@@ -9,6 +9,8 @@
 #
 # Legs, in order:
 #   native  g++ (RelWithDebInfo, assertions on), every test
+#   load    the main job on real threads, 8 runs 4 at once (ci/load.sh; builds only
+#           readyport-stress in build/default: a no-op after the native leg)
 #   asan    clang-19 with AddressSanitizer + UndefinedBehaviorSanitizer, every test
 #   tsan    clang-19 with ThreadSanitizer, every test
 #   traces  the same seeds' traces from the g++ build and the clang (asan) build, byte for byte
@@ -25,13 +27,13 @@
 # Output: per leg, the ctest lines of failed and skipped tests, then the whole output of each
 # failed test (the assertion and the replay line; at most READYPORT_FAILED_OUTPUT_LINES lines a
 # test, default 400: the first third and the end), then "---- leg X: N passed, N failed,
-# N skipped". Files: build/logs/<leg>.{configure,build,ctest}.log, and JUnit XML per leg in
+# N skipped (T s)", T the leg's own time. Files: build/logs/<leg>.{configure,build,ctest}.log, and JUnit XML per leg in
 # build/logs/<leg>.junit.xml (ctest's own for the ctest legs, one test case for the other legs).
 # Exit status: non-zero when any leg failed to build or had a failing test.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-all_legs=(native asan tsan traces canaries wine lint)
+all_legs=(native load asan tsan traces canaries wine lint)
 legs=("$@")
 if [ "${#legs[@]}" -eq 0 ]; then legs=("${all_legs[@]}"); fi
 
@@ -44,6 +46,10 @@ passed_total=0
 failed_total=0
 skipped_total=0
 broken_legs=()
+leg_start=$SECONDS  # set as each leg begins
+
+# leg_time: the running leg's own time so far, for its summary line.
+leg_time() { echo "$((SECONDS - leg_start)) s"; }
 
 # ctest_counts LOG: prints "passed failed skipped" read from a ctest log.
 ctest_counts() {
@@ -104,7 +110,7 @@ run_preset() {
   read -r p f s < <(ctest_counts "$log")
   passed_total=$((passed_total + p)); failed_total=$((failed_total + f)); skipped_total=$((skipped_total + s))
   if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ] || [ "$((p + f + s))" -eq 0 ]; then broken_legs+=("$leg"); fi
-  echo "---- leg $leg: $p passed, $f failed, $s skipped"
+  echo "---- leg $leg: $p passed, $f failed, $s skipped ($(leg_time))"
 }
 
 # run_check LEG CMD...: a leg that is one check; counts as one test, passed or failed.
@@ -115,12 +121,12 @@ run_check() {
     tail -n 3 "$log_dir/$leg.log"
     passed_total=$((passed_total + 1))
     write_junit_check "$leg" 1 "$log_dir/$leg.log"
-    echo "---- leg $leg: 1 passed, 0 failed, 0 skipped"
+    echo "---- leg $leg: 1 passed, 0 failed, 0 skipped ($(leg_time))"
   else
     tail -n 40 "$log_dir/$leg.log"
     failed_total=$((failed_total + 1)); broken_legs+=("$leg")
     write_junit_check "$leg" 0 "$log_dir/$leg.log"
-    echo "---- leg $leg: 0 passed, 1 failed, 0 skipped"
+    echo "---- leg $leg: 0 passed, 1 failed, 0 skipped ($(leg_time))"
   fi
 }
 
@@ -146,7 +152,7 @@ run_traces() {
     if ! build_sim_trace "$preset"; then
       failed_total=$((failed_total + 1)); broken_legs+=("traces(build)")
       write_junit_check traces 0 "$log_dir/traces.$preset.log"
-      echo "---- leg traces: 0 passed, 1 failed, 0 skipped"
+      echo "---- leg traces: 0 passed, 1 failed, 0 skipped ($(leg_time))"
       return
     fi
   done
@@ -172,8 +178,10 @@ run_wine() {
 }
 
 for leg in "${legs[@]}"; do
+  leg_start=$SECONDS
   case "$leg" in
     native) run_preset native default ;;
+    load) run_check load bash ci/load.sh; grep -E "^load: run" "$log_dir/load.log" || true ;;
     asan) run_preset asan asan ;;
     tsan) run_preset tsan tsan ;;
     traces) run_traces ;;
@@ -181,8 +189,8 @@ for leg in "${legs[@]}"; do
     wine) run_wine ;;
     lint)
       run_check format bash ci/format_check.sh
-      run_check engine_size bash ci/engine_size.sh
-      run_check actionlint bash ci/actionlint.sh
+      leg_start=$SECONDS; run_check engine_size bash ci/engine_size.sh
+      leg_start=$SECONDS; run_check actionlint bash ci/actionlint.sh
       ;;
     *) echo "unknown leg '$leg' (legs: ${all_legs[*]})"; broken_legs+=("$leg") ;;
   esac

@@ -186,5 +186,5 @@ if [ "${#failures[@]}" -ne 0 ]; then
   echo "wine leg failed: ${failures[*]}"
   if [ "$failed" -eq 0 ]; then failed=${#failures[@]}; fi
 fi
-echo "---- leg wine: $passed passed, $failed failed, $skipped skipped"
+echo "---- leg wine: $passed passed, $failed failed, $skipped skipped ($SECONDS s)"
 [ "${#failures[@]}" -eq 0 ]
