@@ -9,6 +9,7 @@
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
 #include "stress_shrink.hpp"
+#include "summary_json.hpp"
 
 namespace readyport {
 namespace {
@@ -154,6 +155,9 @@ Json stress_bundle_json(const StressOptions& options, const SeedReport& report,
   for (const std::string& line : report.trace_tail) tail.push_back(trimmed_line(line));
   trace["tail"] = std::move(tail);
   bundle["trace"] = std::move(trace);
+  // What the oracle could not judge of this seed (real threads), never silently a pass.
+  bundle["oracle_judgement"] =
+      stress_judgement_json(stress_calls_may_lag(options), report.oracle.unjudged_by_rule);
   bundle["faults_fired"] = faults_fired_json(report);
   // The faults that fired as pinned hits: `--faults <fired_hits>` replays the same run ("" when
   // more fired than a plan holds).

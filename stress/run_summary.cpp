@@ -59,6 +59,26 @@ std::string stress_faults_description(const StressOptions& options) {
   READYPORT_UNREACHABLE();
 }
 
+void stress_judgement_print(bool calls_may_lag,
+                            const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule) {
+  const OracleJudgement judgement = oracle_judgement(calls_may_lag);
+  if (!calls_may_lag) {
+    std::printf("  oracle judgement       every rule judged (%s)\n", judgement.full.c_str());
+    return;
+  }
+  std::printf("  oracle judgement       real threads: in full %s; in part %s; NOT judged %s\n",
+              judgement.full.c_str(), judgement.part.c_str(), judgement.none.c_str());
+  std::string seen;
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
+    const std::string name = "O" + std::to_string(rule);
+    if ((" " + judgement.none + " ").find(" " + name + " ") == std::string::npos) continue;
+    if (!seen.empty()) seen += ", ";
+    seen += name + " " + std::to_string(unjudged_by_rule[rule]);
+  }
+  std::printf("  not judged, seen       %s (would-be violations: neither passed nor failed)\n",
+              seen.c_str());
+}
+
 StressRunSummary stress_summary_begin(std::uint64_t seeds_planned) {
   StressRunSummary summary;
   summary.seeds_planned = seeds_planned;
@@ -96,6 +116,8 @@ void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report
   totals.quarantined += report.engine.quarantined;
   totals.steps += report.sim.steps;
   totals.switches += report.sim.switches;
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule)
+    totals.unjudged_by_rule[rule] += report.oracle.unjudged_by_rule[rule];
   // Both lists are in stress_coverage_rows() order; matched by name all the same.
   for (const auto& [name, count] : report.coverage) {
     for (auto& row : totals.coverage) {
@@ -142,6 +164,7 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
     std::printf("  scheduler steps        %llu (%llu switches)\n", static_cast<ull>(totals.steps),
                 static_cast<ull>(totals.switches));
   }
+  stress_judgement_print(stress_calls_may_lag(options), totals.unjudged_by_rule);
   // Every failure, the corpus's included: a failing corpus entry fails the run as a seed does.
   std::printf("  failures               %llu", static_cast<ull>(summary.failures.size()));
   if (summary.corpus.failed != 0) {

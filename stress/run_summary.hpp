@@ -10,6 +10,7 @@
 // Ownership: values. Threading: one thread. Errors: none (printing ignores stdout's errors).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -53,7 +54,14 @@ struct StressTotals {
   std::uint64_t steps = 0;
   std::uint64_t switches = 0;
   NamedCounts coverage;  // stress_coverage_rows() order, summed over seeds
+  // Would-be violations of the rules a real-thread trace is not judged by (OracleCounts).
+  std::array<std::uint64_t, kOracleRules + 1> unjudged_by_rule{};
 };
+
+// "oracle judgement" lines: which rules were judged in full, in part and not at all, and the
+// would-be violations counted for the last (unjudged_by_rule, index N for rule ON).
+void stress_judgement_print(bool calls_may_lag,
+                            const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule);
 
 // Per-seed trace hashes kept in the summary at most (the JSON summary lists them; past it, the
 // rest are counted in seed_hashes_left_off).

@@ -32,6 +32,7 @@
 #include "main_job.hpp"
 #include "readyport/fake/lifetime_oracle.hpp"
 #include "replay_main.hpp"
+#include "run_summary.hpp"
 #include "scale_run.hpp"
 #include "stress_options.hpp"
 #include "stress_run.hpp"
@@ -52,7 +53,8 @@ int check_trace(const StressOptions& options) {
                  text.status().message().c_str());
     return 2;
   }
-  LifetimeOracle oracle(OracleOptions{options.runtime == StressRuntime::kFree});
+  const bool calls_may_lag = stress_calls_may_lag(options);
+  LifetimeOracle oracle(OracleOptions{calls_may_lag});
   oracle.observe_text(text.value());
   Status verdict = oracle.status();
   if (verdict.ok()) verdict = oracle.finish();
@@ -65,6 +67,7 @@ int check_trace(const StressOptions& options) {
       static_cast<unsigned long long>(counts.packets),
       static_cast<unsigned long long>(counts.handler_entries),
       static_cast<unsigned long long>(counts.connections));
+  stress_judgement_print(calls_may_lag, counts.unjudged_by_rule);
   std::printf("verdict: %s\n", verdict.ok() ? "ok" : verdict.to_string().c_str());
   return verdict.ok() ? 0 : 1;
 }

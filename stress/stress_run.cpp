@@ -156,7 +156,7 @@ std::string fake_stats_text(const FakeStats& stats) {
 // (deadlock, step limit) can be kept alive for the threads that still reference it.
 struct World {
   World(const StressOptions& options, const SeedParameters& parameters)
-      : oracle(OracleOptions{options.runtime == StressRuntime::kFree}),
+      : oracle(OracleOptions{stress_calls_may_lag(options)}),
         // Real threads do not replay: their whole trace is kept, for a failure to be read and
         // judged offline (written beside its bundle).
         trace(TraceOptions{

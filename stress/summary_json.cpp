@@ -37,6 +37,20 @@ Json totals_json(const StressTotals& t) {
 
 }  // namespace
 
+Json stress_judgement_json(bool calls_may_lag,
+                           const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule) {
+  const OracleJudgement judgement = oracle_judgement(calls_may_lag);
+  Json object = Json::object();
+  object["full"] = judgement.full;
+  object["part"] = judgement.part;
+  object["none"] = judgement.none;
+  Json unjudged = Json::object();
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule)
+    unjudged["O" + std::to_string(rule)] = unjudged_by_rule[rule];
+  object["unjudged"] = std::move(unjudged);
+  return object;
+}
+
 Json stress_figures_json(const StressFigures& figures) {
   Json object = Json::object();
   object["notifications"] = figures.notifications;
@@ -82,6 +96,8 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   document["failures_total"] = summary.failures.size();
   document["stopped_early"] = summary.stopped_early;
   document["totals"] = totals_json(summary.totals);
+  document["oracle_judgement"] =
+      stress_judgement_json(stress_calls_may_lag(options), summary.totals.unjudged_by_rule);
   Json coverage = Json::object();
   Json zero_rows = Json::array();
   Json faults = Json::object();

@@ -145,6 +145,29 @@ TEST(SummaryJsonTest, FiguresAddUpTheSeedsAndNameTheOs) {
   EXPECT_EQ(json["figures"]["stale_packets"], 4);
 }
 
+// A real-thread run says which rules it judged and what it could not: per rule, the would-be
+// violations, summed over seeds; a simulated run, that every rule was judged.
+TEST(SummaryJsonTest, NamesTheRulesNotJudgedOnRealThreadsWithTheirCounts) {
+  SeedReport report;
+  report.oracle.unjudged_by_rule[1] = 2;
+  report.oracle.unjudged_by_rule[5] = 1;
+  StressRunSummary summary = summary_with(0);
+  stress_summary_add_seed(summary, report);
+  stress_summary_add_seed(summary, report);
+  StressOptions options = shard_options();
+  options.runtime = StressRuntime::kFree;
+  const Json json = stress_summary_json(options, summary, StressFigures{});
+  EXPECT_EQ(json["oracle_judgement"]["none"], "O1 O5 O6 O7 O8 O10");
+  EXPECT_EQ(json["oracle_judgement"]["part"], "O2 O9 O11 O12");
+  EXPECT_EQ(json["oracle_judgement"]["unjudged"]["O1"], 4);
+  EXPECT_EQ(json["oracle_judgement"]["unjudged"]["O5"], 2);
+  EXPECT_EQ(json["oracle_judgement"]["unjudged"]["O6"], 0);
+  options.runtime = StressRuntime::kSim;
+  const Json simulated = stress_summary_json(options, summary_with(0), StressFigures{});
+  EXPECT_EQ(simulated["oracle_judgement"]["none"], "");
+  EXPECT_EQ(simulated["oracle_judgement"]["full"], "O1 O2 O3 O4 O5 O6 O7 O8 O9 O10 O11 O12");
+}
+
 TEST(SummaryMarkdownTest, OneRowPerShardWithEveryFailingSeedAndBundle) {
   const std::string text = stress_summary_markdown(shard_options(), summary_with(2));
   EXPECT_NE(text.find("### readyport-stress shard 2/4: 2 failures"), std::string::npos) << text;

@@ -59,6 +59,16 @@ std::string hex_text(std::uint64_t value) {
 
 std::string num(std::uint64_t value) { return std::to_string(value); }
 
+// The N of a rule's name "ON ...".
+std::uint32_t rule_number(const char* rule) {
+  READYPORT_ASSERT(rule[0] == 'O');
+  std::uint32_t number = 0;
+  for (const char* c = rule + 1; *c >= '0' && *c <= '9'; ++c)
+    number = number * 10 + static_cast<std::uint32_t>(*c - '0');
+  READYPORT_ASSERT(number >= 1 && number <= kOracleRules);
+  return number;
+}
+
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -450,6 +460,7 @@ void LifetimeOracle::State::fail(const char* rule, const std::string& what) {
   if (calls_may_lag &&
       (rule == kO1 || rule == kO5 || rule == kO6 || rule == kO7 || rule == kO8 || rule == kO10)) {
     ++counts.unjudged;
+    ++counts.unjudged_by_rule[rule_number(rule)];
     return;
   }
   const std::string where = at_end ? "at the end of the trace (after line " + num(last_seq) + ")"
@@ -1714,6 +1725,12 @@ std::vector<std::pair<std::string, std::uint64_t>> LifetimeOracle::coverage() co
   }
   for (const auto& [site, count] : state_->fault_sites) rows.emplace_back("fault." + site, count);
   return rows;
+}
+
+OracleJudgement oracle_judgement(bool calls_may_lag) {
+  if (!calls_may_lag) return OracleJudgement{"O1 O2 O3 O4 O5 O6 O7 O8 O9 O10 O11 O12", "", ""};
+  // What fail() and the rules' calls_may_lag branches leave out (OracleOptions).
+  return OracleJudgement{"O3 O4", "O2 O9 O11 O12", "O1 O5 O6 O7 O8 O10"};
 }
 
 OracleCounts LifetimeOracle::counts() const {

@@ -268,6 +268,23 @@ TEST(LifetimeOracleRules, O1CloseBeforeRemove) {
   expect_rule(judge(kAdded + kHandled + kRemoveApplied + close), "O1");
 }
 
+// On real threads (calls_may_lag) O1 is not judged: the same trace is no violation there, and
+// the would-be violation is counted per rule, so that every output can say so.
+TEST(LifetimeOracleRules, O1OnRealThreadsIsCountedAsUnjudgedNeverPassedSilently) {
+  const std::vector<Event> close = {{2, "closesocket s=256 -> 0"}};
+  LifetimeOracle oracle(OracleOptions{/*calls_may_lag=*/true});
+  oracle.observe_text(trace_text(kAdded + kHandled + close));
+  EXPECT_TRUE(oracle.status().ok()) << oracle.status().to_string();
+  const OracleCounts counts = oracle.counts();
+  EXPECT_EQ(counts.unjudged, 1u);
+  EXPECT_EQ(counts.unjudged_by_rule[1], 1u);
+  for (std::uint32_t rule = 2; rule <= kOracleRules; ++rule)
+    EXPECT_EQ(counts.unjudged_by_rule[rule], 0u) << "O" << rule;
+  const OracleJudgement lagging = oracle_judgement(true);
+  EXPECT_EQ(lagging.none, "O1 O5 O6 O7 O8 O10");
+  EXPECT_EQ(oracle_judgement(false).none, "");
+}
+
 TEST(LifetimeOracleRules, O2HandlerAfterRemoveDequeued) {
   const std::vector<Event> late = {
       {3, "hnd.enter s=256 id=1/1 arg_s=256 ev=0x1"},

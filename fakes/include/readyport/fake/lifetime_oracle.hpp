@@ -66,6 +66,7 @@
 // anything else. Errors: violations and bad input are recorded as the status, never asserted.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -78,6 +79,9 @@
 #include "readyport/status.hpp"
 
 namespace readyport {
+
+// The rules O1..O12.
+inline constexpr std::uint32_t kOracleRules = 12;
 
 // What the oracle saw, counted (never judged).
 struct OracleCounts {
@@ -99,7 +103,18 @@ struct OracleCounts {
   std::uint64_t faults = 0;              // fault lines
   std::uint64_t observer_lines = 0;      // obs.* lines
   std::uint64_t unjudged = 0;            // violations not judged on real threads (OracleOptions)
+  // The same, per rule: index N for rule ON (index 0 unused).
+  std::array<std::uint64_t, kOracleRules + 1> unjudged_by_rule{};
 };
+
+// Which rules a trace of this kind is judged by: every one in simulation; with calls_may_lag, a
+// list per kind (full, part, none), each rule "ON" separated by spaces.
+struct OracleJudgement {
+  std::string full;  // judged whatever the lag
+  std::string part;  // judged only in the parts that hold whatever the lag
+  std::string none;  // not judged: a would-be violation is counted (OracleCounts::unjudged)
+};
+OracleJudgement oracle_judgement(bool calls_may_lag);
 
 struct OracleOptions {
   // The trace comes from real threads (FreeRuntime, a real backend): a call's line is written
