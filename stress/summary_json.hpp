@@ -7,7 +7,8 @@
 //   signature, message, bundle}] (every one, the corpus's included), failures_total,
 //   stopped_early, totals {...}, oracle_judgement {full, part, none (the rules judged in full, in
 //   part, not at all: "O3 O4", ...), unjudged {"O1": would-be violations, ...}}, coverage
-//   {row: count} (the oracle's rows), coverage_zero_rows [...], faults_fired {site: count}, os ("fake"|"windows"), figures {notifications, port_calls,
+//   {row: count} (the oracle's rows), coverage_zero_rows [...], faults_fired {site: count}, os
+//   ("fake"|"windows"), figures {notifications, port_calls,
 //   port_calls_per_notification, remove_ored_with_in, remove_separate, stale_packets}
 //   (run_figures.hpp), seed_hashes [{seed, trace_hash}] (the range's seeds in order, at most
 //   kStressSeedHashesMax) and seed_hashes_left_off, seconds (wall), jobs, steps_all (scheduler
