@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "file_io.hpp"
@@ -72,6 +73,14 @@ extern "C" void on_abort(int signal_number) {
   } else {
     write_stderr("  bundle not written: " + written.message() + "\n");
   }
+  // Real threads keep the whole trace: beside the bundle, to be read and judged offline.
+  std::string trace;
+  if (!stress_abort_trace(runner, &trace)) return;
+  const std::string trace_path =
+      std::filesystem::path(armed.context.path).replace_extension(".trace").string();
+  const Status traced = stress_file_write(trace_path, trace, StressWriteMode::kReplace);
+  write_stderr(traced.ok() ? "  trace: " + trace_path + "\n"
+                           : "  trace not written: " + traced.message() + "\n");
 }
 
 }  // namespace

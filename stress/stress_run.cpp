@@ -199,7 +199,11 @@ struct World {
   // Real threads: a hang report says what the OS side still holds.
   FreeOptions free_options() {
     FreeOptions free;
-    free.hang_detail = [this] { return "the fake holds: " + fake_stats_text(fake.stats()); };
+    free.hang_detail = [this] {
+      std::string open;
+      if (!oracle.try_describe_open(&open)) open = "(the oracle was busy)";
+      return "the fake holds: " + fake_stats_text(fake.stats()) + "\n" + open;
+    };
     return free;
   }
 
@@ -438,6 +442,12 @@ std::string stress_abort_violation(std::uint32_t runner) {
   std::string violation;
   if (world == nullptr || !world->oracle.try_violation(&violation)) return "";
   return violation;
+}
+
+bool stress_abort_trace(std::uint32_t runner, std::string* text_out) {
+  if (runner >= kStressRunnersMax) return false;
+  const World* world = g_running_worlds[runner].load();
+  return world != nullptr && world->trace.try_text(text_out);
 }
 
 std::vector<std::string> stress_coverage_rows() {

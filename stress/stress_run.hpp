@@ -109,6 +109,9 @@ std::uint32_t stress_runner_of_thread();
 // the middle of a seed. Reads that runner's world without a lock: call it only from a process that
 // is dying (another runner's world may be going away meanwhile).
 std::string stress_abort_violation(std::uint32_t runner);
+// The whole trace so far of that runner's seed, when the run keeps it (real threads) and no line
+// is being recorded (never blocks; false otherwise). The same caveats.
+bool stress_abort_trace(std::uint32_t runner, std::string* text_out);
 
 // The one command that replays `report`'s seed with the built binary `program` (no install, no
 // rebuild), printed with each failure.

@@ -1693,6 +1693,32 @@ bool LifetimeOracle::try_violation(std::string* violation_out) const {
   return true;
 }
 
+bool LifetimeOracle::try_describe_open(std::string* text_out) const {
+  std::unique_lock<std::mutex> guard(mutex_, std::try_to_lock);
+  if (!guard.owns_lock()) return false;
+  constexpr std::uint32_t kListedMax = 16;
+  std::uint32_t open = 0;
+  std::string listed;
+  for (const auto& [number, conn] : state_->conns) {
+    if (conn.closed || conn.add == AddState::kFailed) continue;
+    if (++open > kListedMax) continue;
+    listed += "\n  " + state_->conn_text(conn);
+    if (conn.in_handler) listed += ": its handler runs on T" + std::to_string(conn.handler_thread);
+    if (conn.close_returned) listed += ", close() returned ok";
+    if (conn.remove_dequeued) listed += ", REMOVE dequeued";
+    if (conn.remove_refused) listed += ", a REMOVE refused";
+    if (conn.engine_closed) listed += ", socket closed";
+  }
+  std::uint32_t registrations = 0;
+  for (const auto& [number, reg] : state_->regs) {
+    if (reg.state == RegState::kLive) ++registrations;
+  }
+  *text_out = "the trace shows " + std::to_string(open) + " connection(s) without on_closed and " +
+              std::to_string(registrations) + " live registration(s)" + listed;
+  if (open > kListedMax) *text_out += "\n  (" + std::to_string(open - kListedMax) + " more)";
+  return true;
+}
+
 std::vector<std::string> LifetimeOracle::coverage_names() {
   return {"remove_ored_with_in",
           "stale_packet_dequeued",

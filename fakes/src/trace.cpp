@@ -82,6 +82,14 @@ std::string Trace::text() const {
   return text_;
 }
 
+bool Trace::try_text(std::string* text_out) const {
+  if (!options_.keep_full) return false;
+  std::unique_lock<std::mutex> guard(mutex_, std::try_to_lock);
+  if (!guard.owns_lock()) return false;
+  *text_out = text_;
+  return true;
+}
+
 std::vector<std::string> Trace::tail() const {
   std::lock_guard<std::mutex> guard(mutex_);
   return std::vector<std::string>(tail_.begin(), tail_.end());

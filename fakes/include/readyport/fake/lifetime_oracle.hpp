@@ -150,6 +150,10 @@ class LifetimeOracle final : public TraceSink {
   // The first violation, if one was found and the oracle is not busy (never blocks): for a last
   // report when the process is about to abort on a broken engine assertion.
   bool try_violation(std::string* violation_out) const;
+  // What the trace shows still held (connections without on_closed, with their handler, close
+  // and REMOVE state; live registrations), if the oracle is not busy (never blocks): for a hang
+  // report.
+  bool try_describe_open(std::string* text_out) const;
 
   // Fixed rows in a fixed order: remove_ored_with_in, stale_packet_dequeued, call_retry,
   // remove_refused_quarantined, oneshot_rearmed_all_after_out, full_batch,

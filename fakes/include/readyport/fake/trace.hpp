@@ -173,6 +173,8 @@ class Trace {
   bool keeps_full() const { return options_.keep_full; }
   // The full text. Asserts keep_full.
   std::string text() const;
+  // The full text if kept and no line is being recorded (never blocks): for a last report.
+  bool try_text(std::string* text_out) const;
   // The last tail_lines_max lines (each with its '\n'), oldest first.
   std::vector<std::string> tail() const;
   // Forgets everything (hash back to the offset basis, seq back to 0). Keeps the sink.
