@@ -39,6 +39,9 @@ struct FreeWaiter {
 
 namespace {
 
+// With an outsider about: the real time a timed wait gives it before the clock moves.
+constexpr std::uint32_t kOutsiderSliceUs = 1000;
+
 // The calling thread's runtime, logical id and record (null for an outsider).
 thread_local const FreeRuntime* tls_runtime = nullptr;
 thread_local std::uint32_t tls_thread_id = 0;
@@ -180,6 +183,21 @@ void FreeRuntime::settle_locked(std::unique_lock<std::mutex>& held) {
       hang(held, "deadlock: every thread waits with no deadline");
     return;
   }
+  if (outsider_seen_) {
+    // An outsider may be running: the timed waits end after a real slice each (park()).
+    for (FreeWaiter* w = parked_first_; w != nullptr; w = w->next) {
+      if (w->deadline_ns != kDeadlineNone) w->cv.notify_one();
+    }
+    return;
+  }
+  advance_locked(held);
+}
+
+void FreeRuntime::advance_locked(std::unique_lock<std::mutex>& held) {
+  std::uint64_t earliest_ns = kDeadlineNone;
+  for (const FreeWaiter* w = parked_first_; w != nullptr; w = w->next)
+    earliest_ns = std::min(earliest_ns, w->deadline_ns);
+  if (earliest_ns == kDeadlineNone) return;
   if (earliest_ns > options_.virtual_ms_max * 1'000'000)
     hang(held, "virtual time would pass " + std::to_string(options_.virtual_ms_max) +
                    " ms (FreeOptions::virtual_ms_max): waits that time out for ever");
@@ -221,15 +239,35 @@ ParkEnd FreeRuntime::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
   // A wake() may come now: it takes the state mutex, then this one, held until the wait below.
   lock.unlock();
   settle_locked(held);
-  const auto stall = std::chrono::milliseconds(options_.stall_ms_max);
-  if (!self.cv.wait_for(held, stall, [&] { return self.released; }))
-    hang(held, std::string("a wait in ") + call + " lasted " +
-                   std::to_string(options_.stall_ms_max) +
-                   " ms of real time (FreeOptions::stall_ms_max) while some thread ran");
+  wait_released(held, self);
   held.unlock();
   lock.lock();
   waiter.runtime_data = nullptr;
   return waiter.woken ? ParkEnd::kWoken : ParkEnd::kDeadline;
+}
+
+void FreeRuntime::wait_released(std::unique_lock<std::mutex>& held, FreeWaiter& self) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const auto stall = std::chrono::milliseconds(options_.stall_ms_max);
+  while (!self.released) {
+    const Clock::duration waited = Clock::now() - start;
+    if (waited >= stall)
+      hang(held, std::string("a wait in ") + self.call + " lasted " +
+                     std::to_string(options_.stall_ms_max) +
+                     " ms of real time (FreeOptions::stall_ms_max) while some thread ran");
+    // An outsider may be running (not counted): every participant waits, so time may move, but
+    // only after a real slice in which the outsider could act (the rule before participants).
+    const bool slicing = outsider_seen_ && running_ == 0 && self.deadline_ns != kDeadlineNone;
+    if (!slicing) {
+      self.cv.wait_for(held, stall - waited);
+      continue;
+    }
+    if (self.cv.wait_for(held, std::chrono::microseconds(kOutsiderSliceUs)) ==
+            std::cv_status::timeout &&
+        !self.released && running_ == 0)
+      advance_locked(held);
+  }
 }
 
 void FreeRuntime::wake(Waiter& waiter) {

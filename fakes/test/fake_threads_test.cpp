@@ -221,83 +221,86 @@ TEST(FakeThreads, ClosesocketInterruptsABlockedRecv) {
 TEST(FakeThreads, FreeThreadsShareOnePort) {
   FreeRuntime runtime;
   FakeOs os(FakeOptions{}, runtime);
-  const Port port = os.create_io_completion_port(0);
-  Ipv4Address address{};
-  const Socket sink = os.socket(kAfInet, kSockDgram, kIpprotoUdp);
-  const Socket source = os.socket(kAfInet, kSockDgram, kIpprotoUdp);
-  EXPECT_EQ(os.set_nonblocking(sink, true), 0);
-  EXPECT_EQ(os.bind(sink, Ipv4Address{kLoopbackHost, 0}), 0);
-  EXPECT_EQ(os.getsockname(sink, &address), 0);
-  constexpr std::uintptr_t kSinkKey = 1;
-  constexpr std::uintptr_t kStopKey = 2;
-  constexpr std::uintptr_t kDataKey = 3;
-  constexpr int kPosts = 200;
-  constexpr int kDequeuers = 3;
-  std::unique_ptr<Mutex> counts_mutex = os.mutex_create();
-  int posted_seen = 0;
-  int datagrams_read = 0;
-  SockNotifyRegistration arm{sink,
-                             kSinkKey,
-                             kSockNotifyRegisterEventIn,
-                             kSockNotifyOpEnable,
-                             kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
-                             0};
-  EXPECT_EQ(os.process_socket_notifications(port, 1, &arm, 0, 0, nullptr, nullptr), 0u);
-  auto dequeuer = [&] {
-    bool rearm = false;
-    for (int call = 0; call < 100'000; ++call) {
-      SockNotifyRegistration rearm_reg = arm;
-      OverlappedEntry entries[2] = {};
-      std::uint32_t received = 0;
-      const std::uint32_t code = os.process_socket_notifications(
-          port, rearm ? 1 : 0, rearm ? &rearm_reg : nullptr, 50, 2, entries, &received);
-      rearm = false;
-      if (code == kWaitTimeout) continue;
-      ASSERT_EQ(code, kErrorSuccess);
-      int stops = 0;
-      for (std::uint32_t i = 0; i < received; ++i) {
-        if (entries[i].completion_key == kStopKey) {
-          ++stops;
-          continue;
+  // The driving thread takes part: virtual time moves only when it waits too.
+  runtime.run([&] {
+    const Port port = os.create_io_completion_port(0);
+    Ipv4Address address{};
+    const Socket sink = os.socket(kAfInet, kSockDgram, kIpprotoUdp);
+    const Socket source = os.socket(kAfInet, kSockDgram, kIpprotoUdp);
+    EXPECT_EQ(os.set_nonblocking(sink, true), 0);
+    EXPECT_EQ(os.bind(sink, Ipv4Address{kLoopbackHost, 0}), 0);
+    EXPECT_EQ(os.getsockname(sink, &address), 0);
+    constexpr std::uintptr_t kSinkKey = 1;
+    constexpr std::uintptr_t kStopKey = 2;
+    constexpr std::uintptr_t kDataKey = 3;
+    constexpr int kPosts = 200;
+    constexpr int kDequeuers = 3;
+    std::unique_ptr<Mutex> counts_mutex = os.mutex_create();
+    int posted_seen = 0;
+    int datagrams_read = 0;
+    SockNotifyRegistration arm{sink,
+                               kSinkKey,
+                               kSockNotifyRegisterEventIn,
+                               kSockNotifyOpEnable,
+                               kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,
+                               0};
+    EXPECT_EQ(os.process_socket_notifications(port, 1, &arm, 0, 0, nullptr, nullptr), 0u);
+    auto dequeuer = [&] {
+      bool rearm = false;
+      for (int call = 0; call < 100'000; ++call) {
+        SockNotifyRegistration rearm_reg = arm;
+        OverlappedEntry entries[2] = {};
+        std::uint32_t received = 0;
+        const std::uint32_t code = os.process_socket_notifications(
+            port, rearm ? 1 : 0, rearm ? &rearm_reg : nullptr, 50, 2, entries, &received);
+        rearm = false;
+        if (code == kWaitTimeout) continue;
+        ASSERT_EQ(code, kErrorSuccess);
+        int stops = 0;
+        for (std::uint32_t i = 0; i < received; ++i) {
+          if (entries[i].completion_key == kStopKey) {
+            ++stops;
+            continue;
+          }
+          counts_mutex->lock();
+          if (entries[i].completion_key == kDataKey) ++posted_seen;
+          if (entries[i].completion_key == kSinkKey) {
+            char buffer[8];
+            while (os.recvfrom(sink, buffer, 8, 0, nullptr) > 0) ++datagrams_read;
+            rearm = true;
+          }
+          counts_mutex->unlock();
         }
-        counts_mutex->lock();
-        if (entries[i].completion_key == kDataKey) ++posted_seen;
-        if (entries[i].completion_key == kSinkKey) {
-          char buffer[8];
-          while (os.recvfrom(sink, buffer, 8, 0, nullptr) > 0) ++datagrams_read;
-          rearm = true;
+        if (stops > 0) {
+          // One stop is ours; a batch may have taken another thread's too: hand it back.
+          for (int extra = 1; extra < stops; ++extra) {
+            EXPECT_TRUE(os.post_queued_completion_status(port, 0, kStopKey, 0));
+          }
+          if (rearm) {
+            SockNotifyRegistration last = arm;
+            EXPECT_EQ(os.process_socket_notifications(port, 1, &last, 0, 0, nullptr, nullptr), 0u);
+          }
+          return;
         }
-        counts_mutex->unlock();
       }
-      if (stops > 0) {
-        // One stop is ours; a batch may have taken another thread's too: hand it back.
-        for (int extra = 1; extra < stops; ++extra) {
-          EXPECT_TRUE(os.post_queued_completion_status(port, 0, kStopKey, 0));
-        }
-        if (rearm) {
-          SockNotifyRegistration last = arm;
-          EXPECT_EQ(os.process_socket_notifications(port, 1, &last, 0, 0, nullptr, nullptr), 0u);
-        }
-        return;
+      ADD_FAILURE() << "dequeuer never saw its stop packet";
+    };
+    std::vector<std::unique_ptr<Thread>> threads;
+    for (int i = 0; i < kDequeuers; ++i) threads.push_back(start(os, "dequeuer", dequeuer));
+    for (int i = 0; i < kPosts; ++i) {
+      EXPECT_TRUE(os.post_queued_completion_status(port, 0, kDataKey, 0));
+      if (i % 10 == 0) {
+        EXPECT_EQ(os.sendto(source, "x", 1, 0, address), 1);
       }
     }
-    ADD_FAILURE() << "dequeuer never saw its stop packet";
-  };
-  std::vector<std::unique_ptr<Thread>> threads;
-  for (int i = 0; i < kDequeuers; ++i) threads.push_back(start(os, "dequeuer", dequeuer));
-  for (int i = 0; i < kPosts; ++i) {
-    EXPECT_TRUE(os.post_queued_completion_status(port, 0, kDataKey, 0));
-    if (i % 10 == 0) {
-      EXPECT_EQ(os.sendto(source, "x", 1, 0, address), 1);
+    for (int i = 0; i < kDequeuers; ++i) {
+      EXPECT_TRUE(os.post_queued_completion_status(port, 0, kStopKey, 0));
     }
-  }
-  for (int i = 0; i < kDequeuers; ++i) {
-    EXPECT_TRUE(os.post_queued_completion_status(port, 0, kStopKey, 0));
-  }
-  for (auto& thread : threads) thread->join();
-  EXPECT_EQ(posted_seen, kPosts);
-  EXPECT_LE(datagrams_read, kPosts / 10);
-  EXPECT_TRUE(os.close_port(port));
+    for (auto& thread : threads) thread->join();
+    EXPECT_EQ(posted_seen, kPosts);
+    EXPECT_LE(datagrams_read, kPosts / 10);
+    EXPECT_TRUE(os.close_port(port));
+  });
 }
 
 }  // namespace

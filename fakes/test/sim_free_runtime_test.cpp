@@ -190,32 +190,35 @@ TEST(FreeRuntime, FakeOsLocksPostsAndDequeuesUnderTrueConcurrency) {
   options.point_yields = true;
   FreeRuntime runtime(options);
   FakeOs os(FakeOptions{}, runtime);
-  const Port port = os.create_io_completion_port(0);
-  std::unique_ptr<Mutex> mutex = os.mutex_create();
-  constexpr int kThreads = 4;
-  constexpr int kRounds = 200;
-  int counter = 0;  // guarded by `mutex` (a FakeMutex): no atomics on purpose
-  std::atomic<int> dequeued{0};
-  std::vector<std::unique_ptr<Thread>> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.push_back(start(os, "worker-" + std::to_string(t), [&, t] {
-      for (int i = 0; i < kRounds; ++i) {
-        mutex->lock();
-        counter += 1;
-        mutex->unlock();
-        ASSERT_TRUE(os.post_queued_completion_status(port, 0, static_cast<std::uintptr_t>(t), 0));
-        OverlappedEntry entries[2];
-        std::uint32_t removed = 0;
-        if (os.get_queued_completion_status_ex(port, entries, 2, &removed, 1, false)) {
-          dequeued.fetch_add(static_cast<int>(removed));
+  // The driving thread takes part: virtual time moves only when it waits too.
+  runtime.run([&] {
+    const Port port = os.create_io_completion_port(0);
+    std::unique_ptr<Mutex> mutex = os.mutex_create();
+    constexpr int kThreads = 4;
+    constexpr int kRounds = 200;
+    int counter = 0;  // guarded by `mutex` (a FakeMutex): no atomics on purpose
+    std::atomic<int> dequeued{0};
+    std::vector<std::unique_ptr<Thread>> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.push_back(start(os, "worker-" + std::to_string(t), [&, t] {
+        for (int i = 0; i < kRounds; ++i) {
+          mutex->lock();
+          counter += 1;
+          mutex->unlock();
+          ASSERT_TRUE(os.post_queued_completion_status(port, 0, static_cast<std::uintptr_t>(t), 0));
+          OverlappedEntry entries[2];
+          std::uint32_t removed = 0;
+          if (os.get_queued_completion_status_ex(port, entries, 2, &removed, 1, false)) {
+            dequeued.fetch_add(static_cast<int>(removed));
+          }
         }
-      }
-    }));
-  }
-  for (auto& thread : threads) thread->join();
-  EXPECT_EQ(counter, kThreads * kRounds);
-  EXPECT_EQ(dequeued.load() + static_cast<int>(os.queued_packet_count(port)), kThreads * kRounds);
-  EXPECT_TRUE(os.close_port(port));
+      }));
+    }
+    for (auto& thread : threads) thread->join();
+    EXPECT_EQ(counter, kThreads * kRounds);
+    EXPECT_EQ(dequeued.load() + static_cast<int>(os.queued_packet_count(port)), kThreads * kRounds);
+    EXPECT_TRUE(os.close_port(port));
+  });
 }
 
 // The standard scenario (three dequeuers, a producer, an Os mutex, datagrams, re-arms) on real

@@ -16,8 +16,10 @@
 //   });
 //
 // Participants: the threads it started (from thread_start until their body returns) and a thread
-// inside run(). Another thread (an outsider) may use the fake, but it counts only while it waits:
-// time may pass while it runs between calls.
+// inside run(). Once another thread (an outsider) has called in (since run() began), the runtime
+// cannot know whether it runs: then a timed wait with every participant parked ends after a real
+// slice (1 ms) in which the outsider could act, and time may pass while the outsider runs. Drive a
+// run from inside run() for the strict rule.
 // Hangs are reported, never waited out: every participant parked with no deadline (a deadlock,
 // when no outsider takes part), virtual time past virtual_ms_max (timed waits that never end the
 // run), or a wait longer than stall_ms_max of real time (a thread that runs and never parks). The
@@ -92,6 +94,10 @@ class FreeRuntime final : public Runtime {
   bool participant() const;
   // With mutex_ held: ends the waits that may end now that no participant runs.
   void settle_locked(std::unique_lock<std::mutex>& held);
+  // With mutex_ held: moves the clock to the earliest deadline and ends those waits.
+  void advance_locked(std::unique_lock<std::mutex>& held);
+  // With mutex_ held: waits until `self` is released, moving the clock with an outsider about.
+  void wait_released(std::unique_lock<std::mutex>& held, FreeWaiter& self);
   void release_locked(FreeWaiter& waiter);
   // With mutex_ held: the participants' states, one line each.
   std::string describe_locked() const;
