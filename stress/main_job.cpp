@@ -443,6 +443,12 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
     std::printf("coverage: %zu row(s) never reached (--require-coverage)\n", zero_rows);
     exit_status = 1;
   }
+  // A bound hit is judgement lost: the coverage check asks for none.
+  if (options.require_coverage && job.summary.oracle_bounds_hit != 0) {
+    std::printf("coverage: the oracle hit its bounds %llu time(s) (--require-coverage)\n",
+                static_cast<unsigned long long>(job.summary.oracle_bounds_hit));
+    exit_status = 1;
+  }
   job.summary.exit_status = exit_status;
   const int output_status = write_outputs(job);
   return output_status != 0 ? output_status : exit_status;

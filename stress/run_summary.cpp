@@ -59,12 +59,28 @@ std::string stress_faults_description(const StressOptions& options) {
   READYPORT_UNREACHABLE();
 }
 
-void stress_judgement_print(bool calls_may_lag,
-                            const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule) {
+// "oracle bounds hit" with each bound's count; returns their sum.
+std::uint64_t print_bounds(const std::array<std::uint64_t, kOracleBounds>& bounds_hit) {
+  std::uint64_t all = 0;
+  std::string text;
+  for (std::size_t i = 0; i < kOracleBounds; ++i) {
+    all += bounds_hit[i];
+    if (!text.empty()) text += ", ";
+    text += std::string(oracle_bound_name(static_cast<OracleBound>(i))) + " " +
+            std::to_string(bounds_hit[i]);
+  }
+  std::printf("  oracle bounds hit      %s%s\n", text.c_str(),
+              all == 0 ? "" : " (what it forgot there was NOT judged)");
+  return all;
+}
+
+std::uint64_t stress_judgement_print(
+    bool calls_may_lag, const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule,
+    const std::array<std::uint64_t, kOracleBounds>& bounds_hit) {
   const OracleJudgement judgement = oracle_judgement(calls_may_lag);
   if (!calls_may_lag) {
     std::printf("  oracle judgement       every rule judged (%s)\n", judgement.full.c_str());
-    return;
+    return print_bounds(bounds_hit);
   }
   std::printf("  oracle judgement       real threads: in full %s; in part %s; NOT judged %s\n",
               judgement.full.c_str(), judgement.part.c_str(), judgement.none.c_str());
@@ -77,6 +93,7 @@ void stress_judgement_print(bool calls_may_lag,
   }
   std::printf("  not judged, seen       %s (would-be violations: neither passed nor failed)\n",
               seen.c_str());
+  return print_bounds(bounds_hit);
 }
 
 StressRunSummary stress_summary_begin(std::uint64_t seeds_planned) {
@@ -118,6 +135,8 @@ void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report
   totals.switches += report.sim.switches;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule)
     totals.unjudged_by_rule[rule] += report.oracle.unjudged_by_rule[rule];
+  for (std::size_t i = 0; i < kOracleBounds; ++i)
+    totals.bounds_hit[i] += report.oracle.bounds_hit[i];
   // Both lists are in stress_coverage_rows() order; matched by name all the same.
   for (const auto& [name, count] : report.coverage) {
     for (auto& row : totals.coverage) {
@@ -164,7 +183,8 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
     std::printf("  scheduler steps        %llu (%llu switches)\n", static_cast<ull>(totals.steps),
                 static_cast<ull>(totals.switches));
   }
-  stress_judgement_print(stress_calls_may_lag(options), totals.unjudged_by_rule);
+  summary.oracle_bounds_hit = stress_judgement_print(stress_calls_may_lag(options),
+                                                     totals.unjudged_by_rule, totals.bounds_hit);
   // Every failure, the corpus's included: a failing corpus entry fails the run as a seed does.
   std::printf("  failures               %llu", static_cast<ull>(summary.failures.size()));
   if (summary.corpus.failed != 0) {

@@ -127,6 +127,19 @@ int stress_scale_main(const StressOptions& options) {
                                             std::to_string(clients) + " clients started, " +
                                             std::to_string(c.clients_refused) + " refused");
     }
+    // The oracle judges every line at scale too: a bound it hit is judgement lost.
+    std::string bounds;
+    std::uint64_t bounds_hit = 0;
+    for (std::size_t i = 0; i < kOracleBounds; ++i) {
+      bounds_hit += report.oracle.bounds_hit[i];
+      bounds += std::string(bounds.empty() ? "" : ", ") +
+                oracle_bound_name(static_cast<OracleBound>(i)) + " " +
+                std::to_string(report.oracle.bounds_hit[i]);
+    }
+    if (report.status.ok() && bounds_hit != 0) {
+      report.status = Status(StatusCode::kInternal,
+                             "scale: the oracle hit its bounds (" + bounds + "): not judged");
+    }
     std::printf("seed %llu: %s (%s)\n", static_cast<ull>(seed),
                 report.status.ok() ? "ok" : "FAILED", stress_parameters_line(parameters).c_str());
     std::printf("  connections            %llu (%u clients, %u server ends; %u refused)\n",
@@ -143,6 +156,7 @@ int stress_scale_main(const StressOptions& options) {
     std::printf("  packets                %llu\n", static_cast<ull>(report.engine.packets));
     std::printf("  trace lines judged     %llu (hash %s)\n", static_cast<ull>(report.trace_lines),
                 report.trace_hash.c_str());
+    std::printf("  oracle bounds hit      %s\n", bounds.c_str());
     if (options.runtime == StressRuntime::kSim) {
       std::printf("  scheduler steps        %llu (%llu switches)\n",
                   static_cast<ull>(report.sim.steps), static_cast<ull>(report.sim.switches));

@@ -67,7 +67,7 @@ int check_trace(const StressOptions& options) {
       static_cast<unsigned long long>(counts.packets),
       static_cast<unsigned long long>(counts.handler_entries),
       static_cast<unsigned long long>(counts.connections));
-  stress_judgement_print(calls_may_lag, counts.unjudged_by_rule);
+  stress_judgement_print(calls_may_lag, counts.unjudged_by_rule, counts.bounds_hit);
   std::printf("verdict: %s\n", verdict.ok() ? "ok" : verdict.to_string().c_str());
   return verdict.ok() ? 0 : 1;
 }

@@ -177,7 +177,8 @@ struct Parser {
 
     // What the main job does around the seeds.
     CLI::Option* coverage = app.add_flag("--require-coverage", o.require_coverage,
-                                         "exit 1 when a row of the coverage table is zero");
+                                         "exit 1 when a row of the coverage table is zero or the "
+                                         "oracle hit a bound");
     CLI::Option* stop = app.add_flag("--stop-on-failure", o.stop_on_failure,
                                      "stop at the first failing seed (or corpus entry)");
     CLI::Option* corpus =

@@ -38,7 +38,8 @@ Json totals_json(const StressTotals& t) {
 }  // namespace
 
 Json stress_judgement_json(bool calls_may_lag,
-                           const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule) {
+                           const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule,
+                           const std::array<std::uint64_t, kOracleBounds>& bounds_hit) {
   const OracleJudgement judgement = oracle_judgement(calls_may_lag);
   Json object = Json::object();
   object["full"] = judgement.full;
@@ -48,6 +49,10 @@ Json stress_judgement_json(bool calls_may_lag,
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule)
     unjudged["O" + std::to_string(rule)] = unjudged_by_rule[rule];
   object["unjudged"] = std::move(unjudged);
+  Json bounds = Json::object();
+  for (std::size_t i = 0; i < kOracleBounds; ++i)
+    bounds[oracle_bound_name(static_cast<OracleBound>(i))] = bounds_hit[i];
+  object["bounds_hit"] = std::move(bounds);
   return object;
 }
 
@@ -96,8 +101,8 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   document["failures_total"] = summary.failures.size();
   document["stopped_early"] = summary.stopped_early;
   document["totals"] = totals_json(summary.totals);
-  document["oracle_judgement"] =
-      stress_judgement_json(stress_calls_may_lag(options), summary.totals.unjudged_by_rule);
+  document["oracle_judgement"] = stress_judgement_json(
+      stress_calls_may_lag(options), summary.totals.unjudged_by_rule, summary.totals.bounds_hit);
   Json coverage = Json::object();
   Json zero_rows = Json::array();
   Json faults = Json::object();

@@ -6,7 +6,8 @@
 //   entries, passed, failed}, failures [{seed, source ("seeds"|"corpus"), entry, status,
 //   signature, message, bundle}] (every one, the corpus's included), failures_total,
 //   stopped_early, totals {...}, oracle_judgement {full, part, none (the rules judged in full, in
-//   part, not at all: "O3 O4", ...), unjudged {"O1": would-be violations, ...}}, coverage
+//   part, not at all: "O3 O4", ...), unjudged {"O1": would-be violations, ...}, bounds_hit
+//   {closed_unremoved, ended_keys, orphans, tombstones: times each made it forget}}, coverage
 //   {row: count} (the oracle's rows), coverage_zero_rows [...], faults_fired {site: count}, os
 //   ("fake"|"windows"), figures {notifications, port_calls,
 //   port_calls_per_notification, remove_ored_with_in, remove_separate, stale_packets}
@@ -33,7 +34,8 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
                          const StressFigures& figures);
 // The `oracle_judgement` object alone (also in bundles).
 Json stress_judgement_json(bool calls_may_lag,
-                           const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule);
+                           const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule,
+                           const std::array<std::uint64_t, kOracleBounds>& bounds_hit);
 // The `figures` object alone.
 Json stress_figures_json(const StressFigures& figures);
 

@@ -151,6 +151,7 @@ TEST(SummaryJsonTest, NamesTheRulesNotJudgedOnRealThreadsWithTheirCounts) {
   SeedReport report;
   report.oracle.unjudged_by_rule[1] = 2;
   report.oracle.unjudged_by_rule[5] = 1;
+  report.oracle.bounds_hit[static_cast<std::size_t>(OracleBound::kEndedKeys)] = 3;
   StressRunSummary summary = summary_with(0);
   stress_summary_add_seed(summary, report);
   stress_summary_add_seed(summary, report);
@@ -162,6 +163,8 @@ TEST(SummaryJsonTest, NamesTheRulesNotJudgedOnRealThreadsWithTheirCounts) {
   EXPECT_EQ(json["oracle_judgement"]["unjudged"]["O1"], 4);
   EXPECT_EQ(json["oracle_judgement"]["unjudged"]["O5"], 2);
   EXPECT_EQ(json["oracle_judgement"]["unjudged"]["O6"], 0);
+  EXPECT_EQ(json["oracle_judgement"]["bounds_hit"]["ended_keys"], 6);
+  EXPECT_EQ(json["oracle_judgement"]["bounds_hit"]["tombstones"], 0);
   options.runtime = StressRuntime::kSim;
   const Json simulated = stress_summary_json(options, summary_with(0), StressFigures{});
   EXPECT_EQ(simulated["oracle_judgement"]["none"], "");

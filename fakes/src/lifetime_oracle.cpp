@@ -22,9 +22,9 @@ namespace readyport {
 namespace lifetime_oracle_internal {
 
 // Bounds (see the header's "Memory").
-constexpr std::size_t kTombstonesMax = 1024;
-constexpr std::size_t kTombstonesPerSocketMax = 4;
-constexpr std::size_t kEndedKeysMax = 4096;
+constexpr std::size_t kTombstonesMax = 65536;
+constexpr std::size_t kTombstonesPerSocketMax = 64;
+constexpr std::size_t kEndedKeysMax = 65536;
 constexpr std::size_t kOrphansMax = 64;
 constexpr std::size_t kClosedUnremovedMax = 4096;
 constexpr std::size_t kQuotedCharsMax = 160;
@@ -785,7 +785,10 @@ void LifetimeOracle::State::stray_packet(ThreadState& t, std::uintptr_t port,
     }
   }
   orphans.push_back(Orphan{entry.key, port, line.seq, t.id});
-  if (orphans.size() > kOrphansMax) orphans.pop_front();
+  if (orphans.size() > kOrphansMax) {
+    ++counts.bounds_hit[static_cast<std::size_t>(OracleBound::kOrphans)];
+    orphans.pop_front();
+  }
 }
 
 void LifetimeOracle::State::post_dequeued(std::uintptr_t port, std::uint64_t post) {
@@ -1322,7 +1325,8 @@ void LifetimeOracle::State::close_unremoved(Reg& reg) {
   closed_unremoved.insert(reg.number);
   ++counts.closed_unremoved;
   if (closed_unremoved.size() > kClosedUnremovedMax) {
-    // Bounded memory: the oldest counts as drained (long past any packet it could have).
+    // Bounded memory: the oldest counts as drained, a guess, so counted as a bound hit.
+    ++counts.bounds_hit[static_cast<std::size_t>(OracleBound::kClosedUnremoved)];
     finish_drained(*find_reg(*closed_unremoved.begin()));
   }
 }
@@ -1409,6 +1413,7 @@ void LifetimeOracle::State::remember_ended_key(std::uintptr_t key, bool by_remov
   (void)it;
   if (inserted) ended_key_order.push_back(key);
   while (ended_key_order.size() > kEndedKeysMax) {
+    ++counts.bounds_hit[static_cast<std::size_t>(OracleBound::kEndedKeys)];
     ended_keys.erase(ended_key_order.front());
     ended_key_order.pop_front();
   }
@@ -1543,6 +1548,7 @@ void LifetimeOracle::State::bury(Conn& conn) {
   for (const std::uint64_t number : dropped) {
     Conn* old = find_conn(number);
     if (old == nullptr) continue;
+    ++counts.bounds_hit[static_cast<std::size_t>(OracleBound::kTombstones)];
     tombstones.erase(std::remove(tombstones.begin(), tombstones.end(), number), tombstones.end());
     drop_conn(*old);
   }
@@ -1751,6 +1757,22 @@ std::vector<std::pair<std::string, std::uint64_t>> LifetimeOracle::coverage() co
   }
   for (const auto& [site, count] : state_->fault_sites) rows.emplace_back("fault." + site, count);
   return rows;
+}
+
+const char* oracle_bound_name(OracleBound bound) {
+  switch (bound) {
+    case OracleBound::kClosedUnremoved:
+      return "closed_unremoved";
+    case OracleBound::kEndedKeys:
+      return "ended_keys";
+    case OracleBound::kOrphans:
+      return "orphans";
+    case OracleBound::kTombstones:
+      return "tombstones";
+    case OracleBound::kCount:
+      break;
+  }
+  READYPORT_UNREACHABLE();
 }
 
 OracleJudgement oracle_judgement(bool calls_may_lag) {

@@ -285,6 +285,22 @@ TEST(LifetimeOracleRules, O1OnRealThreadsIsCountedAsUnjudgedNeverPassedSilently)
   EXPECT_EQ(oracle_judgement(false).none, "");
 }
 
+// What a bound makes the oracle forget is counted, never passed silently: the 65th packet of no
+// known registration pushes the oldest orphan out.
+TEST(LifetimeOracleRules, ABoundHitIsCounted) {
+  std::vector<Event> events = {{1, "create_port concurrency=0 -> 1000"}};
+  for (int key = 1; key <= 65; ++key) {
+    events.push_back({2, "psn port=1000 timeout=0 count=1 -> ERROR_SUCCESS n=1 entries=[key=" +
+                             std::to_string(key * 4) + "/mask=0x1]"});
+  }
+  LifetimeOracle oracle;
+  oracle.observe_text(trace_text(events));
+  const OracleCounts counts = oracle.counts();
+  EXPECT_EQ(counts.bounds_hit[static_cast<std::size_t>(OracleBound::kOrphans)], 1u);
+  EXPECT_EQ(counts.bounds_hit[static_cast<std::size_t>(OracleBound::kTombstones)], 0u);
+  EXPECT_STREQ(oracle_bound_name(OracleBound::kOrphans), "orphans");
+}
+
 TEST(LifetimeOracleRules, O2HandlerAfterRemoveDequeued) {
   const std::vector<Event> late = {
       {3, "hnd.enter s=256 id=1/1 arg_s=256 ev=0x1"},

@@ -56,8 +56,10 @@
 // once no thread is in that state, or at finish().
 //
 // Memory: state per live socket, registration and connection; ended connections are kept as
-// tombstones (at most 1024, for O2/O9), ended keys at most 4096 (for O7), closed-unremoved
-// registrations until drained (at most 4096; beyond that the oldest counts as drained).
+// tombstones (at most 65,536, and 64 per socket value, for O2/O9), ended keys at most 65,536
+// (for O7), closed-unremoved registrations until drained (at most 4096; beyond that the oldest
+// counts as drained), 64 orphan packets. Each bound hit is counted (OracleBound): sized so that
+// the main job, its sweeps and --scale up to 20,000 connections hit none.
 //
 // Ownership: a plain object; as a sink it must outlive the trace's use of it (or be unset).
 // Threading: on_trace_line, observe_text and finish are serialised by an internal mutex (the
@@ -67,6 +69,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -82,6 +85,23 @@ namespace readyport {
 
 // The rules O1..O12.
 inline constexpr std::uint32_t kOracleRules = 12;
+
+// The oracle's fixed bounds on what it remembers. Past one it forgets the oldest, and what it
+// forgot is not judged: each time is counted (OracleCounts::bounds_hit), never a pass.
+enum class OracleBound : std::uint8_t {
+  kClosedUnremoved,  // registrations closed before their REMOVE, waiting to drain: the oldest is
+                     // then taken as drained
+  kEndedKeys,        // keys whose registration ended: a second REMOVE packet for a forgotten
+                     // one is not seen
+  kOrphans,          // packets dequeued before their ENABLE's line: a forgotten one is not
+                     // adopted
+  kTombstones,       // ended connections, in all and per socket value: a late line about a
+                     // forgotten one is not tied to it
+  kCount,
+};
+inline constexpr std::size_t kOracleBounds = static_cast<std::size_t>(OracleBound::kCount);
+// "closed_unremoved", "ended_keys", "orphans", "tombstones".
+const char* oracle_bound_name(OracleBound bound);
 
 // What the oracle saw, counted (never judged).
 struct OracleCounts {
@@ -105,6 +125,8 @@ struct OracleCounts {
   std::uint64_t unjudged = 0;            // violations not judged on real threads (OracleOptions)
   // The same, per rule: index N for rule ON (index 0 unused).
   std::array<std::uint64_t, kOracleRules + 1> unjudged_by_rule{};
+  // Times each bound made it forget something (OracleBound order).
+  std::array<std::uint64_t, kOracleBounds> bounds_hit{};
 };
 
 // Which rules a trace of this kind is judged by: every one in simulation; with calls_may_lag, a
