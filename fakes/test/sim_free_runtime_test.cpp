@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "readyport/engine.hpp"
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/free_runtime.hpp"
 #include "readyport/fake/recording_os.hpp"
@@ -97,6 +98,25 @@ TEST(FreeRuntime, RunMakesTheCallerAParticipant) {
   });
   EXPECT_EQ(now_seen_ns, 0u);
   EXPECT_EQ(runtime.now_ns(), 20 * kMs);
+}
+
+// The README's "Embedding the engine" snippet for testing handlers on real threads, run as
+// written (docs.readme_snippets checks that the README shows exactly the marked lines).
+TEST(FreeRuntime, TheReadmeEmbeddingSnippetRuns) {
+  // readme-snippet: embedding-free-runtime begin
+  readyport::FreeRuntime runtime;  // outlives the FakeOs and every thread
+  readyport::FakeOs os(readyport::FakeOptions{}, runtime);
+  runtime.run([&] {  // virtual time moves when all threads wait
+    readyport::Engine engine(os, readyport::EngineOptions{});
+    if (!engine.start().ok()) return;
+    auto worker = os.thread_start("worker", [&] { (void)engine.run_worker(); });
+    // ... add sockets of os, as above ...
+    (void)engine.stop();
+    worker.value()->join();
+  });
+  // readme-snippet: embedding-free-runtime end
+  EXPECT_EQ(runtime.threads_started(), 1u);  // the worker ran, and stop() released it
+  EXPECT_EQ(os.stats().ports_open, 0u);
 }
 
 #if GTEST_HAS_DEATH_TEST
