@@ -15,7 +15,8 @@
 # The OS schedules the threads of the real run: a seed reproduces its workload and fault plan, not
 # its interleaving. A failing seed leaves its bundle (OUT/bundles/seed-<S>.json; replay it with
 # ci/replay.ps1) and the recorded trace (OUT/windows.trace), which the same oracle judges on any
-# machine: `readyport-stress --check-trace windows.trace --runtime free`.
+# machine: `readyport-stress --check-trace windows.trace` (its header line says it is from real
+# threads on Windows).
 #
 # Exit 77 from --os windows (ProcessSocketNotifications is missing) is a skip on a system older
 # than build 20348, and a FAILURE on build 20348 or later (e.g. GitHub's runners), where the call
@@ -136,7 +137,7 @@ foreach ($run in @(@{ Name = 'windows'; Dir = 'bundles'; Code = $windowsCode }, 
           ForEach-Object { "``$leaf/" + [IO.Path]::GetRelativePath($out, $_.FullName).Replace('\', '/') + '`' } | Select-Object -First 20)
       $lines += "- the recorded trace: $(if ($traces.Count -gt 0) { $traces -join ', ' } else { 'none written (see the log)' }) in the artifact;"
       $lines += '  judge it offline on any machine with the same oracle:'
-      $lines += "  ``readyport-stress --check-trace artifact/$leaf/windows.trace --runtime free`` (Linux: ``bash ci/stress.sh --check-trace artifact/$leaf/windows.trace --runtime free``)"
+      $lines += "  ``readyport-stress --check-trace artifact/$leaf/windows.trace`` (Linux: ``bash ci/stress.sh --check-trace artifact/$leaf/windows.trace``)"
     }
     $lines += "- the end of the $($run.Name) run's output (``$leaf/$($run.Name).log`` in the artifact):"
     $lines += ''

@@ -9,6 +9,7 @@
 #include "file_io.hpp"
 #include "readyport/assert.hpp"
 #include "stress_run.hpp"
+#include "trace_header.hpp"
 
 #ifdef _WIN32
 #include <io.h>
@@ -78,7 +79,8 @@ extern "C" void on_abort(int signal_number) {
   if (!stress_abort_trace(runner, &trace)) return;
   const std::string trace_path =
       std::filesystem::path(armed.context.path).replace_extension(".trace").string();
-  const Status traced = stress_file_write(trace_path, trace, StressWriteMode::kReplace);
+  const Status traced = stress_file_write(
+      trace_path, stress_trace_header_line(armed.options) + trace, StressWriteMode::kReplace);
   write_stderr(traced.ok() ? "  trace: " + trace_path + "\n"
                            : "  trace not written: " + traced.message() + "\n");
 }

@@ -31,3 +31,41 @@ if(NOT rc EQUAL 1 OR NOT out MATCHES "verdict: internal: O1 ")
   message(FATAL_ERROR "the planted violation was not caught (exit ${rc}):\n${out}")
 endif()
 message(STATUS "planted violation: ${out}")
+
+# The header line says how a trace was made, and --check-trace judges by it: a trace of real
+# threads is judged as one (the oracle's real-thread lines) with no flag; a trace without a header
+# is refused unless --runtime says; a --runtime that contradicts the header is refused.
+if(NOT out MATCHES "recorded in simulation")
+  message(FATAL_ERROR "the simulated trace's header was not read:\n${out}")
+endif()
+set(free_trace "${WORK}/seed5.free.trace")
+execute_process(COMMAND "${STRESS}" --seed 5 --runtime free --trace-out "${free_trace}"
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "readyport-stress --seed 5 --runtime free --trace-out failed (${rc})")
+endif()
+execute_process(COMMAND "${STRESS}" --check-trace "${free_trace}" RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "recorded on real threads"
+   OR NOT out MATCHES "oracle judgement       real threads")
+  message(FATAL_ERROR "the real-thread trace was not judged as one (exit ${rc}):\n${out}")
+endif()
+execute_process(COMMAND "${STRESS}" --check-trace "${free_trace}" --runtime sim
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "contradicts")
+  message(FATAL_ERROR "--runtime sim on a real-thread trace was not refused (exit ${rc}):\n${err}")
+endif()
+file(READ "${trace}" text)
+string(REGEX REPLACE "^# readyport-trace [^\n]*\n" "" headless "${text}")
+file(WRITE "${WORK}/seed5.headless.trace" "${headless}")
+execute_process(COMMAND "${STRESS}" --check-trace "${WORK}/seed5.headless.trace"
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "has no header line")
+  message(FATAL_ERROR "a trace without a header was judged without --runtime (exit ${rc}):\n${err}")
+endif()
+execute_process(COMMAND "${STRESS}" --check-trace "${WORK}/seed5.headless.trace" --runtime sim
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "verdict: ok")
+  message(FATAL_ERROR "a headless trace with --runtime sim should pass (exit ${rc}):\n${out}")
+endif()
+message(STATUS "headers: judged by the header; contradiction and headless traces refused")

@@ -92,17 +92,17 @@ Result<std::vector<StressCorpusEntry>> corpus_for(const StressOptions& options,
 // Real threads (--os windows, --runtime free): a failing seed's recorded trace, to be read and
 // judged offline on any machine (its interleaving does not replay), beside its bundle
 // (`seed-<S>.trace`; --trace-out, when given, also holds the first failing seed's).
-void write_failure_trace(const SeedReport& report, const std::string& bundle_path) {
+void write_failure_trace(const StressOptions& options, const SeedReport& report,
+                         const std::string& bundle_path) {
   const std::string path = std::filesystem::path(bundle_path).replace_extension(".trace").string();
-  const Status written = stress_trace_write(path, StressTraceFormat::kText, report.trace_text);
+  const Status written =
+      stress_trace_write(path, StressTraceFormat::kText, report.trace_text, options);
   if (!written.ok()) {
     std::printf("trace: not written: %s\n", written.message().c_str());
     return;
   }
-  std::printf(
-      "trace: %s (judge it offline on any machine: readyport-stress --check-trace %s "
-      "--runtime free)\n",
-      path.c_str(), path.c_str());
+  std::printf("trace: %s (judge it offline on any machine: readyport-stress --check-trace %s)\n",
+              path.c_str(), path.c_str());
 }
 
 // The bundle context of one seed: the job's command line, its bundle path, where it comes from.
@@ -133,7 +133,7 @@ bool take_report(Job& job, const StressOptions& run_options, SeedReport report,
   const std::string written = stress_bundle_write(run_options, report, context);
   // After the bundle: its directory exists now.
   if (job.real_os != nullptr || run_options.runtime == StressRuntime::kFree)
-    write_failure_trace(report, bundle_path);
+    write_failure_trace(run_options, report, bundle_path);
   if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
   if (*printed < kFailuresPrintedMax) {
     if (!entry.empty()) std::printf("corpus entry %s failed:\n", entry.c_str());
@@ -261,7 +261,7 @@ int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* pr
     if (!options.trace_out.empty() && trace_wanted) {
       failure_trace_written = !passed;
       const Status written =
-          stress_trace_write(options.trace_out, options.trace_format, trace_text);
+          stress_trace_write(options.trace_out, options.trace_format, trace_text, options);
       if (!written.ok()) {
         std::fprintf(stderr, "readyport-stress: --trace-out: %s\n", written.message().c_str());
         return 2;

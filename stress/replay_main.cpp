@@ -103,7 +103,8 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
     std::printf(
         "this bundle is from --os windows: its seed reproduces the workload and the fault "
         "plan, not the interleaving. Judge its recorded trace offline with "
-        "`readyport-stress --check-trace <seed-%llu.trace> --runtime free`, or run the seed "
+        "`readyport-stress --check-trace <seed-%llu.trace>` (its header says how it was "
+        "recorded), or run the seed "
         "again on Windows: readyport-stress --os windows --seed %llu\n",
         static_cast<unsigned long long>(bundle.seed), static_cast<unsigned long long>(bundle.seed));
     return 2;
@@ -129,7 +130,7 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
   if (options.trace) std::fputs(report.trace_text.c_str(), stdout);
   if (!options.trace_out.empty()) {
     const Status written =
-        stress_trace_write(options.trace_out, options.trace_format, report.trace_text);
+        stress_trace_write(options.trace_out, options.trace_format, report.trace_text, run_options);
     if (!written.ok()) {
       std::fprintf(stderr, "readyport-stress: --trace-out: %s\n", written.message().c_str());
       return 2;

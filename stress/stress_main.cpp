@@ -37,6 +37,7 @@
 #include "stress_options.hpp"
 #include "stress_run.hpp"
 #include "stress_shrink.hpp"
+#include "trace_header.hpp"
 
 namespace readyport {
 namespace {
@@ -53,9 +54,39 @@ int check_trace(const StressOptions& options) {
                  text.status().message().c_str());
     return 2;
   }
-  const bool calls_may_lag = stress_calls_may_lag(options);
+  // How the trace was made: its header decides; --runtime only where it has none.
+  Result<StressTraceHeader> header = stress_trace_header_parse(text.value());
+  if (!header.ok()) {
+    std::fprintf(stderr, "readyport-stress: '%s': %s\n", options.check_trace.c_str(),
+                 header.status().message().c_str());
+    return 2;
+  }
+  bool calls_may_lag = false;
+  if (header.value().has) {
+    calls_may_lag = stress_trace_header_real_threads(header.value());
+    if (options.runtime_given && (options.runtime == StressRuntime::kFree) != calls_may_lag) {
+      std::fprintf(stderr,
+                   "readyport-stress: '%s' says it was recorded %s; --runtime %s contradicts it\n",
+                   options.check_trace.c_str(), calls_may_lag ? "on real threads" : "in simulation",
+                   stress_runtime_name(options.runtime));
+      return 2;
+    }
+  } else if (options.runtime_given) {
+    calls_may_lag = options.runtime == StressRuntime::kFree;
+  } else {
+    std::fprintf(stderr,
+                 "readyport-stress: '%s' has no header line (\"%.*s...\"): say how it was "
+                 "recorded, --runtime sim (simulation) or --runtime free (real threads)\n",
+                 options.check_trace.c_str(), static_cast<int>(kStressTraceHeaderPrefix.size() - 1),
+                 kStressTraceHeaderPrefix.data());
+    return 2;
+  }
+  std::printf("check-trace %s: recorded %s%s%s\n", options.check_trace.c_str(),
+              calls_may_lag ? "on real threads" : "in simulation",
+              header.value().has ? ", commit " : " (no header; --runtime)",
+              header.value().has ? header.value().commit.c_str() : "");
   LifetimeOracle oracle(OracleOptions{calls_may_lag});
-  oracle.observe_text(text.value());
+  oracle.observe_text(std::string_view(text.value()).substr(header.value().length));
   Status verdict = oracle.status();
   if (verdict.ok()) verdict = oracle.finish();
   const OracleCounts counts = oracle.counts();

@@ -257,8 +257,9 @@ struct Parser {
             ->check(non_empty("--replay"));
     CLI::Option* check =
         app.add_option("--check-trace", o.check_trace,
-                       "judge a recorded text trace with the lifetime oracle (no run); with "
-                       "--runtime free, as a trace of real threads")
+                       "judge a recorded text trace with the lifetime oracle (no run), as its "
+                       "header line says it was recorded; --runtime sim|free for a trace "
+                       "without one")
             ->type_name("FILE")
             ->check(non_empty("--check-trace"));
     CLI::Option* engine_case =
@@ -332,6 +333,7 @@ struct Parser {
     StressOptions& o = options;
     if (!strategy_text.empty()) (void)stress_strategy_parse(strategy_text, &o.strategy);
     if (!runtime_text.empty()) (void)stress_runtime_parse(runtime_text, &o.runtime);
+    o.runtime_given = !runtime_text.empty();
     if (!mechanism_text.empty()) (void)sim_mechanism_parse(mechanism_text, &o.mechanism);
     if (!faults_text.empty()) {
       const Status status = stress_faults_set(faults_text, &o);

@@ -103,9 +103,10 @@ struct StressOptions {
   bool verbose = false;           // print each seed's parameters and result
   bool help = false;
   bool version = false;  // print the version and the git commit
-  // Judge this recorded trace file with the LifetimeOracle instead of running seeds (with
-  // --runtime free: a trace from real threads, judged by the order-free rules only).
+  // Judge this recorded trace file with the LifetimeOracle instead of running seeds, as its header
+  // line says it was recorded (trace_header.hpp); --runtime only for a trace without one.
   std::string check_trace;
+  bool runtime_given = false;  // --runtime was on the command line
   // Write the full trace of the (one) seed run to this file (needs one seed, or --replay).
   std::string trace_out;
   StressTraceFormat trace_format = StressTraceFormat::kText;

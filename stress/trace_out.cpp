@@ -2,14 +2,16 @@
 
 #include "chrome_trace.hpp"
 #include "file_io.hpp"
+#include "trace_header.hpp"
 
 namespace readyport {
 
-Status stress_trace_write(const std::string& path, StressTraceFormat format,
-                          std::string_view text) {
+Status stress_trace_write(const std::string& path, StressTraceFormat format, std::string_view text,
+                          const StressOptions& recorded_under) {
   switch (format) {
     case StressTraceFormat::kText:
-      return stress_file_write(path, text, StressWriteMode::kReplace);
+      return stress_file_write(path, stress_trace_header_line(recorded_under) + std::string(text),
+                               StressWriteMode::kReplace);
     case StressTraceFormat::kChrome: {
       // The whole document first: a malformed line leaves no half-written file behind.
       Result<std::string> json = chrome_trace_json(text);
