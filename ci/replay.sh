@@ -25,10 +25,18 @@ usage() {
   exit 2
 }
 
+# -h / --help: the usage and the comment above, on stdout; exit 0.
+help() {
+  echo "usage: bash ci/replay.sh [--build] BUNDLE [readyport-stress options...]"
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+}
+
 build=0
+case "${1:-}" in -h | --help) help ;; esac
 if [ "${1:-}" = "--build" ]; then build=1; shift; fi
 if [ "$#" -lt 1 ]; then usage; fi
-case "$1" in -h | --help) usage ;; esac
+case "$1" in -h | --help) help ;; esac
 bundle="$1"
 shift
 if [ ! -f "$bundle" ]; then

@@ -6,7 +6,8 @@
 #   include/readyport/fake/*.hpp           fakes/include/readyport/fake (component testing)
 #   lib/ (bin/ for DLLs)                   readyport_core, readyport_fakes
 #   lib/cmake/readyport/                   readyportConfig.cmake, readyportConfigVersion.cmake
-#                                          (SameMajorVersion), one targets file per component
+#                                          (SameMinorVersion while 0.x, then SameMajorVersion),
+#                                          one targets file per component
 #   share/doc/readyport/LICENSE
 # Headers are installed by directory, so a new header is picked up without editing this file.
 # Every path in the generated files is relative to the install prefix (no build or source path).
@@ -51,8 +52,15 @@ endif()
 configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/readyportConfig.cmake.in"
                               "${PROJECT_BINARY_DIR}/generated/readyportConfig.cmake"
                               INSTALL_DESTINATION ${READYPORT_INSTALL_CMAKEDIR})
+# While the major version is 0 a minor release may break the API (CHANGELOG.md): a request for
+# 0.1 accepts 0.1.x only. From 1.0 on, the major version decides.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(readyport_compatibility SameMinorVersion)
+else()
+  set(readyport_compatibility SameMajorVersion)
+endif()
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/generated/readyportConfigVersion.cmake"
-                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY ${readyport_compatibility})
 install(FILES "${PROJECT_BINARY_DIR}/generated/readyportConfig.cmake"
               "${PROJECT_BINARY_DIR}/generated/readyportConfigVersion.cmake"
         DESTINATION ${READYPORT_INSTALL_CMAKEDIR} COMPONENT core)

@@ -48,13 +48,14 @@ constexpr int kExitUnavailable = 77;  // ctest's SKIP_RETURN_CODE for the smoke 
 struct Arguments {
   EchoWorkload workload;
   bool help = false;
+  bool version = false;  // --version: print the version and commit, run nothing
 };
 
 void print_usage(std::FILE* out) {
   std::fprintf(out,
                "usage: readyport-echo [--clients N] [--concurrent N] [--bytes N] [--workers N]\n"
                "                      [--mode oneshot_level|persistent_level|persistent_edge]\n"
-               "                      [--seed N]\n"
+               "                      [--seed N] | --version | --help\n"
                "  --clients N     client connections in all (default 256)\n"
                "  --concurrent N  clients connected at once at most (default 64)\n"
                "  --bytes N       bytes each client sends and expects back (default 65536)\n"
@@ -96,6 +97,10 @@ bool parse_arguments(int argc, char** argv, Arguments* args_out) {
     const std::string_view flag = argv[i];
     if (flag == "--help" || flag == "-h") {
       args_out->help = true;
+      return true;
+    }
+    if (flag == "--version") {
+      args_out->version = true;
       return true;
     }
     if (i + 1 >= argc) {
@@ -175,6 +180,10 @@ int run(int argc, char** argv) {
   }
   if (args.help) {
     print_usage(stdout);
+    return 0;
+  }
+  if (args.version) {
+    std::printf("readyport-echo %s (commit %s)\n", version_string(), version_commit());
     return 0;
   }
 #ifdef _WIN32

@@ -197,7 +197,8 @@ TEST(StressCommandLineTest, NumbersAreWholeDecimalsInRange) {
        {"-5", "+5", " 5", "5 ", "0x10", "1e3", "5.0", "", "18446744073709551616"}) {
     expect_refused({"--seed", bad}, "--seed");
   }
-  expect_refused({"--seeds", "0"}, "1..100000000");
+  expect_refused({"--seeds", "0"}, "'0' is out of range: it must be in 1..100000000");
+  expect_refused({"--seeds", "x1"}, "'x1' is not a decimal number in 1..100000000");
   expect_refused({"--seeds", "100000001"}, "--seeds");
   expect_refused({"--depth", "65"}, "1..64");
   expect_refused({"--steps-max", "999"}, "1000..1000000000");

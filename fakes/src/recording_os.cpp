@@ -140,11 +140,19 @@ std::string socket_result(Socket s) {
   return s == kInvalidSocket ? std::string("INVALID_SOCKET") : std::to_string(s);
 }
 
+// "m<n>", built by appending: `"m" + std::to_string(n)` makes g++ 12 at -O2/-O3 warn
+// -Wrestrict about its own inlined memcpy (a false positive, GCC bug 105651).
+std::string mutex_name(std::uint32_t number) {
+  std::string name(1, 'm');
+  name += std::to_string(number);
+  return name;
+}
+
 // A Mutex whose calls are recorded as m<n>.lock / m<n>.try_lock / m<n>.unlock.
 class RecordingMutex final : public Mutex {
  public:
   RecordingMutex(RecordingOs& os, std::unique_ptr<Mutex> inner, std::uint32_t number)
-      : os_(os), inner_(std::move(inner)), name_("m" + std::to_string(number)) {}
+      : os_(os), inner_(std::move(inner)), name_(mutex_name(number)) {}
   void lock() override {
     inner_->lock();
     os_.record(name_ + ".lock");
@@ -424,7 +432,7 @@ std::unique_ptr<Mutex> RecordingOs::mutex_create() {
   std::unique_ptr<Mutex> created = inner().mutex_create();
   READYPORT_ASSERT(created != nullptr);
   const std::uint32_t number = mutexes_created_.fetch_add(1) + 1;
-  record(Line("mutex_create").arrow("m" + std::to_string(number)).str());
+  record(Line("mutex_create").arrow(mutex_name(number)).str());
   return std::make_unique<RecordingMutex>(*this, std::move(created), number);
 }
 

@@ -81,6 +81,10 @@ CLI::Option* cli_add_number(CLI::App& app, const std::string& name, Integer* val
       [minimum, maximum](std::string& text) {
         std::uint64_t number = 0;
         if (cli_number_parse(text, minimum, maximum, &number)) return std::string();
+        // A whole decimal number outside the range says so (`--seeds 0`), not "not a number".
+        if (cli_number_parse(text, 0, kCliNumberMax, &number))
+          return "'" + text + "' is out of range: it must be in " + std::to_string(minimum) + ".." +
+                 std::to_string(maximum);
         return "'" + text + "' is not " + cli_number_range_text(minimum, maximum);
       },
       "", "number"));
