@@ -40,6 +40,11 @@ if [ "${#legs[@]}" -eq 0 ]; then legs=("${all_legs[@]}"); fi
 bash ci/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 
 jobs="${READYPORT_JOBS:-$(nproc)}"
+# ccache: paths under the checkout hashed as relative ones, and the build directory left out of
+# the hash, so that another clone of the same commit (CI's fresh clone beside a developer's)
+# reuses the compiled objects. A caller's own settings win.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 log_dir="build/logs"
 mkdir -p "$log_dir"
 passed_total=0
