@@ -158,10 +158,10 @@ struct World {
   World(const StressOptions& options, const SeedParameters& parameters)
       : oracle(OracleOptions{stress_calls_may_lag(options)}),
         // Real threads do not replay: their whole trace is kept, for a failure to be read and
-        // judged offline (written beside its bundle).
-        trace(TraceOptions{
-            options.trace || !options.trace_out.empty() || options.runtime == StressRuntime::kFree,
-            kTraceTailLines}),
+        // judged offline (written beside its bundle); not at --scale (millions of lines).
+        trace(TraceOptions{options.trace || !options.trace_out.empty() ||
+                               (options.runtime == StressRuntime::kFree && !options.scale),
+                           kTraceTailLines}),
         sim(options.runtime == StressRuntime::kSim ? make_sim(options, parameters, trace)
                                                    : nullptr),
         free_runtime(sim ? nullptr : std::make_unique<FreeRuntime>(free_options())),

@@ -341,7 +341,16 @@ void FreeRuntime::run(const std::function<void()>& body) {
   {
     std::lock_guard<std::mutex> held(mutex_);
     outsider_seen_ = false;  // calls before run() (constructing a world) wake nobody later
-    record = &record_add_locked(0, "run");
+    // One record for every run() of this runtime (they never overlap): bounded however often.
+    if (run_record_ == nullptr) {
+      run_record_ = &record_add_locked(0, "run");
+    } else {
+      READYPORT_ASSERT(run_record_->state == FreeState::kFinished);
+      run_record_->state = FreeState::kRunning;
+      run_record_->call.store("(none)", std::memory_order_relaxed);
+      running_ += 1;
+    }
+    record = run_record_;
   }
   tls_runtime = this;
   tls_thread_id = 0;

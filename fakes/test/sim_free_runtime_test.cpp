@@ -98,6 +98,9 @@ TEST(FreeRuntime, RunMakesTheCallerAParticipant) {
   });
   EXPECT_EQ(now_seen_ns, 0u);
   EXPECT_EQ(runtime.now_ns(), 20 * kMs);
+  // run() again on the same runtime: the caller takes part again.
+  runtime.run([&] { os.sleep_ms(5); });
+  EXPECT_EQ(runtime.now_ns(), 25 * kMs);
 }
 
 // The README's "Embedding the engine" snippet for testing handlers on real threads, run as

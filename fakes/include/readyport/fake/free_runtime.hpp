@@ -114,7 +114,9 @@ class FreeRuntime final : public Runtime {
   mutable std::mutex mutex_;    // guards what follows; taken after a FakeOs state mutex
   std::uint32_t running_ = 0;   // participants not parked, not joining, not finished
   bool outsider_seen_ = false;  // an outsider called in since the last run() began
+  // One per thread started (at most threads_max) and one for run().
   std::vector<std::unique_ptr<FreeRecord>> records_;
+  FreeRecord* run_record_ = nullptr;    // in records_, once run() was called
   FreeWaiter* parked_first_ = nullptr;  // parked threads not yet released, a list
 };
 
