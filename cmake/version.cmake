@@ -8,8 +8,10 @@
 #   known) and readyport::version_string() (the version the library was built as). A new commit
 #   changes this one file: one object is recompiled and the libraries relinked.
 #
-# READYPORT_GIT_COMMIT (cache) overrides the commit, for builds from a tarball or a package
-# manager; empty means "ask git", which needs a checkout (a .git entry) and git on the PATH.
+# READYPORT_GIT_COMMIT (cache, or else the environment variable of that name) overrides the
+# commit, for builds from a tarball, a package manager or a CI checkout without git; a full hash
+# is cut to git's 12 digits. Empty means "ask git", which needs a checkout (a .git entry) and git
+# on the PATH; such a tree configures again when HEAD moves.
 # configure_file rewrites a file only when its content changed, so reconfiguring at the same
 # commit rebuilds nothing.
 # Provides: READYPORT_GENERATED_INCLUDE_DIR, READYPORT_VERSION_SOURCE, READYPORT_VERSION_COMMIT.
@@ -20,6 +22,9 @@ set(READYPORT_GIT_COMMIT "" CACHE STRING
 set(READYPORT_VERSION_COMMIT "unknown")
 if(READYPORT_GIT_COMMIT)
   set(READYPORT_VERSION_COMMIT "${READYPORT_GIT_COMMIT}")
+elseif(NOT "$ENV{READYPORT_GIT_COMMIT}" STREQUAL "")
+  # The same from the environment: CI jobs whose checkout has no .git (a container without git).
+  set(READYPORT_VERSION_COMMIT "$ENV{READYPORT_GIT_COMMIT}")
 elseif(EXISTS "${PROJECT_SOURCE_DIR}/.git")
   find_package(Git QUIET)
   if(GIT_FOUND)
@@ -30,6 +35,22 @@ elseif(EXISTS "${PROJECT_SOURCE_DIR}/.git")
       set(READYPORT_VERSION_COMMIT "${_readyport_commit}")
     endif()
   endif()
+endif()
+# A checkout's commit moves with HEAD: configure again when it does, so that a build never
+# reports the commit it was first configured at.
+if(EXISTS "${PROJECT_SOURCE_DIR}/.git/HEAD")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/.git/HEAD")
+  file(READ "${PROJECT_SOURCE_DIR}/.git/HEAD" _readyport_head)
+  if(_readyport_head MATCHES "^ref: ([^\n]+)")
+    set(_readyport_ref "${PROJECT_SOURCE_DIR}/.git/${CMAKE_MATCH_1}")
+    if(EXISTS "${_readyport_ref}")
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_readyport_ref}")
+    endif()
+  endif()
+endif()
+string(LENGTH "${READYPORT_VERSION_COMMIT}" _readyport_commit_length)
+if(READYPORT_VERSION_COMMIT MATCHES "^[0-9a-f]+$" AND _readyport_commit_length GREATER 12)
+  string(SUBSTRING "${READYPORT_VERSION_COMMIT}" 0 12 READYPORT_VERSION_COMMIT)  # as git's short
 endif()
 if(NOT READYPORT_VERSION_COMMIT MATCHES "^[A-Za-z0-9._+-]+$")
   message(FATAL_ERROR "READYPORT_GIT_COMMIT='${READYPORT_VERSION_COMMIT}': use letters, digits and . _ + - only")
