@@ -1,6 +1,8 @@
 #include "bundle.hpp"
 
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "build_info.hpp"
@@ -134,9 +136,15 @@ void add_replay(Json& bundle, const StressOptions& options, std::uint64_t seed,
 
 std::string stress_bundle_path(const std::string& dir, std::uint64_t seed,
                                std::string_view suffix) {
-  std::string path = dir;
-  if (!path.empty() && path.back() != '/' && path.back() != '\\') path += '/';
-  return path + "seed-" + std::to_string(seed) + std::string(suffix) + ".json";
+  std::string base = dir;
+  if (!base.empty() && base.back() != '/' && base.back() != '\\') base += '/';
+  base += "seed-" + std::to_string(seed) + std::string(suffix);
+  std::string path = base + ".json";
+  std::error_code error;  // a path that cannot be checked counts as free
+  for (std::uint32_t run = 2; run <= kStressBundleRunsMax && std::filesystem::exists(path, error);
+       ++run)
+    path = base + ".run" + std::to_string(run) + ".json";
+  return path;
 }
 
 Json stress_bundle_json(const StressOptions& options, const SeedReport& report,

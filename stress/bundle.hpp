@@ -65,7 +65,11 @@ struct StressBundle {
   std::string trace_hash;  // "" when the run aborted the process
 };
 
-// "<dir>/seed-<seed><suffix>.json" (suffix e.g. "-shrunk"; "" for none).
+// "<dir>/seed-<seed><suffix>.json" (suffix e.g. "-shrunk"; "" for none), or, when that file
+// exists already, the first of "...<suffix>.run2.json" to ".run<kStressBundleRunsMax>.json" that
+// does not: a rerun of a failure (its printed replay command) never overwrites the bundle it came
+// from. Past the last, the last (it is replaced).
+inline constexpr std::uint32_t kStressBundleRunsMax = 999;
 std::string stress_bundle_path(const std::string& dir, std::uint64_t seed, std::string_view suffix);
 
 // The bundle of a finished failing run. `options` are the options the seed ran under.

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -185,6 +188,28 @@ TEST(OptionsJsonTest, PathsOfBundles) {
   EXPECT_EQ(stress_bundle_path("d", 5, ""), "d/seed-5.json");
   EXPECT_EQ(stress_bundle_path("d/", 5, "-shrunk"), "d/seed-5-shrunk.json");
   EXPECT_EQ(stress_bundle_path("", 18446744073709551615ULL, ""), "seed-18446744073709551615.json");
+  // A rerun never overwrites: the next free name.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("readyport-bundle-path-" +
+       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string first = stress_bundle_path(dir.string(), 7, "");
+  EXPECT_EQ(std::filesystem::path(first).filename(), "seed-7.json");
+  {
+    std::ofstream(first) << "{}";
+  }
+  const std::string second = stress_bundle_path(dir.string(), 7, "");
+  EXPECT_EQ(std::filesystem::path(second).filename(), "seed-7.run2.json");
+  {
+    std::ofstream(second) << "{}";
+  }
+  EXPECT_EQ(std::filesystem::path(stress_bundle_path(dir.string(), 7, "")).filename(),
+            "seed-7.run3.json");
+  EXPECT_EQ(std::filesystem::path(stress_bundle_path(dir.string(), 7, "-shrunk")).filename(),
+            "seed-7-shrunk.json");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
