@@ -23,9 +23,9 @@ namespace lifetime_oracle_internal {
 
 // Bounds (see the header's "Memory").
 constexpr std::size_t kTombstonesMax = 65536;
-constexpr std::size_t kTombstonesPerSocketMax = 64;
+constexpr std::size_t kTombstonesPerSocketMax = 1024;
 constexpr std::size_t kEndedKeysMax = 65536;
-constexpr std::size_t kOrphansMax = 64;
+constexpr std::size_t kOrphansMax = 65536;
 constexpr std::size_t kClosedUnremovedMax = 4096;
 constexpr std::size_t kQuotedCharsMax = 160;
 // Handler::on_events's kInterestClose (engine.hpp), as the workload writes it in hnd.leave.

@@ -285,11 +285,11 @@ TEST(LifetimeOracleRules, O1OnRealThreadsIsCountedAsUnjudgedNeverPassedSilently)
   EXPECT_EQ(oracle_judgement(false).none, "");
 }
 
-// What a bound makes the oracle forget is counted, never passed silently: the 65th packet of no
-// known registration pushes the oldest orphan out.
+// What a bound makes the oracle forget is counted, never passed silently: the 65,537th packet of
+// no known registration pushes the oldest orphan out.
 TEST(LifetimeOracleRules, ABoundHitIsCounted) {
   std::vector<Event> events = {{1, "create_port concurrency=0 -> 1000"}};
-  for (int key = 1; key <= 65; ++key) {
+  for (int key = 1; key <= 65'537; ++key) {
     events.push_back({2, "psn port=1000 timeout=0 count=1 -> ERROR_SUCCESS n=1 entries=[key=" +
                              std::to_string(key * 4) + "/mask=0x1]"});
   }
