@@ -67,7 +67,7 @@ struct EchoServer::Impl {
       length_ = 0;
     }
 
-    Interest on_events(ConnId, Socket socket, std::uint32_t events) override {
+    Interest on_events(ConnId, Socket socket, std::uint32_t events) noexcept override {
       if ((events & kSockNotifyEventErr) != 0) {
         server_.count_error();
         return kInterestClose;
@@ -89,7 +89,7 @@ struct EchoServer::Impl {
       return kInterestClose;
     }
 
-    void on_closed(ConnId) override { server_.release(*this); }
+    void on_closed(ConnId) noexcept override { server_.release(*this); }
 
    private:
     enum class Step { kNeedIn, kNeedOut, kEnd, kError };
@@ -131,7 +131,7 @@ struct EchoServer::Impl {
   class Listener final : public Handler {
    public:
     explicit Listener(Impl& server) : server_(server) {}
-    Interest on_events(ConnId, Socket socket, std::uint32_t) override {
+    Interest on_events(ConnId, Socket socket, std::uint32_t) noexcept override {
       for (;;) {
         const Socket accepted = server_.os.accept(socket, nullptr);
         if (accepted == kInvalidSocket) {
@@ -142,7 +142,7 @@ struct EchoServer::Impl {
       }
       return kInterestIn;
     }
-    void on_closed(ConnId) override {
+    void on_closed(ConnId) noexcept override {
       Guard guard(*server_.mutex);
       server_.counts.listener_closed = true;
     }
@@ -329,7 +329,7 @@ class EchoClients {
           chunk_state_(owner.workload_.seed ^ (std::uint64_t{index} * 0x9E3779B97F4A7C15ULL)),
           scratch_(std::max<std::uint32_t>(owner.workload_.chunk_bytes_max, 1)) {}
 
-    Interest on_events(ConnId, Socket socket, std::uint32_t events) override {
+    Interest on_events(ConnId, Socket socket, std::uint32_t events) noexcept override {
       Progress p;
       if ((events & kSockNotifyEventErr) != 0) {
         p.failed = true;  // a refused connect (spec D3) or a reset
@@ -344,7 +344,7 @@ class EchoClients {
       return sent_ < total_ ? kInterestIn | kInterestOut : kInterestIn;
     }
 
-    void on_closed(ConnId) override {
+    void on_closed(ConnId) noexcept override {
       {
         Guard guard(owner_.mutex_);
         ++owner_.counts_.clients_closed;

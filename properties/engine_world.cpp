@@ -78,8 +78,8 @@ class EchoHandler final : public Handler {
  public:
   EchoHandler(World& world, Socket socket, Mode mode, Interest interest)
       : world_(world), socket_(socket), mode_(mode), interest_(interest), buffer_(kBufferBytes) {}
-  Interest on_events(ConnId id, Socket socket, std::uint32_t events) override;
-  void on_closed(ConnId id) override;
+  Interest on_events(ConnId id, Socket socket, std::uint32_t events) noexcept override;
+  void on_closed(ConnId id) noexcept override;
 
   void request_close_inside(bool by_call) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -114,7 +114,7 @@ class EchoHandler final : public Handler {
 class RecordTask final : public Task {
  public:
   RecordTask(World& world, std::uint32_t index) : world_(world), index_(index) {}
-  void run() override;
+  void run() noexcept override;
 
  private:
   World& world_;
@@ -234,7 +234,7 @@ struct World {
   EngineRunResult result;
 };
 
-Interest EchoHandler::on_events(ConnId id, Socket socket, std::uint32_t events) {
+Interest EchoHandler::on_events(ConnId id, Socket socket, std::uint32_t events) noexcept {
   world_.record("hnd.enter s=" + std::to_string(socket_) + " id=" + id_text(id) +
                 " arg_s=" + std::to_string(socket) + " ev=" + hex_text(events));
   {
@@ -290,14 +290,14 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
   }
 }
 
-void EchoHandler::on_closed(ConnId id) {
+void EchoHandler::on_closed(ConnId id) noexcept {
   world_.record("hnd.closed s=" + std::to_string(socket_) + " id=" + id_text(id));
   std::lock_guard<std::mutex> lock(mutex_);
   ended_ = true;
   ++closed_count_;
 }
 
-void RecordTask::run() { world_.record("wl.task_run task=" + std::to_string(index_)); }
+void RecordTask::run() noexcept { world_.record("wl.task_run task=" + std::to_string(index_)); }
 
 void World::add(const EngineCommand& command) {
   // A loopback pair through the recording layer (no faults: the setup is not under test).

@@ -43,7 +43,7 @@ std::string hex_text(std::uint32_t value) {
 
 // ---- TracedHandler ----------------------------------------------------------------------------
 
-Interest TracedHandler::on_events(ConnId id, Socket arg_socket, std::uint32_t events) {
+Interest TracedHandler::on_events(ConnId id, Socket arg_socket, std::uint32_t events) noexcept {
   world_.record("hnd.enter s=" + std::to_string(socket) + " id=" + id_text(id) +
                 " arg_s=" + std::to_string(arg_socket) + " ev=" + hex_text(events));
   const Interest result = handle(id, events);
@@ -51,7 +51,7 @@ Interest TracedHandler::on_events(ConnId id, Socket arg_socket, std::uint32_t ev
   return result;
 }
 
-void TracedHandler::on_closed(ConnId id) {
+void TracedHandler::on_closed(ConnId id) noexcept {
   world_.record("hnd.closed s=" + std::to_string(socket) + " id=" + id_text(id));
   closed(id);
 }
@@ -224,7 +224,7 @@ void ClientConn::closed(ConnId id) {
   world_.client_finished(*this, received_ >= world_.workload.bytes_per_client);
 }
 
-void ChaosTask::run() {
+void ChaosTask::run() noexcept {
   world_.record("wl.task_run task=" + std::to_string(index_));
   Guard guard(*world_.mutex);
   ++world_.counts.tasks_run;

@@ -33,8 +33,8 @@ std::string hex_text(std::uint32_t value);
 class TracedHandler : public Handler {
  public:
   explicit TracedHandler(World& world) : world_(world) {}
-  Interest on_events(ConnId id, Socket socket, std::uint32_t events) final;
-  void on_closed(ConnId id) final;
+  Interest on_events(ConnId id, Socket socket, std::uint32_t events) noexcept final;
+  void on_closed(ConnId id) noexcept final;
 
   // The socket this handler serves; set before add(), read by the handler only.
   Socket socket = kInvalidSocket;
@@ -101,7 +101,7 @@ class ClientConn final : public TracedHandler {
 class ChaosTask final : public Task {
  public:
   ChaosTask(World& world, std::uint32_t index) : world_(world), index_(index) {}
-  void run() override;
+  void run() noexcept override;
 
  private:
   World& world_;

@@ -111,8 +111,8 @@ TEST(EngineAllocationTest, TheWaitPathAllocatesNothing) {
   RecordingHandler unused;
   class Quiet final : public Handler {
    public:
-    Interest on_events(ConnId, Socket, std::uint32_t) override { return kInterestIn; }
-    void on_closed(ConnId) override {}
+    Interest on_events(ConnId, Socket, std::uint32_t) noexcept override { return kInterestIn; }
+    void on_closed(ConnId) noexcept override {}
   } handler;
   for (std::uint32_t i = 0; i < kConnections; ++i)
     ASSERT_TRUE(engine.add(0x100 + 4 * i, kInterestIn, Mode::kOneshotLevel, handler).ok());

@@ -3,7 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <stdexcept>
+#include <utility>
 
 #include "engine_test_util.hpp"
 #include "mock_os.hpp"
@@ -301,12 +305,12 @@ TEST_F(EngineBadInputTest, FailedPostChangesNothing) {
 class StoppingHandler final : public Handler {
  public:
   explicit StoppingHandler(Engine*& engine) : engine_(engine) {}
-  Interest on_events(ConnId, Socket, std::uint32_t) override {
+  Interest on_events(ConnId, Socket, std::uint32_t) noexcept override {
     stop_status = engine_->stop();
     poll_status = engine_->poll(0).status();
     return kInterestClose;
   }
-  void on_closed(ConnId) override {}
+  void on_closed(ConnId) noexcept override {}
   Status stop_status;
   Status poll_status;
 
@@ -335,6 +339,50 @@ TEST_F(EngineBadInputTest, StopAndPollFromAHandlerAreRefused) {
   expect_stop_empty();
   ASSERT_TRUE(engine_->stop().ok());
 }
+
+// The callbacks' error contract is checked by the compiler (engine.hpp): an override that may
+// throw does not compile, and a call through the base is noexcept.
+static_assert(noexcept(std::declval<Handler&>().on_events(ConnId{}, kInvalidSocket, 0u)));
+static_assert(noexcept(std::declval<Handler&>().on_closed(ConnId{})));
+static_assert(noexcept(std::declval<Task&>().run()));
+
+// Throws from a function the handler calls (a throw written in the noexcept body itself is a
+// compile-time warning, -Wterminate).
+[[noreturn]] void fail_deep_inside() { throw std::runtime_error("the handler's own failure"); }
+
+class ThrowingHandler final : public Handler {
+ public:
+  Interest on_events(ConnId, Socket, std::uint32_t) noexcept override { fail_deep_inside(); }
+  void on_closed(ConnId) noexcept override {}
+};
+
+#if GTEST_HAS_DEATH_TEST
+// What the C++ runtime prints as std::terminate ends the process (MSVC's prints nothing to match).
+#if defined(_MSC_VER)
+constexpr const char* kTerminateMessage = "";
+#else
+constexpr const char* kTerminateMessage = "terminate";
+#endif
+
+// An exception that escapes a handler ends the process at once (std::terminate), never unwinds
+// through the engine with a driver claimed and a slot dispatching.
+TEST_F(EngineBadInputTest, AThrowingHandlerTerminatesTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        start();
+        ThrowingHandler handler;
+        expect_add_call(kSock, key(0), 0);
+        if (!engine_->add(kSock, kInterestIn, Mode::kOneshotLevel, handler).ok()) std::abort();
+        EXPECT_CALL(os_, process_socket_notifications(kPort, 0, nullptr, _, _, _, _))
+            .WillOnce(Psn({}, {packet(key(0), kSockNotifyEventIn)}, kErrorSuccess));
+        (void)engine_->poll(5);
+        std::fputs("the handler's exception came back through poll()\n", stderr);
+        std::exit(0);
+      },
+      kTerminateMessage);
+}
+#endif
 
 }  // namespace
 }  // namespace readyport::test

@@ -76,11 +76,11 @@ inline void handle_readable(FakeOs& os, Socket engine_end, Socket peer_end) {
 class BusyHandler final : public Handler {
  public:
   BusyHandler(FakeOs& os, Socket peer_end) : os_(os), peer_end_(peer_end) {}
-  Interest on_events(ConnId, Socket socket, std::uint32_t) override {
+  Interest on_events(ConnId, Socket socket, std::uint32_t) noexcept override {
     handle_readable(os_, socket, peer_end_);
     return kInterestIn;
   }
-  void on_closed(ConnId) override {}
+  void on_closed(ConnId) noexcept override {}
 
  private:
   FakeOs& os_;

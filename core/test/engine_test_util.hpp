@@ -18,7 +18,7 @@ class RecordingHandler final : public Handler {
   std::function<Interest(ConnId, Socket, std::uint32_t)> on_event =
       [](ConnId, Socket, std::uint32_t) { return kInterestIn; };
 
-  Interest on_events(ConnId id, Socket socket, std::uint32_t events) override {
+  Interest on_events(ConnId id, Socket socket, std::uint32_t events) noexcept override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       calls_.push_back({id, events});
@@ -30,7 +30,7 @@ class RecordingHandler final : public Handler {
     --inside_;
     return result;
   }
-  void on_closed(ConnId id) override {
+  void on_closed(ConnId id) noexcept override {
     std::lock_guard<std::mutex> lock(mutex_);
     closed_.push_back(id);
   }
@@ -77,7 +77,7 @@ class Gate {
 
 class CountingTask final : public Task {
  public:
-  void run() override { ++runs; }
+  void run() noexcept override { ++runs; }
   int runs = 0;
 };
 

@@ -757,7 +757,7 @@ class TracedEcho final : public Handler {
   TracedEcho(RunWorld& world, Socket socket, std::uint32_t close_after)
       : world_(world), socket_(socket), close_after_(close_after) {}
 
-  Interest on_events(ConnId id, Socket socket, std::uint32_t events) override {
+  Interest on_events(ConnId id, Socket socket, std::uint32_t events) noexcept override {
     world_.record("hnd.enter s=" + std::to_string(socket_) + " id=" + id_text(id) +
                   " arg_s=" + std::to_string(socket) + " ev=" + hex_text(events));
     if (!notified_) {
@@ -772,7 +772,7 @@ class TracedEcho final : public Handler {
     world_.record("hnd.leave s=" + std::to_string(socket_) + " ret=" + hex_text(result));
     return result;
   }
-  void on_closed(ConnId id) override {
+  void on_closed(ConnId id) noexcept override {
     world_.record("hnd.closed s=" + std::to_string(socket_) + " id=" + id_text(id));
     closed = true;
   }
@@ -815,7 +815,7 @@ class TracedEcho final : public Handler {
 class TracedTask final : public Task {
  public:
   TracedTask(RunWorld& world, std::uint32_t number) : world_(world), number_(number) {}
-  void run() override { world_.record("wl.task_run task=" + std::to_string(number_)); }
+  void run() noexcept override { world_.record("wl.task_run task=" + std::to_string(number_)); }
 
  private:
   RunWorld& world_;

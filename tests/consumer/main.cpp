@@ -24,7 +24,7 @@ class EchoHandler final : public readyport::Handler {
   explicit EchoHandler(readyport::Os& os) : os_(os) {}
 
   readyport::Interest on_events(readyport::ConnId /*id*/, readyport::Socket socket,
-                                std::uint32_t events) override {
+                                std::uint32_t events) noexcept override {
     if ((events & readyport::kSockNotifyEventErr) != 0) return readyport::kInterestClose;
     char buffer[512];
     for (;;) {
@@ -44,7 +44,7 @@ class EchoHandler final : public readyport::Handler {
     }
   }
 
-  void on_closed(readyport::ConnId /*id*/) override { closed_ = true; }
+  void on_closed(readyport::ConnId /*id*/) noexcept override { closed_ = true; }
 
   std::uint32_t echoed_bytes() const { return echoed_bytes_; }
   bool closed() const { return closed_; }

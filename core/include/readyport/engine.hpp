@@ -9,13 +9,13 @@
 //
 //   class Echo final : public readyport::Handler {
 //     readyport::Interest on_events(readyport::ConnId, readyport::Socket s,
-//                                   std::uint32_t events) override {
+//                                   std::uint32_t events) noexcept override {
 //       if (events & (readyport::kSockNotifyEventHangup | readyport::kSockNotifyEventErr))
 //         return readyport::kInterestClose;
 //       /* recv from s until WSAEWOULDBLOCK, send it back */
 //       return readyport::kInterestIn;          // re-arm: the whole registration (spec C2)
 //     }
-//     void on_closed(readyport::ConnId) override { /* the socket is closed; free your state */ }
+//     void on_closed(readyport::ConnId) noexcept override { /* the socket is closed: free */ }
 //   };
 //
 //   readyport::Engine engine(os, readyport::EngineOptions{});  // allocates everything
@@ -106,7 +106,10 @@ struct ConnId {
 // A connection's callbacks. The caller owns the handler; it must outlive the connection until
 // on_closed() has returned (one handler may serve many connections). Neither method allocates
 // on the engine's behalf; both run on a driver thread (run_worker, poll or stop) with no engine
-// lock held, and never concurrently for one connection.
+// lock held, and never concurrently for one connection. Errors: both are noexcept, a contract the
+// compiler checks on every override: an exception escaping one ends the process
+// (std::terminate), because the engine cannot unwind a claimed driver and a dispatching slot.
+// Catch inside and return kInterestClose to end a connection whose handler failed.
 class Handler {
  public:
   // `events` is the packet's mask without REMOVE (SOCK_NOTIFY_EVENT_IN/OUT/HANGUP/ERR; test bits
@@ -116,10 +119,10 @@ class Handler {
   // Returns the new interest (bits of kInterestAll) for the whole registration, or kInterestClose.
   // Re-entrancy: may call any Engine method except stop() (close() of this or any connection,
   // add(), post()). May be entered before add() returned on the adding thread.
-  virtual Interest on_events(ConnId id, Socket socket, std::uint32_t events) = 0;
+  virtual Interest on_events(ConnId id, Socket socket, std::uint32_t events) noexcept = 0;
   // The last call for `id`: exactly once per successful add(), after the socket was closed. The
   // handler may be destroyed from here. Re-entrancy as on_events.
-  virtual void on_closed(ConnId id) = 0;
+  virtual void on_closed(ConnId id) noexcept = 0;
 
  protected:
   ~Handler() = default;
@@ -127,10 +130,10 @@ class Handler {
 
 // A unit of work for post(). The caller owns it; it must outlive its run() (a task may be
 // posted again from its own run()). run() is called once per successful post(), on a driver
-// thread, with no engine lock held; re-entrancy as Handler::on_events.
+// thread, with no engine lock held; re-entrancy and errors (noexcept) as Handler::on_events.
 class Task {
  public:
-  virtual void run() = 0;
+  virtual void run() noexcept = 0;
 
  protected:
   ~Task() = default;
