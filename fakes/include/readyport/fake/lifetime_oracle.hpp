@@ -58,8 +58,9 @@
 // Memory: state per live socket, registration and connection; ended connections are kept as
 // tombstones (at most 65,536, and 1,024 per socket value, for O2/O9), ended keys at most 65,536
 // (for O7), closed-unremoved registrations until drained (at most 4096; beyond that the oldest
-// counts as drained), 65,536 orphan packets (stale ones among them). Each bound hit is counted (OracleBound): sized so that
-// the main job, its sweeps and --scale up to 20,000 connections hit none.
+// counts as drained), 65,536 orphan packets (stale ones among them). Each bound hit is counted
+// (OracleBound): sized so that the main job, its sweeps and --scale up to 20,000 connections hit
+// none.
 //
 // Ownership: a plain object; as a sink it must outlive the trace's use of it (or be unset).
 // Threading: on_trace_line, observe_text and finish are serialised by an internal mutex (the
