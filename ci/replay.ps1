@@ -16,8 +16,9 @@
 # workload and network access for the FetchContent dependencies on the first configure).
 # clang-cl-asan is not offered: its binary needs ci/windows.ps1's ASan link flags and runtime.
 # The driver runs in the caller's directory (relative paths in its options are the caller's).
-# Exit status: the driver's: 0 the seed passes now, 1 it still fails, 2 a bad bundle or option;
-# 2 also when the binary cannot be built (the reason is printed).
+# Exit status: the driver's: 0 the same verdict and trace hash as recorded, 3 the same verdict
+# with another trace, 4 not reproduced (it passes now, or fails another way); a corpus entry: 0 it
+# passes, 1 it fails; 2 a bad bundle or option, or a binary that cannot be built.
 [CmdletBinding(PositionalBinding = $false)]
 param(
   [Parameter(Mandatory = $true, Position = 0)]

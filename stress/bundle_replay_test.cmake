@@ -58,8 +58,9 @@ if(NOT hash MATCHES "^[0-9a-f]+$")
   message(FATAL_ERROR "the bundle's trace hash is '${hash}'")
 endif()
 run(out rc --replay bundles/seed-5.json)
-if(NOT rc EQUAL 1 OR NOT out MATCHES "trace hash: ${hash} \\(recorded ${hash}: matches\\)")
-  message(FATAL_ERROR "--replay should fail again with hash ${hash} (exit ${rc}):\n${out}")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "trace hash: ${hash} \\(recorded ${hash}: matches\\)"
+   OR NOT out MATCHES "replay: reproduced exactly")
+  message(FATAL_ERROR "--replay should fail again with hash ${hash}, exit 0 (exit ${rc}):\n${out}")
 endif()
 if(out MATCHES "warning: the bundle was written by commit")
   message(FATAL_ERROR "a bundle of this very build warns about its commit:\n${out}")
@@ -70,17 +71,33 @@ message(STATUS "replayed seed 5: trace hash ${hash} matches")
 string(JSON other SET "${bundle}" readyport commit "\"000000000000\"")
 file(WRITE "${WORK}/other-commit.json" "${other}")
 run(out rc --replay other-commit.json)
-if(NOT rc EQUAL 1 OR NOT out MATCHES "warning: the bundle was written by commit 000000000000"
+if(NOT rc EQUAL 0 OR NOT out MATCHES "warning: the bundle was written by commit 000000000000"
    OR NOT out MATCHES "recorded ${hash}: matches")
   message(FATAL_ERROR "a bundle of another commit should warn and replay (exit ${rc}):\n${out}")
 endif()
 
-# 4. The same bundle with room to finish: it passes now, exit 0, and says the hash differs.
+# 4. The same bundle with room to finish: it passes now, so the failure is not reproduced
+# (exit 4), and the hash differs.
 string(JSON roomy SET "${bundle}" options steps_max 2000000)
 file(WRITE "${WORK}/roomy.json" "${roomy}")
 run(out rc --replay roomy.json)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "verdict: ok" OR NOT out MATCHES "DIFFERS")
-  message(FATAL_ERROR "the bundle with the default --steps-max should pass (exit ${rc}):\n${out}")
+if(NOT rc EQUAL 4 OR NOT out MATCHES "verdict: ok" OR NOT out MATCHES "DIFFERS"
+   OR NOT out MATCHES "replay: NOT reproduced")
+  message(FATAL_ERROR "the bundle with the default --steps-max should pass, exit 4 (exit ${rc}):\n${out}")
+endif()
+# 4b. The record's trace hash changed by one digit: the same verdict, another trace (exit 3).
+string(SUBSTRING "${hash}" 1 -1 hash_rest)
+string(SUBSTRING "${hash}" 0 1 hash_first)
+if(hash_first STREQUAL "0")
+  set(hash_first "1")
+else()
+  set(hash_first "0")
+endif()
+string(JSON rehashed SET "${bundle}" trace hash "\"${hash_first}${hash_rest}\"")
+file(WRITE "${WORK}/rehashed.json" "${rehashed}")
+run(out rc --replay rehashed.json)
+if(NOT rc EQUAL 3 OR NOT out MATCHES "DIFFERS" OR NOT out MATCHES "the same verdict, another trace")
+  message(FATAL_ERROR "a bundle whose recorded hash differs should exit 3 (exit ${rc}):\n${out}")
 endif()
 
 # 5. Broken bundles: exit 2 and the field named.

@@ -49,7 +49,11 @@ Result<ReplayInput> read_input(const std::string& path) {
   return input;
 }
 
-void print_record_comparison(const StressBundle& bundle, const SeedReport& report) {
+// Compares the replay with the bundle's record, prints how, and returns the exit status: 0 the
+// same verdict (failure signature) and the same trace hash, kStressReplaySameVerdictOtherTrace
+// the same verdict with another trace (or none recorded: the recorded run aborted), and
+// kStressReplayNotReproduced another verdict.
+int print_record_comparison(const StressBundle& bundle, const SeedReport& report) {
   const std::string signature = report.status.ok() ? "" : stress_failure_signature(report.status);
   std::string compared = "the same";
   if (signature.empty()) {
@@ -59,14 +63,25 @@ void print_record_comparison(const StressBundle& bundle, const SeedReport& repor
   }
   std::printf("recorded: %s: %s (signature %s: %s)\n", bundle.status.c_str(),
               bundle.message.c_str(), bundle.signature.c_str(), compared.c_str());
+  const bool same_trace = !bundle.trace_hash.empty() && report.trace_hash == bundle.trace_hash;
   if (bundle.trace_hash.empty()) {
     std::printf("trace hash: %s (none recorded: the recorded run aborted)\n",
                 report.trace_hash.c_str());
   } else {
     std::printf("trace hash: %s (recorded %s: %s)\n", report.trace_hash.c_str(),
-                bundle.trace_hash.c_str(),
-                report.trace_hash == bundle.trace_hash ? "matches" : "DIFFERS");
+                bundle.trace_hash.c_str(), same_trace ? "matches" : "DIFFERS");
   }
+  if (signature != bundle.signature) {
+    std::printf("replay: NOT reproduced (exit %d)\n", kStressReplayNotReproduced);
+    return kStressReplayNotReproduced;
+  }
+  if (!same_trace) {
+    std::printf("replay: the same verdict, another trace (exit %d)\n",
+                kStressReplaySameVerdictOtherTrace);
+    return kStressReplaySameVerdictOtherTrace;
+  }
+  std::printf("replay: reproduced exactly (verdict and trace hash)\n");
+  return 0;
 }
 
 }  // namespace
@@ -139,11 +154,9 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
   const std::string program = command_line.empty() ? "readyport-stress" : command_line[0];
   if (!report.status.ok()) stress_failure_print(run_options, report, "", program);
   std::printf("verdict: %s\n", report.status.ok() ? "ok" : report.status.to_string().c_str());
-  if (input.value().recorded) {
-    print_record_comparison(bundle, report);
-  } else {
-    std::printf("trace hash: %s (a corpus entry records none)\n", report.trace_hash.c_str());
-  }
+  if (input.value().recorded) return print_record_comparison(bundle, report);
+  // A corpus entry records no failure: it must pass.
+  std::printf("trace hash: %s (a corpus entry records none)\n", report.trace_hash.c_str());
   return report.status.ok() ? 0 : 1;
 }
 

@@ -45,7 +45,9 @@ const char* const kExamples =
     "an option given twice. Numbers are whole decimals in the range each option states.\n"
     "Every failing seed writes a bundle (--bundle-dir) and prints the command that replays it.\n"
     "Exit status: 0 when everything passed, 1 on any failure, 2 on a bad command line, 77 when\n"
-    "--os windows finds no ProcessSocketNotifications (Wine, Windows before build 20348).\n";
+    "--os windows finds no ProcessSocketNotifications (Wine, Windows before build 20348).\n"
+    "--replay of a bundle: 0 the same verdict and trace hash, 3 the same verdict with another\n"
+    "trace, 4 not reproduced (another verdict); of a corpus entry: 0 it passes, 1 it fails.\n";
 
 // "I/N" with 1 <= I <= N <= kShardsMax.
 bool parse_shard(std::string_view text, std::uint32_t* index_out, std::uint32_t* count_out) {
