@@ -62,14 +62,8 @@ std::string stress_faults_description(const StressOptions& options) {
 // "oracle bounds hit" with each bound's count; returns their sum.
 std::uint64_t print_bounds(const std::array<std::uint64_t, kOracleBounds>& bounds_hit) {
   std::uint64_t all = 0;
-  std::string text;
-  for (std::size_t i = 0; i < kOracleBounds; ++i) {
-    all += bounds_hit[i];
-    if (!text.empty()) text += ", ";
-    text += std::string(oracle_bound_name(static_cast<OracleBound>(i))) + " " +
-            std::to_string(bounds_hit[i]);
-  }
-  std::printf("  oracle bounds hit      %s%s\n", text.c_str(),
+  for (const std::uint64_t hits : bounds_hit) all += hits;
+  std::printf("  oracle bounds hit      %s%s\n", oracle_bounds_text(bounds_hit).c_str(),
               all == 0 ? "" : " (what it forgot there was NOT judged)");
   return all;
 }
@@ -86,10 +80,9 @@ std::uint64_t stress_judgement_print(
               judgement.full.c_str(), judgement.part.c_str(), judgement.none.c_str());
   std::string seen;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
-    const std::string name = "O" + std::to_string(rule);
-    if ((" " + judgement.none + " ").find(" " + name + " ") == std::string::npos) continue;
+    if (!oracle_rule_unjudged_with_lag(rule)) continue;
     if (!seen.empty()) seen += ", ";
-    seen += name + " " + std::to_string(unjudged_by_rule[rule]);
+    seen += "O" + std::to_string(rule) + " " + std::to_string(unjudged_by_rule[rule]);
   }
   std::printf("  not judged, seen       %s (would-be violations: neither passed nor failed)\n",
               seen.c_str());

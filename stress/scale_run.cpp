@@ -128,14 +128,9 @@ int stress_scale_main(const StressOptions& options) {
                                             std::to_string(c.clients_refused) + " refused");
     }
     // The oracle judges every line at scale too: a bound it hit is judgement lost.
-    std::string bounds;
+    const std::string bounds = oracle_bounds_text(report.oracle.bounds_hit);
     std::uint64_t bounds_hit = 0;
-    for (std::size_t i = 0; i < kOracleBounds; ++i) {
-      bounds_hit += report.oracle.bounds_hit[i];
-      bounds += std::string(bounds.empty() ? "" : ", ") +
-                oracle_bound_name(static_cast<OracleBound>(i)) + " " +
-                std::to_string(report.oracle.bounds_hit[i]);
-    }
+    for (const std::uint64_t hits : report.oracle.bounds_hit) bounds_hit += hits;
     if (report.status.ok() && bounds_hit != 0) {
       report.status = Status(StatusCode::kInternal,
                              "scale: the oracle hit its bounds (" + bounds + "): not judged");

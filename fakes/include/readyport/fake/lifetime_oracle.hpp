@@ -138,6 +138,11 @@ struct OracleJudgement {
   std::string none;  // not judged: a would-be violation is counted (OracleCounts::unjudged)
 };
 OracleJudgement oracle_judgement(bool calls_may_lag);
+// Whether rule ON (1..kOracleRules) is left unjudged when calls may lag: its would-be violations
+// are counted in OracleCounts::unjudged_by_rule instead. The one list fail() and the text use.
+bool oracle_rule_unjudged_with_lag(std::uint32_t rule);
+// "closed_unremoved 0, ended_keys 0, orphans 0, tombstones 0": each bound's hits, for a report.
+std::string oracle_bounds_text(const std::array<std::uint64_t, kOracleBounds>& bounds_hit);
 
 struct OracleOptions {
   // The trace comes from real threads (FreeRuntime, a real backend): a call's line is written
