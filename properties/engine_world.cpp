@@ -146,7 +146,7 @@ struct World {
         sim(make_sim_options(engine_case_in, trace)),
         context(sim),
         fake(FakeOptions{}, sim),
-        recording(fake, trace, context),
+        recording(fake, trace, context, RecordingOs::BeginLines::kAtEffect),
         faulty(recording, FaultPlan::none(),
                SeedStreams(engine_case_in.seed).seed(SeedStream::kFaults), &trace, &context),
         observer(trace, context),

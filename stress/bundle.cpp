@@ -163,9 +163,8 @@ Json stress_bundle_json(const StressOptions& options, const SeedReport& report,
   for (const std::string& line : report.trace_tail) tail.push_back(trimmed_line(line));
   trace["tail"] = std::move(tail);
   bundle["trace"] = std::move(trace);
-  // What the oracle could not judge of this seed (real threads), never silently a pass.
-  bundle["oracle_judgement"] = stress_judgement_json(
-      stress_calls_may_lag(options), report.oracle.unjudged_by_rule, report.oracle.bounds_hit);
+  // How each rule fared on this seed: what it could not judge is never silently a pass.
+  bundle["oracle_judgement"] = stress_judgement_json(report.oracle.judgement);
   bundle["faults_fired"] = faults_fired_json(report);
   // The faults that fired as pinned hits: `--faults <fired_hits>` replays the same run ("" when
   // more fired than a plan holds).

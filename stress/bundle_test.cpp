@@ -25,9 +25,11 @@ StressOptions failing_options() {
   return options;
 }
 
+// The bundle path a fresh directory gives (stress_bundle_path never names an existing file, so a
+// directory the tests share could hold seed-5.json already).
 StressBundleContext context_for(std::uint64_t seed) {
   return StressBundleContext{{"build/x/readyport-stress", "--seeds", "3"},
-                             stress_bundle_path("stress-failures", seed, ""),
+                             stress_bundle_path("bundle-test-never-made", seed, ""),
                              "seed range"};
 }
 
@@ -91,7 +93,7 @@ TEST_F(BundleTest, HoldsEveryDrawnParameterTheTraceAndTheReplayCommand) {
   EXPECT_EQ(bundle["trace"]["tail"][0].get<std::string>() + "\n", report_->trace_tail[0]);
   EXPECT_EQ(bundle["faults_fired"].size(), kFaultSiteCount);
   EXPECT_EQ(bundle["fired_hits"], report_->fired_hits);
-  EXPECT_EQ(bundle["replay"], "build/x/readyport-stress --replay stress-failures/seed-5.json");
+  EXPECT_EQ(bundle["replay"], "build/x/readyport-stress --replay bundle-test-never-made/seed-5.json");
   EXPECT_EQ(bundle["command_line"].size(), 3u);
   EXPECT_EQ(bundle["readyport"]["compiler"], stress_build_info().compiler);
 }

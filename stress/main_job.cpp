@@ -96,7 +96,8 @@ void write_failure_trace(const StressOptions& options, const SeedReport& report,
                          const std::string& bundle_path) {
   const std::string path = std::filesystem::path(bundle_path).replace_extension(".trace").string();
   const Status written =
-      stress_trace_write(path, StressTraceFormat::kText, report.trace_text, options);
+      stress_trace_write(path, StressTraceFormat::kText, report.trace_text, options,
+                         &report.parameters.fake);
   if (!written.ok()) {
     std::printf("trace: not written: %s\n", written.message().c_str());
     return;
@@ -255,13 +256,15 @@ int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* pr
     // seed's (stress_options_parse allows nothing else).
     std::string trace_text;
     SeedReport report = next_report(job, options, seeds[i], "", bundle, run);
+    const FakeOptions trace_fake = report.parameters.fake;
     const bool passed = take_report(job, options, std::move(report), "", bundle, printed,
                                     options.trace_out.empty() ? nullptr : &trace_text);
     const bool trace_wanted = seeds.size() == 1 || (!passed && !failure_trace_written);
     if (!options.trace_out.empty() && trace_wanted) {
       failure_trace_written = !passed;
       const Status written =
-          stress_trace_write(options.trace_out, options.trace_format, trace_text, options);
+          stress_trace_write(options.trace_out, options.trace_format, trace_text, options,
+                             &trace_fake);
       if (!written.ok()) {
         std::fprintf(stderr, "readyport-stress: --trace-out: %s\n", written.message().c_str());
         return 2;
@@ -443,10 +446,10 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
     std::printf("coverage: %zu row(s) never reached (--require-coverage)\n", zero_rows);
     exit_status = 1;
   }
-  // A bound hit is judgement lost: the coverage check asks for none.
-  if (options.require_coverage && job.summary.oracle_bounds_hit != 0) {
-    std::printf("coverage: the oracle hit its bounds %llu time(s) (--require-coverage)\n",
-                static_cast<unsigned long long>(job.summary.oracle_bounds_hit));
+  // A bound hit or an unjudged event is judgement lost: the coverage check asks for none.
+  if (options.require_coverage && job.summary.oracle_not_judged != 0) {
+    std::printf("coverage: the oracle left %llu event(s) unjudged or hit a bound (--require-coverage)\n",
+                static_cast<unsigned long long>(job.summary.oracle_not_judged));
     exit_status = 1;
   }
   job.summary.exit_status = exit_status;

@@ -34,7 +34,7 @@ constexpr std::uint32_t kSeedMsMin = 3'000;
 // The world of one seed, in construction order (real_os_run.hpp).
 struct RealWorld {
   RealWorld(Os& os, const SeedParameters& parameters)
-      : oracle(OracleOptions{/*calls_may_lag=*/true}),
+      : oracle(),
         // The full text: on a failure it is written out to be judged offline (--check-trace).
         trace(TraceOptions{true, kTraceTailLines}),
         ledger(os),

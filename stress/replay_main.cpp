@@ -145,7 +145,8 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
   if (options.trace) std::fputs(report.trace_text.c_str(), stdout);
   if (!options.trace_out.empty()) {
     const Status written =
-        stress_trace_write(options.trace_out, options.trace_format, report.trace_text, run_options);
+        stress_trace_write(options.trace_out, options.trace_format, report.trace_text, run_options,
+                           &report.parameters.fake);
     if (!written.ok()) {
       std::fprintf(stderr, "readyport-stress: --trace-out: %s\n", written.message().c_str());
       return 2;

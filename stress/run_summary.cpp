@@ -59,34 +59,25 @@ std::string stress_faults_description(const StressOptions& options) {
   READYPORT_UNREACHABLE();
 }
 
-// "oracle bounds hit" with each bound's count; returns their sum.
-std::uint64_t print_bounds(const std::array<std::uint64_t, kOracleBounds>& bounds_hit) {
-  std::uint64_t all = 0;
-  for (const std::uint64_t hits : bounds_hit) all += hits;
-  std::printf("  oracle bounds hit      %s%s\n", oracle_bounds_text(bounds_hit).c_str(),
-              all == 0 ? "" : " (what it forgot there was NOT judged)");
-  return all;
-}
-
-std::uint64_t stress_judgement_print(
-    bool calls_may_lag, const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule,
-    const std::array<std::uint64_t, kOracleBounds>& bounds_hit) {
-  const OracleJudgement judgement = oracle_judgement(calls_may_lag);
-  if (!calls_may_lag) {
-    std::printf("  oracle judgement       every rule judged (%s)\n", judgement.full.c_str());
-    return print_bounds(bounds_hit);
+std::uint64_t stress_judgement_print(const OracleJudgement& judgement) {
+  std::uint64_t bounds = 0;
+  for (const std::uint64_t hits : judgement.bounds_hit) bounds += hits;
+  std::uint64_t unjudged = 0;
+  for (const std::uint64_t count : judgement.unjudged) unjudged += count;
+  std::printf("  oracle judgement       %s; ambiguous: %s; unjudged: %s\n",
+              unjudged == 0 && bounds == 0 ? "every rule judged" : "NOT every rule judged",
+              oracle_rule_list_text(judgement.ambiguous).c_str(),
+              oracle_rule_list_text(judgement.unjudged).c_str());
+  std::string table = oracle_rules_text(judgement);
+  std::size_t start = 0;
+  while (start < table.size()) {
+    const std::size_t end = std::min(table.find('\n', start), table.size());
+    std::printf("    %.*s\n", static_cast<int>(end - start), table.c_str() + start);
+    start = end + 1;
   }
-  std::printf("  oracle judgement       real threads: in full %s; in part %s; NOT judged %s\n",
-              judgement.full.c_str(), judgement.part.c_str(), judgement.none.c_str());
-  std::string seen;
-  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
-    if (!oracle_rule_unjudged_with_lag(rule)) continue;
-    if (!seen.empty()) seen += ", ";
-    seen += "O" + std::to_string(rule) + " " + std::to_string(unjudged_by_rule[rule]);
-  }
-  std::printf("  not judged, seen       %s (would-be violations: neither passed nor failed)\n",
-              seen.c_str());
-  return print_bounds(bounds_hit);
+  std::printf("  oracle bounds hit      %s%s\n", oracle_bounds_text(judgement.bounds_hit).c_str(),
+              bounds == 0 ? "" : " (what it forgot there was NOT judged)");
+  return bounds + unjudged;
 }
 
 StressRunSummary stress_summary_begin(std::uint64_t seeds_planned) {
@@ -126,10 +117,7 @@ void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report
   totals.quarantined += report.engine.quarantined;
   totals.steps += report.sim.steps;
   totals.switches += report.sim.switches;
-  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule)
-    totals.unjudged_by_rule[rule] += report.oracle.unjudged_by_rule[rule];
-  for (std::size_t i = 0; i < kOracleBounds; ++i)
-    totals.bounds_hit[i] += report.oracle.bounds_hit[i];
+  totals.judgement.add(report.oracle.judgement);
   // Both lists are in stress_coverage_rows() order; matched by name all the same.
   for (const auto& [name, count] : report.coverage) {
     for (auto& row : totals.coverage) {
@@ -176,8 +164,7 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
     std::printf("  scheduler steps        %llu (%llu switches)\n", static_cast<ull>(totals.steps),
                 static_cast<ull>(totals.switches));
   }
-  summary.oracle_bounds_hit = stress_judgement_print(stress_calls_may_lag(options),
-                                                     totals.unjudged_by_rule, totals.bounds_hit);
+  summary.oracle_not_judged = stress_judgement_print(totals.judgement);
   // Every failure, the corpus's included: a failing corpus entry fails the run as a seed does.
   std::printf("  failures               %llu", static_cast<ull>(summary.failures.size()));
   if (summary.corpus.failed != 0) {

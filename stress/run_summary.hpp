@@ -54,17 +54,13 @@ struct StressTotals {
   std::uint64_t steps = 0;
   std::uint64_t switches = 0;
   NamedCounts coverage;  // stress_coverage_rows() order, summed over seeds
-  // Would-be violations of the rules a real-thread trace is not judged by (OracleCounts).
-  std::array<std::uint64_t, kOracleRules + 1> unjudged_by_rule{};
-  std::array<std::uint64_t, kOracleBounds> bounds_hit{};  // OracleCounts::bounds_hit, summed
+  OracleJudgement judgement;  // each rule's judged/violated/ambiguous/unjudged and bounds, summed
 };
 
-// "oracle judgement" lines: which rules were judged in full, in part and not at all, the
-// would-be violations counted for the last (unjudged_by_rule, index N for rule ON), and each
-// bound the oracle hit (what it forgot was not judged). Returns the bounds hit in all.
-std::uint64_t stress_judgement_print(
-    bool calls_may_lag, const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule,
-    const std::array<std::uint64_t, kOracleBounds>& bounds_hit);
+// The "oracle judgement" lines: a headline (every rule judged, or which were not, which were
+// ambiguous), the per-rule table, and each bound the oracle hit. Returns the number of reasons the
+// run was not judged in full: bounds hit plus unjudged events.
+std::uint64_t stress_judgement_print(const OracleJudgement& judgement);
 
 // Per-seed trace hashes kept in the summary at most (the JSON summary lists them; past it, the
 // rest are counted in seed_hashes_left_off).
@@ -90,7 +86,7 @@ struct StressRunSummary {
   // run (corpus entries included) over `seconds`, the run's speed.
   std::uint64_t steps_all = 0;
   std::size_t coverage_zero_rows = 0;   // filled by stress_summary_print
-  std::uint64_t oracle_bounds_hit = 0;  // filled by stress_summary_print
+  std::uint64_t oracle_not_judged = 0;  // bounds hit + unjudged events (stress_summary_print)
   int exit_status = 0;                  // filled by the driver at the end
 };
 

@@ -128,12 +128,15 @@ int stress_scale_main(const StressOptions& options) {
                                             std::to_string(c.clients_refused) + " refused");
     }
     // The oracle judges every line at scale too: a bound it hit is judgement lost.
-    const std::string bounds = oracle_bounds_text(report.oracle.bounds_hit);
-    std::uint64_t bounds_hit = 0;
-    for (const std::uint64_t hits : report.oracle.bounds_hit) bounds_hit += hits;
-    if (report.status.ok() && bounds_hit != 0) {
+    const OracleJudgement& judgement = report.oracle.judgement;
+    std::uint64_t not_judged = 0;
+    for (const std::uint64_t hits : judgement.bounds_hit) not_judged += hits;
+    for (const std::uint64_t count : judgement.unjudged) not_judged += count;
+    if (report.status.ok() && not_judged != 0) {
       report.status = Status(StatusCode::kInternal,
-                             "scale: the oracle hit its bounds (" + bounds + "): not judged");
+                             "scale: the oracle did not judge everything (bounds hit: " +
+                                 oracle_bounds_text(judgement.bounds_hit) + "; unjudged: " +
+                                 oracle_rule_list_text(judgement.unjudged) + ")");
     }
     std::printf("seed %llu: %s (%s)\n", static_cast<ull>(seed),
                 report.status.ok() ? "ok" : "FAILED", stress_parameters_line(parameters).c_str());
@@ -151,7 +154,10 @@ int stress_scale_main(const StressOptions& options) {
     std::printf("  packets                %llu\n", static_cast<ull>(report.engine.packets));
     std::printf("  trace lines judged     %llu (hash %s)\n", static_cast<ull>(report.trace_lines),
                 report.trace_hash.c_str());
-    std::printf("  oracle bounds hit      %s\n", bounds.c_str());
+    std::printf("  oracle bounds hit      %s; ambiguous: %s; unjudged: %s\n",
+                oracle_bounds_text(judgement.bounds_hit).c_str(),
+                oracle_rule_list_text(judgement.ambiguous).c_str(),
+                oracle_rule_list_text(judgement.unjudged).c_str());
     if (options.runtime == StressRuntime::kSim) {
       std::printf("  scheduler steps        %llu (%llu switches)\n",
                   static_cast<ull>(report.sim.steps), static_cast<ull>(report.sim.switches));

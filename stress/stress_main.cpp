@@ -61,34 +61,33 @@ int check_trace(const StressOptions& options) {
                  header.status().message().c_str());
     return 2;
   }
-  bool calls_may_lag = false;
-  if (header.value().has) {
-    calls_may_lag = stress_trace_header_real_threads(header.value());
-    if (options.runtime_given && (options.runtime == StressRuntime::kFree) != calls_may_lag) {
-      std::fprintf(stderr,
-                   "readyport-stress: '%s' says it was recorded %s; --runtime %s contradicts it\n",
-                   options.check_trace.c_str(), calls_may_lag ? "on real threads" : "in simulation",
-                   stress_runtime_name(options.runtime));
-      return 2;
-    }
-  } else if (options.runtime_given) {
-    calls_may_lag = options.runtime == StressRuntime::kFree;
-  } else {
-    std::fprintf(stderr,
-                 "readyport-stress: '%s' has no header line (\"%.*s...\"): say how it was "
-                 "recorded, --runtime sim (simulation) or --runtime free (real threads)\n",
-                 options.check_trace.c_str(), static_cast<int>(kStressTraceHeaderPrefix.size() - 1),
-                 kStressTraceHeaderPrefix.data());
+  // The judgement does not depend on how the trace was made (intervals say what may lag); the
+  // header only names it. A --runtime that contradicts the header is refused all the same.
+  const bool has = header.value().has;
+  if (has && options.runtime_given &&
+      (options.runtime == StressRuntime::kFree) !=
+          stress_trace_header_real_threads(header.value())) {
+    std::fprintf(stderr, "readyport-stress: '%s' says runtime=%s; --runtime %s contradicts it\n",
+                 options.check_trace.c_str(), stress_runtime_name(header.value().runtime),
+                 stress_runtime_name(options.runtime));
     return 2;
   }
-  std::printf("check-trace %s: recorded %s%s%s\n", options.check_trace.c_str(),
-              calls_may_lag ? "on real threads" : "in simulation",
-              header.value().has ? ", commit " : " (no header; --runtime)",
-              header.value().has ? header.value().commit.c_str() : "");
-  LifetimeOracle oracle(OracleOptions{calls_may_lag});
+  if (has) {
+    std::printf("check-trace %s: recorded with runtime=%s os=%s commit=%s canary=%s%s%s\n",
+                options.check_trace.c_str(), stress_runtime_name(header.value().runtime),
+                stress_os_name(header.value().os), header.value().commit.c_str(),
+                header.value().canary.c_str(), header.value().fake.empty() ? "" : " fake=",
+                header.value().fake.c_str());
+  } else {
+    std::printf("check-trace %s: no header line: how it was recorded is not known (the judgement "
+                "does not depend on it)\n",
+                options.check_trace.c_str());
+  }
+  LifetimeOracle oracle;
   oracle.observe_text(std::string_view(text.value()).substr(header.value().length));
-  Status verdict = oracle.status();
-  if (verdict.ok()) verdict = oracle.finish();
+  // finish() keeps the first violation and still runs the end-of-trace rules, so that the counts
+  // below cover the whole trace.
+  const Status verdict = oracle.finish();
   const OracleCounts counts = oracle.counts();
   std::printf(
       "check-trace %s: %llu lines, %llu port calls, %llu packets, %llu handler entries, "
@@ -98,7 +97,7 @@ int check_trace(const StressOptions& options) {
       static_cast<unsigned long long>(counts.packets),
       static_cast<unsigned long long>(counts.handler_entries),
       static_cast<unsigned long long>(counts.connections));
-  stress_judgement_print(calls_may_lag, counts.unjudged_by_rule, counts.bounds_hit);
+  stress_judgement_print(counts.judgement);
   std::printf("verdict: %s\n", verdict.ok() ? "ok" : verdict.to_string().c_str());
   return verdict.ok() ? 0 : 1;
 }

@@ -160,11 +160,6 @@ const char* stress_runtime_name(StressRuntime runtime);
 const char* stress_trace_format_name(StressTraceFormat format);
 const char* stress_os_name(StressOs os);
 
-// Whether the run's traces come from real threads (--runtime free, --os windows), whose lines
-// are written when calls return: the oracle then judges some rules only in part or not at all.
-inline bool stress_calls_may_lag(const StressOptions& options) {
-  return options.runtime == StressRuntime::kFree || options.os == StressOs::kWindows;
-}
 // Whether this build can run --os windows (a Windows build: WindowsOs exists).
 bool stress_windows_build();
 // The inverses (false for any other text).

@@ -156,7 +156,7 @@ std::string fake_stats_text(const FakeStats& stats) {
 // (deadlock, step limit) can be kept alive for the threads that still reference it.
 struct World {
   World(const StressOptions& options, const SeedParameters& parameters)
-      : oracle(OracleOptions{stress_calls_may_lag(options)}),
+      : oracle(),
         // Real threads do not replay: their whole trace is kept, for a failure to be read and
         // judged offline (written beside its bundle); not at --scale (millions of lines).
         trace(TraceOptions{options.trace || !options.trace_out.empty() ||
@@ -168,7 +168,7 @@ struct World {
         runtime(sim ? static_cast<Runtime&>(*sim) : static_cast<Runtime&>(*free_runtime)),
         context(runtime),
         fake(parameters.fake, runtime),
-        recording(fake, trace, context),
+        recording(fake, trace, context, RecordingOs::BeginLines::kAtEffect),
         faulty(recording, parameters.plan, SeedStreams(parameters.seed).seed(SeedStream::kFaults),
                &trace, &context),
         observer(trace, context),
@@ -379,7 +379,6 @@ StressStrategy stress_strategy_of(SimStrategy strategy) {
 std::string stress_parameters_line(const SeedParameters& p) {
   const ChaosWorkload& w = p.workload;
   const FakeOptions& f = p.fake;
-  auto flag = [](bool value) { return value ? "1" : "0"; };
   return "seed=" + std::to_string(p.seed) + " strategy=" + sim_strategy_name(p.strategy) +
          " clients=" + std::to_string(w.clients) +
          " concurrent=" + std::to_string(w.clients_concurrent) +
@@ -395,14 +394,20 @@ std::string stress_parameters_line(const SeedParameters& p) {
          std::to_string(w.weight_behind) +
          " handler_close=" + std::to_string(w.handler_close_percent) + "/" +
          std::to_string(w.handler_close_other_percent) +
-         " receive_buffer=" + std::to_string(f.receive_buffer_bytes) +
-         " fake=[key_strict=" + flag(f.key_change_strict) +
-         " drop_on_disable=" + flag(f.queued_dropped_on_disable) +
-         " remove_separate=" + flag(f.remove_separate_packet) +
-         " remove_dropped_on_close=" + flag(f.remove_dropped_on_close) +
-         " disarm=" + (f.oneshot_disarm == OneshotDisarm::kAtQueue ? "queue" : "dequeue") +
-         " early_wake_ms=" + std::to_string(f.early_wake_ms_max) +
-         " reuse=" + flag(f.socket_reuse) + "] faults=" + p.plan.to_string();
+         " receive_buffer=" + std::to_string(f.receive_buffer_bytes) + " fake=[" +
+         stress_fake_options_text(f, ' ') + "] faults=" + p.plan.to_string();
+}
+
+std::string stress_fake_options_text(const FakeOptions& f, char separator) {
+  auto flag = [](bool value) { return value ? "1" : "0"; };
+  const std::string s(1, separator);
+  return std::string("key_strict=") + flag(f.key_change_strict) + s +
+         "drop_on_disable=" + flag(f.queued_dropped_on_disable) + s +
+         "remove_separate=" + flag(f.remove_separate_packet) + s +
+         "remove_dropped_on_close=" + flag(f.remove_dropped_on_close) + s +
+         "disarm=" + (f.oneshot_disarm == OneshotDisarm::kAtQueue ? "queue" : "dequeue") + s +
+         "early_wake_ms=" + std::to_string(f.early_wake_ms_max) + s +
+         "reuse=" + flag(f.socket_reuse);
 }
 
 SeedReport stress_run_seed(const StressOptions& options, std::uint64_t seed) {

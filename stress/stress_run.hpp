@@ -53,6 +53,9 @@ struct SeedParameters {
 SeedParameters stress_parameters(const StressOptions& options, std::uint64_t seed);
 // One line, "seed=.. strategy=.. clients=.. ... fake=[..] faults=..", printed with every failure.
 std::string stress_parameters_line(const SeedParameters& parameters);
+// The fake's drawn options, "key_strict=1<sep>drop_on_disable=0<sep>..." (in that line's fake=[]
+// with spaces, in a trace header with commas).
+std::string stress_fake_options_text(const FakeOptions& fake, char separator);
 
 // The StressStrategy that runs every seed with `strategy` (a seed's drawn strategy, pinned).
 // kRoundRobin has none: it asserts.

@@ -37,21 +37,21 @@ Json totals_json(const StressTotals& t) {
 
 }  // namespace
 
-Json stress_judgement_json(bool calls_may_lag,
-                           const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule,
-                           const std::array<std::uint64_t, kOracleBounds>& bounds_hit) {
-  const OracleJudgement judgement = oracle_judgement(calls_may_lag);
+Json stress_judgement_json(const OracleJudgement& judgement) {
   Json object = Json::object();
-  object["full"] = judgement.full;
-  object["part"] = judgement.part;
-  object["none"] = judgement.none;
-  Json unjudged = Json::object();
-  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule)
-    unjudged["O" + std::to_string(rule)] = unjudged_by_rule[rule];
-  object["unjudged"] = std::move(unjudged);
+  Json rules = Json::object();
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
+    Json one = Json::object();
+    one["judged"] = judgement.judged[rule];
+    one["violated"] = judgement.violated[rule];
+    one["ambiguous"] = judgement.ambiguous[rule];
+    one["unjudged"] = judgement.unjudged[rule];
+    rules["O" + std::to_string(rule)] = std::move(one);
+  }
+  object["rules"] = std::move(rules);
   Json bounds = Json::object();
   for (std::size_t i = 0; i < kOracleBounds; ++i)
-    bounds[oracle_bound_name(static_cast<OracleBound>(i))] = bounds_hit[i];
+    bounds[oracle_bound_name(static_cast<OracleBound>(i))] = judgement.bounds_hit[i];
   object["bounds_hit"] = std::move(bounds);
   return object;
 }
@@ -101,8 +101,7 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   document["failures_total"] = summary.failures.size();
   document["stopped_early"] = summary.stopped_early;
   document["totals"] = totals_json(summary.totals);
-  document["oracle_judgement"] = stress_judgement_json(
-      stress_calls_may_lag(options), summary.totals.unjudged_by_rule, summary.totals.bounds_hit);
+  document["oracle_judgement"] = stress_judgement_json(summary.totals.judgement);
   Json coverage = Json::object();
   Json zero_rows = Json::array();
   Json faults = Json::object();

@@ -5,9 +5,9 @@
 //   first_seed, seeds_planned, seeds_run, passed, failed (the range's seeds), corpus {dir, note,
 //   entries, passed, failed}, failures [{seed, source ("seeds"|"corpus"), entry, status,
 //   signature, message, bundle}] (every one, the corpus's included), failures_total,
-//   stopped_early, totals {...}, oracle_judgement {full, part, none (the rules judged in full, in
-//   part, not at all: "O3 O4", ...), unjudged {"O1": would-be violations, ...}, bounds_hit
-//   {closed_unremoved, ended_keys, orphans, tombstones: times each made it forget}}, coverage
+//   stopped_early, totals {...}, oracle_judgement {rules {"O1": {judged, violated, ambiguous,
+//   unjudged}, ...}, bounds_hit {closed_unremoved, ended_keys, orphans, tombstones: times each
+//   made it forget}}, coverage
 //   {row: count} (the oracle's rows), coverage_zero_rows [...], faults_fired {site: count}, os
 //   ("fake"|"windows"), figures {notifications, port_calls,
 //   port_calls_per_notification, remove_ored_with_in, remove_separate, stale_packets}
@@ -33,9 +33,7 @@ inline constexpr const char* kStressSummaryFormat = "readyport-stress-summary";
 Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary,
                          const StressFigures& figures);
 // The `oracle_judgement` object alone (also in bundles).
-Json stress_judgement_json(bool calls_may_lag,
-                           const std::array<std::uint64_t, kOracleRules + 1>& unjudged_by_rule,
-                           const std::array<std::uint64_t, kOracleBounds>& bounds_hit);
+Json stress_judgement_json(const OracleJudgement& judgement);
 // The `figures` object alone.
 Json stress_figures_json(const StressFigures& figures);
 

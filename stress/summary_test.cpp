@@ -145,30 +145,27 @@ TEST(SummaryJsonTest, FiguresAddUpTheSeedsAndNameTheOs) {
   EXPECT_EQ(json["figures"]["stale_packets"], 4);
 }
 
-// A real-thread run says which rules it judged and what it could not: per rule, the would-be
-// violations, summed over seeds; a simulated run, that every rule was judged.
-TEST(SummaryJsonTest, NamesTheRulesNotJudgedOnRealThreadsWithTheirCounts) {
+// Every rule's judged, violated, ambiguous and unjudged counts, summed over seeds, and each bound.
+TEST(SummaryJsonTest, ShowsEachRulesJudgementSummedOverSeeds) {
   SeedReport report;
-  report.oracle.unjudged_by_rule[1] = 2;
-  report.oracle.unjudged_by_rule[5] = 1;
-  report.oracle.bounds_hit[static_cast<std::size_t>(OracleBound::kEndedKeys)] = 3;
+  report.oracle.judgement.judged[1] = 7;
+  report.oracle.judgement.ambiguous[3] = 1;
+  report.oracle.judgement.unjudged[5] = 1;
+  report.oracle.judgement.violated[9] = 2;
+  report.oracle.judgement.bounds_hit[static_cast<std::size_t>(OracleBound::kEndedKeys)] = 3;
   StressRunSummary summary = summary_with(0);
   stress_summary_add_seed(summary, report);
   stress_summary_add_seed(summary, report);
-  StressOptions options = shard_options();
-  options.runtime = StressRuntime::kFree;
-  const Json json = stress_summary_json(options, summary, StressFigures{});
-  EXPECT_EQ(json["oracle_judgement"]["none"], "O1 O5 O6 O7 O8 O10");
-  EXPECT_EQ(json["oracle_judgement"]["part"], "O2 O9 O11 O12");
-  EXPECT_EQ(json["oracle_judgement"]["unjudged"]["O1"], 4);
-  EXPECT_EQ(json["oracle_judgement"]["unjudged"]["O5"], 2);
-  EXPECT_EQ(json["oracle_judgement"]["unjudged"]["O6"], 0);
+  const Json json = stress_summary_json(shard_options(), summary, StressFigures{});
+  const Json& rules = json["oracle_judgement"]["rules"];
+  EXPECT_EQ(rules.size(), kOracleRules);
+  EXPECT_EQ(rules["O1"]["judged"], 14);
+  EXPECT_EQ(rules["O3"]["ambiguous"], 2);
+  EXPECT_EQ(rules["O5"]["unjudged"], 2);
+  EXPECT_EQ(rules["O9"]["violated"], 4);
+  EXPECT_EQ(rules["O6"]["judged"], 0);
   EXPECT_EQ(json["oracle_judgement"]["bounds_hit"]["ended_keys"], 6);
   EXPECT_EQ(json["oracle_judgement"]["bounds_hit"]["tombstones"], 0);
-  options.runtime = StressRuntime::kSim;
-  const Json simulated = stress_summary_json(options, summary_with(0), StressFigures{});
-  EXPECT_EQ(simulated["oracle_judgement"]["none"], "");
-  EXPECT_EQ(simulated["oracle_judgement"]["full"], "O1 O2 O3 O4 O5 O6 O7 O8 O9 O10 O11 O12");
 }
 
 TEST(SummaryMarkdownTest, OneRowPerShardWithEveryFailingSeedAndBundle) {

@@ -4,15 +4,19 @@
 #include <vector>
 
 #include "build_info.hpp"
+#include "stress_run.hpp"
 
 namespace readyport {
 
-std::string stress_trace_header_line(const StressOptions& options) {
+std::string stress_trace_header_line(const StressOptions& options, const FakeOptions* fake) {
   const StressBuildInfo build = stress_build_info();
-  return std::string(kStressTraceHeaderPrefix) +
-         "format=1 runtime=" + stress_runtime_name(options.runtime) +
-         " os=" + stress_os_name(options.os) + " commit=" + build.commit +
-         " canary=" + (build.canary.empty() ? "none" : build.canary) + "\n";
+  return std::string(kStressTraceHeaderPrefix) + "format=" + std::to_string(kTraceFormat) +
+         " runtime=" + stress_runtime_name(options.runtime) + " os=" + stress_os_name(options.os) +
+         " commit=" + build.commit + " canary=" + (build.canary.empty() ? "none" : build.canary) +
+         (fake == nullptr || options.os != StressOs::kFake
+              ? std::string()
+              : " fake=" + stress_fake_options_text(*fake, ',')) +
+         "\n";
 }
 
 Result<StressTraceHeader> stress_trace_header_parse(std::string_view text) {
@@ -33,9 +37,10 @@ Result<StressTraceHeader> stress_trace_header_parse(std::string_view text) {
     const std::string value(equals == std::string_view::npos ? std::string_view()
                                                              : field.substr(equals + 1));
     if (key == "format") {
-      if (value != "1")
+      if (value != "1" && value != "2")
         return Status(StatusCode::kInvalidArgument,
-                      "trace header: format " + value + " is not one this build reads (1)");
+                      "trace header: format " + value + " is not one this build reads (1, 2)");
+      header.format = value == "1" ? 1 : 2;
       format_seen = true;
     } else if (key == "runtime") {
       if (!stress_runtime_parse(value, &header.runtime))
@@ -52,6 +57,8 @@ Result<StressTraceHeader> stress_trace_header_parse(std::string_view text) {
       header.commit = value;
     } else if (key == "canary") {
       header.canary = value;
+    } else if (key == "fake") {
+      header.fake = value;
     } else {
       return Status(StatusCode::kInvalidArgument,
                     "trace header: unknown field '" + std::string(key) + "'");

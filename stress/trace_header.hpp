@@ -1,15 +1,16 @@
 // stress/trace_header.hpp: the first line of a trace file says how the trace was made, so that
 // --check-trace judges it as what it is, never by a flag the reader must remember:
 //
-//   # readyport-trace format=1 runtime=free os=fake commit=85d8eff992c9 canary=none
+//   # readyport-trace format=2 runtime=free os=fake commit=85d8eff992c9 canary=none
+//       fake=key_strict=1,drop_on_disable=0,...          (one line; fake= only over the fake)
 //
-// runtime: sim (SimScheduler: every rule judged) or free (real threads); os: fake or windows
-// (WindowsOs: real threads). A trace from real threads is judged with the oracle's real-thread
-// mode (OracleOptions::calls_may_lag). The header is written by readyport-stress with the text
-// (--trace-out, a failure's seed-<S>.trace); it is not part of the trace hash, which covers the
-// recorded lines only.
+// format 2 records ordering calls as intervals (recording_os.hpp), 1 as points; runtime: sim
+// (SimScheduler) or free (real threads); os: fake or windows (WindowsOs); fake: the seed's drawn
+// FakeOptions. The oracle judges every trace the same way (its intervals say what may lag); the
+// header says what the trace is. It is written by readyport-stress with the text (--trace-out, a
+// failure's seed-<S>.trace); it is not part of the trace hash, which covers the lines only.
 //
-//   std::string text = stress_trace_header_line(options) + report.trace_text;
+//   std::string text = stress_trace_header_line(options, &parameters.fake) + report.trace_text;
 //   Result<StressTraceHeader> header = stress_trace_header_parse(text);   // has == false: none
 //
 // Ownership: values. Threading: reentrant. Errors: a header line that does not parse is
@@ -20,11 +21,14 @@
 #include <string_view>
 
 #include "readyport/status.hpp"
+#include "readyport/fake/fake_options.hpp"
 #include "stress_options.hpp"
 
 namespace readyport {
 
 inline constexpr std::string_view kStressTraceHeaderPrefix = "# readyport-trace ";
+// The trace text's format: 2 since ordering calls are intervals (CHANGELOG, 0.2.0).
+inline constexpr std::uint32_t kTraceFormat = 2;
 
 struct StressTraceHeader {
   bool has = false;  // the text began with a header line
@@ -32,11 +36,14 @@ struct StressTraceHeader {
   StressOs os = StressOs::kFake;
   std::string commit;
   std::string canary;
+  std::string fake;        // the fake's options as written, or empty
+  std::uint32_t format = 0;
   std::size_t length = 0;  // the header line's bytes, '\n' included: the trace starts after them
 };
 
-// The header line of a trace recorded under `options` by this build, '\n' included.
-std::string stress_trace_header_line(const StressOptions& options);
+// The header line of a trace recorded under `options` by this build, '\n' included; `fake` the
+// seed's fake options (null: none, e.g. --os windows).
+std::string stress_trace_header_line(const StressOptions& options, const FakeOptions* fake);
 // The header at the start of `text`, if any.
 Result<StressTraceHeader> stress_trace_header_parse(std::string_view text);
 // Whether a trace with this header comes from real threads.

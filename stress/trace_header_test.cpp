@@ -2,6 +2,8 @@
 // every malformed field refused by name.
 #include "trace_header.hpp"
 
+#include "stress_run.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,10 +11,12 @@
 namespace readyport {
 namespace {
 
-TEST(TraceHeaderTest, RoundTripsTheRuntimeAndTheOs) {
+TEST(TraceHeaderTest, RoundTripsTheRuntimeTheOsAndTheFakesOptions) {
   StressOptions options;
   options.runtime = StressRuntime::kFree;
-  const std::string line = stress_trace_header_line(options);
+  FakeOptions fake;
+  fake.remove_separate_packet = true;
+  const std::string line = stress_trace_header_line(options, &fake);
   ASSERT_EQ(line.rfind(std::string(kStressTraceHeaderPrefix), 0), 0u) << line;
   const Result<StressTraceHeader> header = stress_trace_header_parse(line + "0 0 T0 phase chaos\n");
   ASSERT_TRUE(header.ok()) << header.status().to_string();
@@ -20,12 +24,16 @@ TEST(TraceHeaderTest, RoundTripsTheRuntimeAndTheOs) {
   EXPECT_EQ(header.value().runtime, StressRuntime::kFree);
   EXPECT_EQ(header.value().os, StressOs::kFake);
   EXPECT_EQ(header.value().length, line.size());
+  EXPECT_EQ(header.value().format, kTraceFormat);
+  EXPECT_EQ(header.value().fake, stress_fake_options_text(fake, ','));
+  EXPECT_NE(header.value().fake.find("remove_separate=1"), std::string::npos) << line;
   EXPECT_TRUE(stress_trace_header_real_threads(header.value()));
   options.runtime = StressRuntime::kSim;
   const Result<StressTraceHeader> simulated =
-      stress_trace_header_parse(stress_trace_header_line(options));
+      stress_trace_header_parse(stress_trace_header_line(options, nullptr));
   ASSERT_TRUE(simulated.ok());
   EXPECT_FALSE(stress_trace_header_real_threads(simulated.value()));
+  EXPECT_EQ(simulated.value().fake, "");
 }
 
 TEST(TraceHeaderTest, ATraceWithoutOneHasNone) {
@@ -41,7 +49,7 @@ TEST(TraceHeaderTest, MalformedFieldsAreRefusedByName) {
     const char* fields;
     const char* named;
   } cases[] = {
-      {"format=2 runtime=sim os=fake", "format 2"},
+      {"format=3 runtime=sim os=fake", "format 3"},
       {"runtime=sim os=fake", "no format"},
       {"format=1 runtime=fast os=fake", "runtime 'fast'"},
       {"format=1 runtime=sim os=linux", "os 'linux'"},

@@ -7,10 +7,10 @@
 namespace readyport {
 
 Status stress_trace_write(const std::string& path, StressTraceFormat format, std::string_view text,
-                          const StressOptions& recorded_under) {
+                          const StressOptions& recorded_under, const FakeOptions* fake) {
   switch (format) {
     case StressTraceFormat::kText:
-      return stress_file_write(path, stress_trace_header_line(recorded_under) + std::string(text),
+      return stress_file_write(path, stress_trace_header_line(recorded_under, fake) + std::string(text),
                                StressWriteMode::kReplace);
     case StressTraceFormat::kChrome: {
       // The whole document first: a malformed line leaves no half-written file behind.

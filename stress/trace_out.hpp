@@ -5,7 +5,8 @@
 // scheduler decisions as instant events).
 //
 //   Status s = stress_trace_write("s5.json", StressTraceFormat::kChrome, report.trace_text,
-//                                 options);   // the options the trace was recorded under
+//                                 options, &report.parameters.fake);   // as recorded (fake:
+//                                                                      // null when none)
 //
 // Ownership: none kept. Threading: reentrant. Errors: the converter's (a malformed line) or the
 // file's (stress_file_write); on a conversion error nothing is written.
@@ -14,12 +15,13 @@
 #include <string>
 #include <string_view>
 
+#include "readyport/fake/fake_options.hpp"
 #include "readyport/status.hpp"
 #include "stress_options.hpp"
 
 namespace readyport {
 
 Status stress_trace_write(const std::string& path, StressTraceFormat format, std::string_view text,
-                          const StressOptions& recorded_under);
+                          const StressOptions& recorded_under, const FakeOptions* fake);
 
 }  // namespace readyport

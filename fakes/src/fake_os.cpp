@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "readyport/assert.hpp"
+#include "readyport/fake/effect_point.hpp"
 #include "readyport/fake/fake_last_error.hpp"
 #include "readyport/fake/fake_mutex.hpp"
 #include "readyport/fake/fake_notify.hpp"
@@ -193,6 +194,7 @@ std::uint32_t FakeOs::wait_and_dequeue(std::unique_lock<std::mutex>& lock, FakeP
   // may have taken the packet, and waits again until the same deadline (the remaining time).
   for (;;) {
     if (!port.empty()) {
+      effect_point(EffectPoint::kDequeue);
       *received_out = dequeue_batch(port, entries, count);
       READYPORT_ASSERT(*received_out >= 1 && *received_out <= count);
       return kErrorSuccess;  // spec A1, F3
@@ -242,6 +244,7 @@ std::uint32_t FakeOs::process_socket_notifications(Port port, std::uint32_t regi
   if (invalid != 0) return invalid;
   FakePort* found = port_find(port);
   if (found == nullptr) return kErrorInvalidHandle;
+  effect_point(EffectPoint::kRegistrations);
   // Spec A7, A8, A10: in array order, each on its own, before the dequeue.
   const fake_internal::ApplyContext context{options_, *found, next_registration_id_};
   for (std::uint32_t i = 0; i < registration_count; ++i) {
@@ -280,6 +283,7 @@ bool FakeOs::post_queued_completion_status(Port port, std::uint32_t bytes_transf
   std::lock_guard<std::mutex> lock(mutex_);
   FakePort* found = port_find(port);
   if (found == nullptr) return fail_bool(kErrorInvalidHandle);
+  effect_point(EffectPoint::kCall);
   if (found->posted_count() >= fake_internal::kPostedPacketsMax) {
     return fail_bool(kErrorNoSystemResources);
   }

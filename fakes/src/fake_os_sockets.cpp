@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "readyport/assert.hpp"
+#include "readyport/fake/effect_point.hpp"
 #include "readyport/fake/fake_last_error.hpp"
 #include "readyport/fake/fake_notify.hpp"
 #include "readyport/fake/fake_os.hpp"
@@ -498,6 +499,7 @@ int FakeOs::closesocket(Socket s) {
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
   if (socket == nullptr) return fail(kWsaEnotsock);
+  effect_point(EffectPoint::kCall);
   // Spec E2: deregistered without a REMOVE packet; queued packets follow the options.
   if (socket->registration != nullptr) {
     fake_internal::registration_socket_closed(*socket->registration, options_);

@@ -26,7 +26,7 @@ constexpr std::size_t kTombstonesMax = 65536;
 constexpr std::size_t kTombstonesPerSocketMax = 1024;
 constexpr std::size_t kEndedKeysMax = 65536;
 constexpr std::size_t kOrphansMax = 65536;
-constexpr std::size_t kClosedUnremovedMax = 4096;
+constexpr std::size_t kClosedUnremovedMax = 65536;
 constexpr std::size_t kQuotedCharsMax = 160;
 // Handler::on_events's kInterestClose (engine.hpp), as the workload writes it in hnd.leave.
 constexpr std::uint64_t kReturnClose = 0x8000;
@@ -86,13 +86,22 @@ bool moves_on(std::string_view name) {
 
 // A line that ends the engine call a `post` line was made in (a notify's wl.notify comes after
 // the engine's own lock and unlock).
-bool ends_post_call(std::string_view name) { return moves_on(name) && !ends_with(name, ".unlock"); }
+bool ends_post_call(std::string_view name) {
+  return moves_on(name) && !ends_with(name, ".unlock") && name != "post";
+}
+
+// A line that bounds when its thread's handler may have started or ended (rule O3's intervals):
+// everything but the engine's own reports and the scheduler's lines.
+bool bounds_handler(std::string_view name) {
+  return !(starts_with(name, "obs.") || starts_with(name, "sched."));
+}
 
 // "The thread's next seam line" for obs.socket_closed: socket, port and workload lines (set_linger,
 // which an abortive close may add, and bookkeeping calls such as last_error do not count).
 bool is_socket_or_port_call(std::string_view name) {
   static constexpr std::string_view kNames[] = {
-      "closesocket", "psn.begin",   "psn",        "gqcs", "post",   "socket",
+      "closesocket", "closesocket.begin", "psn.begin", "dequeue.begin", "post.begin",
+      "psn",         "gqcs",        "post",       "socket",
       "accept",      "connect",     "send",       "recv", "sendto", "recvfrom",
       "shutdown",    "create_port", "close_port", "bind", "listen"};
   for (const std::string_view candidate : kNames) {
@@ -104,8 +113,9 @@ bool is_socket_or_port_call(std::string_view name) {
 // Events whose fields the oracle reads: a malformed one is a violation, other lines are skipped.
 bool reads_event(std::string_view name) {
   static constexpr std::string_view kNames[] = {
-      "psn.begin", "psn",         "gqcs",        "post",       "socket",
-      "accept",    "closesocket", "create_port", "close_port", "fault"};
+      "psn.begin",   "psn",         "gqcs",          "post",       "socket",     "accept",
+      "closesocket", "create_port", "close_port",    "fault",      "post.begin", "dequeue.begin",
+      "closesocket.begin"};
   for (const std::string_view candidate : kNames) {
     if (name == candidate) return true;
   }
@@ -152,6 +162,9 @@ struct Reg {
   std::uint64_t close_post = 0;   // closed-unremoved: posts made before the closesocket
   bool drain_post_seen = false;   // a packet posted after the close was dequeued (its port)
   std::map<std::uint32_t, std::uint64_t> dequeuers;  // thread -> line of its latest dequeue
+  // Threads whose dequeue was open when the drain's packet was dequeued: each may hold a packet
+  // of the key until its dequeue's line shows what it took.
+  std::set<std::uint32_t> waiting;
 };
 
 // One life of a socket value: from socket/accept to a successful closesocket (spec E5).
@@ -190,6 +203,9 @@ struct Conn {
   bool closed = false;          // hnd.closed
   std::uint64_t closed_seq = 0;
   std::uint64_t debt_seq = 0;  // O5: the entry not yet paid for
+  std::uint64_t handler_runs = 0;     // hnd.enter lines: the number of the current or last run
+  std::uint32_t leave_thread = 0;     // the thread of the last hnd.leave (0: none yet)
+  std::uint64_t after_leave_seq = 0;  // that thread's next line (0: none yet), see O3
 };
 
 // One element of a psn.begin (or of a psn line without one), until the psn line settles it.
@@ -231,6 +247,29 @@ struct ThreadState {
   IdKey left_id;
   std::uint64_t left_ret = 0;
   std::uint64_t left_seq = 0;
+  std::uint64_t bound_seq = 0;         // its latest line that bounds a handler (bounds_handler)
+  std::uint64_t after_leave_conn = 0;  // its last hnd.leave's connection, until its next line
+  // Intervals (recording_os.hpp): a closesocket, a dequeue and a post between begin and end line.
+  bool close_open = false;
+  bool close_applied = false;  // taken as done before its line (its socket value came back)
+  Socket close_socket = kInvalidSocket;
+  std::uint64_t close_conn = 0;         // the socket's connection at closesocket.begin
+  std::uint64_t close_handler_run = 0;  // that connection's handler run then (0: none running)
+  bool dequeue_open = false;
+  std::uintptr_t dequeue_port = 0;
+  bool post_open = false;  // post.begin without its post line; its packet is in `posts`
+  std::tuple<std::uintptr_t, std::uintptr_t, std::uint32_t> post_packet;
+  std::uint64_t post_number = 0;
+};
+
+// An O1 or O9 that holds unless a dequeue open at its line took the REMOVE packet first.
+struct PendingClose {
+  const char* rule = nullptr;
+  std::uint64_t reg = 0;
+  Socket socket = kInvalidSocket;
+  std::uint64_t close_seq = 0;
+  std::string text;
+  std::set<std::uint32_t> waiting;  // threads whose open dequeue may hold the REMOVE packet
 };
 
 struct Orphan {  // a socket packet no known registration explains (yet)
@@ -267,9 +306,6 @@ struct Coverage {
 using namespace lifetime_oracle_internal;  // NOLINT(google-build-using-namespace): this file's
 
 struct LifetimeOracle::State {
-  // Real threads: a call's line is written when it returns, so a line that depends on its effect
-  // (another thread's dequeue of a notify's packet, and the handler it runs) can come first.
-  bool calls_may_lag = false;
   // ---- Reading ----------------------------------------------------------------------------------
   void read(std::string_view text);
   void dispatch(ThreadState& t);
@@ -277,6 +313,10 @@ struct LifetimeOracle::State {
 
   // ---- Verdicts ---------------------------------------------------------------------------------
   void fail(const char* rule, const std::string& what);
+  void judge(const char* rule) { ++counts.judgement.judged[rule_number(rule)]; }
+  void ambiguous(const char* rule) { ++counts.judgement.ambiguous[rule_number(rule)]; }
+  void unjudged(const char* rule) { ++counts.judgement.unjudged[rule_number(rule)]; }
+  void bound_hit(OracleBound bound);
   void unparsable(const std::string& why);
   bool need_u64(std::string_view key, std::uint64_t* value_out);
   bool need_socket(std::string_view key, Socket* socket_out);
@@ -288,6 +328,9 @@ struct LifetimeOracle::State {
   void on_psn(ThreadState& t);
   void on_gqcs(ThreadState& t);
   void on_post(ThreadState& t);
+  void on_post_begin(ThreadState& t);
+  void on_dequeue_begin(ThreadState& t);
+  void end_dequeue(ThreadState& t);
   Element begin_element(std::uintptr_t port, const TraceReg& reg);
   void settle_element(ThreadState& t, std::uintptr_t port, const Element& element,
                       const TraceReg& reg, bool call_ok, bool had_begin);
@@ -301,6 +344,9 @@ struct LifetimeOracle::State {
   // ---- Socket lines -----------------------------------------------------------------------------
   void on_new_socket();
   void on_closesocket(ThreadState& t);
+  void on_closesocket_begin(ThreadState& t);
+  void apply_close(ThreadState& t, Socket socket, bool closed);
+  void close_judged(ThreadState& t, Socket socket, Conn* conn, Reg* reg);
   void on_close_port();
   void on_fault(ThreadState& t);
 
@@ -342,6 +388,8 @@ struct LifetimeOracle::State {
   void drop_conn(Conn& conn);
   void bury(Conn& conn);
   bool drained_for(const Conn& conn) const;
+  bool closing(Socket socket) const;
+  void pend_or_fail(const ThreadState& t, const Reg& reg, PendingClose pending);
   void pay(std::uint64_t conn_number);
   void recheck_debts();
   std::string conn_text(const Conn& conn) const;
@@ -380,6 +428,7 @@ struct LifetimeOracle::State {
   std::map<IdKey, std::uint64_t> conns_by_id;
   std::deque<std::uint64_t> tombstones;
   std::set<std::uint64_t> debts;  // O5: connections with more entries than causes so far
+  std::vector<PendingClose> pending_closes;  // O1 waiting on open dequeues
   std::set<std::uintptr_t> ports_open;
   std::map<std::uint64_t, TaskCount> tasks;
   bool observer_seen = false;
@@ -410,6 +459,11 @@ void LifetimeOracle::State::read(std::string_view text) {
     t.moved_seq = line.seq;
   }
   if (t.expect_close && is_socket_or_port_call(name)) check_expected_close(t);
+  if (t.after_leave_conn != 0 && bounds_handler(name)) {
+    Conn* left = find_conn(t.after_leave_conn);
+    if (left != nullptr && left->leave_thread == t.id) left->after_leave_seq = line.seq;
+    t.after_leave_conn = 0;
+  }
   bool post_call_ended = false;
   if (t.open_post && ends_post_call(name)) {
     t.open_post = false;
@@ -421,6 +475,7 @@ void LifetimeOracle::State::read(std::string_view text) {
   if (!closed_unremoved.empty()) prune_drained();
   t.has_line = true;
   t.last_seq = line.seq;
+  if (bounds_handler(name)) t.bound_seq = line.seq;
 }
 
 void LifetimeOracle::State::dispatch(ThreadState& t) {
@@ -429,7 +484,10 @@ void LifetimeOracle::State::dispatch(ThreadState& t) {
   if (name == "psn") return on_psn(t);
   if (name == "gqcs") return on_gqcs(t);
   if (name == "post") return on_post(t);
+  if (name == "dequeue.begin") return on_dequeue_begin(t);
+  if (name == "post.begin") return on_post_begin(t);
   if (name == "socket" || name == "accept") return on_new_socket();
+  if (name == "closesocket.begin") return on_closesocket_begin(t);
   if (name == "closesocket") return on_closesocket(t);
   if (name == "create_port") {
     std::uint64_t port = 0;
@@ -451,20 +509,35 @@ void LifetimeOracle::State::dispatch(ThreadState& t) {
 // ==== Verdicts ===================================================================================
 
 void LifetimeOracle::State::fail(const char* rule, const std::string& what) {
+  if (rule != kInconsistent) ++counts.judgement.violated[rule_number(rule)];
   if (!violation.empty()) return;
-  // Real threads: the rules that order one thread's call against another's effect cannot be read
-  // from lines written when calls return (a closesocket recorded after the value's next life
-  // began, a REMOVE packet recorded after the next ENABLE), nor can O5, whose packets are tied to
-  // a connection through registrations that such a late line misattributes. Only simulation
-  // judges them.
-  if (calls_may_lag && rule != kInconsistent && oracle_rule_unjudged_with_lag(rule_number(rule))) {
-    ++counts.unjudged;
-    ++counts.unjudged_by_rule[rule_number(rule)];
-    return;
-  }
   const std::string where = at_end ? "at the end of the trace (after line " + num(last_seq) + ")"
                                    : "at line " + num(line.seq);
   violation = std::string(rule) + " " + where + ": " + what;
+}
+
+// Past a bound the oracle forgets, and the rules that needed what it forgot are not judged there.
+void LifetimeOracle::State::bound_hit(OracleBound bound) {
+  ++counts.judgement.bounds_hit[static_cast<std::size_t>(bound)];
+  switch (bound) {
+    case OracleBound::kClosedUnremoved:  // the oldest taken as drained: O8 and O9 guess
+      unjudged(kO8);
+      unjudged(kO9);
+      return;
+    case OracleBound::kEndedKeys:  // a second REMOVE of a forgotten key is not seen
+      unjudged(kO7);
+      return;
+    case OracleBound::kOrphans:  // a forgotten packet pays no handler entry
+      unjudged(kO5);
+      return;
+    case OracleBound::kTombstones:  // a late line about a forgotten connection is not tied to it
+      unjudged(kO2);
+      unjudged(kO9);
+      return;
+    case OracleBound::kCount:
+      break;
+  }
+  READYPORT_UNREACHABLE();
 }
 
 void LifetimeOracle::State::unparsable(const std::string& why) {
@@ -532,6 +605,7 @@ Element LifetimeOracle::State::begin_element(std::uintptr_t port, const TraceReg
   Element element;
   element.reg = reg;
   if (reg.operation == kSockNotifyOpEnable) {
+    judge(kO6);
     Life& life = life_of(reg.socket);
     if (life.reg != 0) {
       // An ENABLE of a registered socket modifies it (B2)... on its own port only (B8).
@@ -545,11 +619,13 @@ Element LifetimeOracle::State::begin_element(std::uintptr_t port, const TraceReg
       return element;
     }
     // An ENABLE of an unregistered socket life creates a registration (B2).
+    judge(kO8);
     element.key_reuse = key_reuse(port, reg.key);
     element.created = create_reg(reg.socket, life, port, reg);
     return element;
   }
   if (reg.operation == kSockNotifyOpRemove) {
+    judge(kO7);
     Reg* existing = active_reg(reg.socket);
     if (existing == nullptr) {
       // Nothing to remove: the OS refuses it (B6). Harmless to the OS, but a REMOVE for the key
@@ -629,6 +705,7 @@ void LifetimeOracle::State::on_psn(ThreadState& t) {
     settle_element(t, port, elements[i], line.regs[i], call_ok, had_begin);
   }
   if (call_ok && line.has_entries) take_entries(t, port);
+  end_dequeue(t);
   std::uint64_t received = 0;
   std::uint64_t count = 0;
   if (line.find_u64("n", &received) && line.find_u64("count", &count)) {
@@ -699,6 +776,7 @@ void LifetimeOracle::State::on_gqcs(ThreadState& t) {
   t.call_seq = line.seq;
   if (line.has_entries) t.dequeue_seq = line.seq;
   if (line.result == "1" && line.has_entries) take_entries(t, static_cast<std::uintptr_t>(port));
+  end_dequeue(t);
   std::uint64_t received = 0;
   std::uint64_t count = 0;
   if (line.find_u64("n", &received) && line.find_u64("count", &count)) {
@@ -710,6 +788,27 @@ void LifetimeOracle::State::count_batch(std::uint64_t received, std::uint64_t co
   if (count > 1 && received == count) ++coverage.full_batch;
 }
 
+void LifetimeOracle::State::on_post_begin(ThreadState& t) {
+  std::uint64_t port = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t key = 0;
+  if (!need_u64("port", &port) || !need_u64("bytes", &bytes) || !need_u64("key", &key)) return;
+  if (t.post_open) {
+    fail(kInconsistent, "post.begin on T" + num(t.id) + " while its earlier post has no post line");
+  }
+  // The packet may be queued, and dequeued by another thread, from here on: it is numbered now
+  // (a drain counts posts that began after a close ended).
+  t.post_open = true;
+  t.post_packet = {static_cast<std::uintptr_t>(port), static_cast<std::uintptr_t>(key),
+                   static_cast<std::uint32_t>(bytes)};
+  t.post_number = ++posts_made;
+  posts[t.post_packet].push_back(t.post_number);
+  if (!t.open_post) {
+    t.open_post = true;
+    ++open_posts;
+  }
+}
+
 void LifetimeOracle::State::on_post(ThreadState& t) {
   std::uint64_t port = 0;
   std::uint64_t bytes = 0;
@@ -718,13 +817,71 @@ void LifetimeOracle::State::on_post(ThreadState& t) {
       !need_result()) {
     return;
   }
-  if (line.result != "1") return;
-  posts[{static_cast<std::uintptr_t>(port), static_cast<std::uintptr_t>(key),
-         static_cast<std::uint32_t>(bytes)}]
-      .push_back(++posts_made);
+  const std::tuple<std::uintptr_t, std::uintptr_t, std::uint32_t> packet{
+      static_cast<std::uintptr_t>(port), static_cast<std::uintptr_t>(key),
+      static_cast<std::uint32_t>(bytes)};
+  const bool posted = line.result == "1";
+  if (t.post_open) {
+    t.post_open = false;
+    if (t.post_packet != packet) {
+      return fail(kInconsistent,
+                  "the post line on T" + num(t.id) + " differs from its post.begin");
+    }
+    if (posted) return;
+    // Not queued: forget it, unless a dequeue already took it, which a failed post cannot cause.
+    auto list = posts.find(packet);
+    auto number = list == posts.end()
+                      ? std::deque<std::uint64_t>::iterator()
+                      : std::find(list->second.begin(), list->second.end(), t.post_number);
+    if (list == posts.end() || number == list->second.end()) {
+      return fail(kInconsistent, "a packet of the post on T" + num(t.id) +
+                                     " was dequeued, but the post failed");
+    }
+    list->second.erase(number);
+    if (list->second.empty()) posts.erase(list);
+    if (t.open_post) {  // no packet: nothing for a handler entry to wait on
+      t.open_post = false;
+      --open_posts;
+    }
+    return;
+  }
+  if (!posted) return;
+  posts[packet].push_back(++posts_made);
   if (!t.open_post) {
     t.open_post = true;
     ++open_posts;
+  }
+}
+
+void LifetimeOracle::State::on_dequeue_begin(ThreadState& t) {
+  std::uint64_t port = 0;
+  if (!need_u64("port", &port)) return;
+  if (t.dequeue_open) {
+    fail(kInconsistent,
+         "dequeue.begin on T" + num(t.id) + " while its earlier dequeue has no psn or gqcs line");
+  }
+  t.dequeue_open = true;
+  t.dequeue_port = static_cast<std::uintptr_t>(port);
+}
+
+// The psn or gqcs line of a dequeue: what it took is known now (take_entries ran). Drains and
+// closes that waited on this thread's open dequeue are settled.
+void LifetimeOracle::State::end_dequeue(ThreadState& t) {
+  if (!t.dequeue_open) return;
+  t.dequeue_open = false;
+  for (const std::uint64_t number : closed_unremoved) {
+    Reg* reg = find_reg(number);
+    if (reg != nullptr) reg->waiting.erase(t.id);  // a packet it took is in reg->dequeuers
+  }
+  for (auto it = pending_closes.begin(); it != pending_closes.end();) {
+    it->waiting.erase(t.id);
+    if (!it->waiting.empty()) {
+      ++it;
+      continue;
+    }
+    // No open dequeue took the REMOVE packet: the close came first in every order.
+    fail(it->rule, it->text + " (at line " + num(it->close_seq) + ")");
+    it = pending_closes.erase(it);
   }
 }
 
@@ -764,6 +921,16 @@ void LifetimeOracle::State::socket_packet(ThreadState& t, Reg& reg, const TraceE
   pay(reg.conn);
   if (!remove) return;
   ++counts.removes_seen;
+  judge(kO7);
+  for (auto it = pending_closes.begin(); it != pending_closes.end();) {
+    if (it->reg != reg.number || it->waiting.count(t.id) == 0) {
+      ++it;
+      continue;
+    }
+    // This dequeue was open at the close (or on_closed): either may have come first.
+    ambiguous(it->rule);
+    it = pending_closes.erase(it);
+  }
   if ((entry.mask & kSockNotifyEventIn) != 0) ++coverage.remove_ored_with_in;
   // The REMOVE packet is the last for its key (E3). (One whose REMOVE element this trace has not
   // shown yet, a psn line recorded after another thread's dequeue, is taken the same way.)
@@ -785,7 +952,7 @@ void LifetimeOracle::State::stray_packet(ThreadState& t, std::uintptr_t port,
   }
   orphans.push_back(Orphan{entry.key, port, line.seq, t.id});
   if (orphans.size() > kOrphansMax) {
-    ++counts.bounds_hit[static_cast<std::size_t>(OracleBound::kOrphans)];
+    bound_hit(OracleBound::kOrphans);
     orphans.pop_front();
   }
 }
@@ -793,7 +960,16 @@ void LifetimeOracle::State::stray_packet(ThreadState& t, std::uintptr_t port,
 void LifetimeOracle::State::post_dequeued(std::uintptr_t port, std::uint64_t post) {
   for (const std::uint64_t number : closed_unremoved) {
     Reg* reg = find_reg(number);
-    if (reg != nullptr && reg->port == port && post > reg->close_post) reg->drain_post_seen = true;
+    if (reg == nullptr || reg->port != port || post <= reg->close_post || reg->drain_post_seen) {
+      continue;
+    }
+    reg->drain_post_seen = true;
+    // A dequeue open now may have taken a packet of the key before this one (FIFO): wait for it.
+    for (const auto& [id, other] : threads) {
+      if (id != line.thread && other.dequeue_open && other.dequeue_port == port) {
+        reg->waiting.insert(id);
+      }
+    }
   }
 }
 
@@ -804,6 +980,13 @@ void LifetimeOracle::State::on_new_socket() {
   std::uint64_t value = 0;
   if (!parse_trace_u64(line.result, &value)) return unparsable("the result is not a socket");
   const Socket socket = static_cast<Socket>(value);
+  // The value came back, so a closesocket of it that has not returned yet has taken effect.
+  for (auto& [id, other] : threads) {
+    if (other.close_open && !other.close_applied && other.close_socket == socket) {
+      other.close_applied = true;
+      apply_close(other, socket, true);
+    }
+  }
   auto old = lives.find(socket);
   if (old != lives.end()) {
     // The trace never showed this value's close: its registration can only be unremoved.
@@ -821,36 +1004,101 @@ void LifetimeOracle::State::on_new_socket() {
   lives[socket] = Life{++lives_made, 0};
 }
 
+void LifetimeOracle::State::on_closesocket_begin(ThreadState& t) {
+  Socket socket = kInvalidSocket;
+  if (!need_socket("s", &socket)) return;
+  if (t.close_open) {
+    fail(kInconsistent, "closesocket.begin on T" + num(t.id) +
+                            " while its earlier closesocket has no line");
+  }
+  t.close_open = true;
+  t.close_applied = false;
+  t.close_socket = socket;
+  const Conn* conn = open_conn(socket);
+  t.close_conn = conn == nullptr ? 0 : conn->number;
+  t.close_handler_run = conn != nullptr && conn->in_handler ? conn->handler_runs : 0;
+}
+
 void LifetimeOracle::State::on_closesocket(ThreadState& t) {
   Socket socket = kInvalidSocket;
   if (!need_socket("s", &socket) || !need_result()) return;
+  const bool had_begin = t.close_open;
+  if (had_begin && t.close_socket != socket) {
+    t.close_open = false;
+    return fail(kInconsistent, "the closesocket line on T" + num(t.id) + " names socket " +
+                                   num(socket) + ", its closesocket.begin socket " +
+                                   num(t.close_socket));
+  }
+  if (!had_begin) {  // a point: the interval is this line
+    t.close_socket = socket;
+    const Conn* conn = open_conn(socket);
+    t.close_conn = conn == nullptr ? 0 : conn->number;
+    t.close_handler_run = conn != nullptr && conn->in_handler ? conn->handler_runs : 0;
+  }
+  t.close_open = false;
+  if (t.close_applied) {
+    t.close_applied = false;
+    if (line.result != "0") {
+      fail(kInconsistent, "closesocket(" + num(socket) + ") on T" + num(t.id) +
+                              " failed, but its socket value was handed out again before it");
+    }
+    return;
+  }
+  apply_close(t, socket, line.result == "0");
+}
+
+// The effect of t's closesocket(socket), here: at its line, or earlier, at the line that showed
+// it had taken effect (the value handed out again).
+void LifetimeOracle::State::apply_close(ThreadState& t, Socket socket, bool closed) {
   const bool behind = t.behind_pending && t.behind_socket == socket;
   if (behind) t.behind_pending = false;
   Conn* conn = open_conn(socket);
   Life* life = find_life(socket);
   Reg* reg = life == nullptr ? nullptr : find_reg(life->reg);
-  if (!behind) {
-    // O1 (E1/E2): the registration must be gone (its REMOVE packet dequeued) before the close,
-    // unless its REMOVE was refused (E4: the quarantine path, judged by O9's drain).
-    const bool refused = reg != nullptr && (reg->remove_refused || (conn && conn->remove_refused));
-    if (reg != nullptr && reg->state != RegState::kTentative && !refused) {
-      fail(kO1, reg->state == RegState::kLive
-                    ? "closesocket(" + num(socket) + ") while its registration " + reg_text(*reg) +
-                          " is live: no REMOVE was applied and none was refused"
-                    : "closesocket(" + num(socket) + ") while the REMOVE packet of its " +
-                          "registration " + reg_text(*reg) + " has not been dequeued");
-    }
-    // O10: the engine closes a connection's socket only when no handler of it runs.
-    if (conn != nullptr && conn->in_handler) {
-      fail(kO10, "closesocket(" + num(socket) + ") of " + conn_text(*conn) +
-                     " while its handler runs on T" + num(conn->handler_thread));
-    }
-  }
+  if (!behind) close_judged(t, socket, conn, reg);
   if (conn != nullptr) (behind ? conn->behind_closed : conn->engine_closed) = true;
-  if (line.result != "0" || life == nullptr) return;
+  if (!closed || life == nullptr) return;
   ++counts.sockets_closed;
   if (reg != nullptr) close_unremoved(*reg);
   lives.erase(socket);
+}
+
+// O1 and O10 for the engine's closesocket(socket), whose effect lies between t's
+// closesocket.begin and now.
+void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, Conn* conn, Reg* reg) {
+  // O1 (E1/E2): the registration must be gone (its REMOVE packet dequeued) before the close,
+  // unless its REMOVE was refused (E4: the quarantine path, judged by O9's drain).
+  judge(kO1);
+  const bool refused = reg != nullptr && (reg->remove_refused || (conn && conn->remove_refused));
+  if (reg != nullptr && reg->state != RegState::kTentative && !refused) {
+    if (reg->remove_tentative) {
+      ambiguous(kO1);  // its REMOVE is in a call still open: refused or not, it may be either
+    } else if (reg->state == RegState::kLive) {
+      fail(kO1, "closesocket(" + num(socket) + ") while its registration " + reg_text(*reg) +
+                    " is live: no REMOVE was applied and none was refused");
+    } else {
+      PendingClose pending;
+      pending.rule = kO1;
+      pending.reg = reg->number;
+      pending.socket = socket;
+      pending.close_seq = line.seq;
+      pending.text = "closesocket(" + num(socket) + ") while the REMOVE packet of its " +
+                     "registration " + reg_text(*reg) + " has not been dequeued";
+      pend_or_fail(t, *reg, std::move(pending));
+    }
+  }
+  // O10: the engine closes a connection's socket only when no handler of it runs: a violation
+  // when one handler run spans the whole closesocket, ambiguous when one overlaps only part.
+  if (conn == nullptr) return;
+  judge(kO10);
+  const bool same_conn = t.close_conn == conn->number;
+  const bool ran_at_begin = same_conn && t.close_handler_run != 0;
+  if (conn->in_handler && ran_at_begin && t.close_handler_run == conn->handler_runs) {
+    fail(kO10, "closesocket(" + num(socket) + ") of " + conn_text(*conn) +
+                   " while its handler runs on T" + num(conn->handler_thread));
+  } else if (conn->in_handler || ran_at_begin) {
+    ambiguous(kO10);
+  }
 }
 
 void LifetimeOracle::State::on_close_port() {
@@ -965,6 +1213,7 @@ void LifetimeOracle::State::on_wl_add(ThreadState& t) {
   if (conn == nullptr) {
     return fail(kInconsistent, "wl.add s=" + num(socket) + " without wl.adding");
   }
+  judge(kO4);
   if (line.result == "ok") {
     IdKey id;
     if (!need_id("id", &id)) return;
@@ -1000,6 +1249,7 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
   ++coverage.handler_entered;
   // O12: the engine reported this entry just before it (same thread, same id).
   if (observer_seen) {
+    judge(kO12);
     if (!t.obs_enter) {
       fail(kO12, "hnd.enter s=" + num(socket) + " id=" + id_text(id) + " on T" + num(t.id) +
                      " without obs.handler_enter before it");
@@ -1014,6 +1264,10 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
     return fail(
         kO4, "hnd.enter for socket " + num(socket) + ", for which the workload has no connection");
   }
+  judge(kO2);
+  judge(kO3);
+  judge(kO4);
+  judge(kO5);
   // O4: the engine passes the connection's own socket and id.
   if (argument != socket) {
     fail(kO4, "the handler of " + conn_text(*conn) + " was called with socket " + num(argument));
@@ -1027,9 +1281,7 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
     if (conn->closed) {
       fail(kO2, "handler of " + conn_text(*conn) + " entered after its on_closed (line " +
                     num(conn->closed_seq) + ")");
-    } else if (conn->engine_closed && !calls_may_lag) {
-      // (Real threads: a closesocket of the value's previous life may be recorded late and be
-      // taken for this life's; not judged there.)
+    } else if (conn->engine_closed) {
       fail(kO2, "handler of " + conn_text(*conn) + " entered after the engine closed its socket");
     } else if (conn->remove_dequeued) {
       fail(kO2, "handler of " + conn_text(*conn) + " entered after its REMOVE packet was dequeued");
@@ -1039,19 +1291,25 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
       fail(kO2, "handler of " + conn_text(*conn) + " entered on T" + num(t.id) +
                     " for a packet dequeued at line " + num(t.dequeue_seq) +
                     ", after close() returned (line " + num(conn->close_seq) + ")");
+    } else if (closing(conn->socket)) {
+      ambiguous(kO2);  // a closesocket of its socket is under way: before or after, unknown
     }
   }
-  // O3: never two threads in one connection's handler.
+  // O3: never two threads in one connection's handler. A handler ran at least from its hnd.enter
+  // to its hnd.leave and at most from its thread's line before to its line after: overlap of the
+  // former is forced; of the latter only, ambiguous.
   if (conn->in_handler) {
     fail(kO3, "handler of " + conn_text(*conn) + " entered on T" + num(t.id) +
                   " while it runs on T" + num(conn->handler_thread));
+  } else if (conn->leave_thread != 0 && conn->leave_thread != t.id &&
+             (conn->after_leave_seq == 0 || t.bound_seq < conn->after_leave_seq)) {
+    ambiguous(kO3);
   }
   // O5: each entry is paid for by a packet of its own key or by a notify.
   ++conn->entries;
   if (conn->entries > conn->paid) {
-    if (open_posts > 0 || calls_may_lag) {
-      // A notify's wl.notify is written after its post: judged when that thread's call ends
-      // (on real threads, at the end of the run).
+    if (open_posts > 0) {
+      // A notify's wl.notify is written after its post: judged when that thread's call ends.
       if (debts.insert(conn->number).second) conn->debt_seq = line.seq;
     } else {
       fail(kO5, "handler of " + conn_text(*conn) + " entered " + num(conn->entries) +
@@ -1061,6 +1319,7 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
   }
   conn->in_handler = true;
   conn->handler_thread = t.id;
+  ++conn->handler_runs;
   t.handlers.push_back(conn->number);
 }
 
@@ -1079,7 +1338,12 @@ void LifetimeOracle::State::on_hnd_leave(ThreadState& t) {
     fail(kInconsistent, "hnd.leave s=" + num(socket) + " on T" + num(t.id) +
                             " inside the handler of socket " + num(conn->socket));
   }
-  if (conn != nullptr) conn->in_handler = false;
+  if (conn != nullptr) {
+    conn->in_handler = false;
+    conn->leave_thread = t.id;
+    conn->after_leave_seq = 0;
+    t.after_leave_conn = conn->number;
+  }
   if (!observer_seen) return;
   if (t.left) {
     fail(kO12, "hnd.leave at line " + num(t.left_seq) + " on T" + num(t.id) +
@@ -1129,19 +1393,31 @@ void LifetimeOracle::State::on_hnd_closed() {
                   conn_text(*oldest_open) + " is the connection of that socket");
     conn = oldest_open;
   }
+  judge(kO9);
   if (conn->in_handler) {
     fail(kO9, "on_closed for " + conn_text(*conn) + " while its handler runs on T" +
                   num(conn->handler_thread));
   }
-  if (calls_may_lag) {
-    // Real threads: the closesocket and the REMOVE's dequeue may be recorded by other threads
-    // after this line (they are written when their calls return); not judged.
-  } else if (!conn->engine_closed && !conn->behind_closed) {
-    fail(kO9, "on_closed for " + conn_text(*conn) + " before its socket was closed");
+  if (!conn->engine_closed && !conn->behind_closed) {
+    if (closing(conn->socket)) {
+      ambiguous(kO9);  // its closesocket is under way
+    } else {
+      fail(kO9, "on_closed for " + conn_text(*conn) + " before its socket was closed");
+    }
   } else if (!conn->remove_dequeued) {
     if (!conn->remove_refused && !conn->behind_closed) {
-      fail(kO9, "on_closed for " + conn_text(*conn) +
-                    " before its REMOVE packet was dequeued (and no REMOVE of it was refused)");
+      PendingClose pending;
+      pending.rule = kO9;
+      pending.close_seq = line.seq;
+      pending.text = "on_closed for " + conn_text(*conn) +
+                     " before its REMOVE packet was dequeued (and no REMOVE of it was refused)";
+      Reg* reg = find_reg(conn->reg);
+      if (reg == nullptr) {
+        fail(kO9, pending.text);
+      } else {
+        pending.reg = reg->number;
+        pend_or_fail(threads[line.thread], *reg, std::move(pending));
+      }
     } else if (!drained_for(*conn)) {
       fail(kO9, "on_closed for " + conn_text(*conn) +
                     " before its key was drained (REMOVE refused: no packet posted after the "
@@ -1160,7 +1436,8 @@ void LifetimeOracle::State::on_hnd_closed() {
 void LifetimeOracle::State::check_expected_close(ThreadState& t) {
   t.expect_close = false;
   std::uint64_t value = 0;
-  const bool closes = line.name == "closesocket" && line.find_u64("s", &value) &&
+  const bool closes = (line.name == "closesocket" || line.name == "closesocket.begin") &&
+                      line.find_u64("s", &value) &&
                       static_cast<Socket>(value) == t.expect_socket;
   if (closes) return;
   fail(kO12, "obs.socket_closed s=" + num(t.expect_socket) + " on T" + num(t.id) + " at line " +
@@ -1196,9 +1473,8 @@ void LifetimeOracle::State::on_observer(ThreadState& t) {
     }
     t.left = false;
   } else if (name == "obs.remove_seen") {
-    // (Real threads: which connection a registration belongs to follows socket values, whose
-    // closesocket lines may come late; not judged there.)
-    if (conn != nullptr && !calls_may_lag &&
+    judge(kO12);
+    if (conn != nullptr &&
         std::find(t.removed.begin(), t.removed.end(), conn->number) == t.removed.end()) {
       fail(kO12, "obs.remove_seen for " + conn_text(*conn) + " on T" + num(t.id) + ", but T" +
                      num(t.id) + "'s latest port call dequeued no REMOVE packet of it");
@@ -1218,11 +1494,10 @@ void LifetimeOracle::State::on_observer(ThreadState& t) {
     }
   } else if (name == "obs.freed") {
     if (conn == nullptr || conn->add == AddState::kFailed) return;
+    judge(kO12);
     if (conn->in_handler) {
       fail(kO12, "obs.freed for " + conn_text(*conn) + " while its handler runs on T" +
                      num(conn->handler_thread));
-    } else if (calls_may_lag) {
-      // Real threads: the closesocket and the REMOVE's dequeue may be recorded later (as O9).
     } else if (!conn->engine_closed && !conn->behind_closed) {
       fail(kO12, "obs.freed for " + conn_text(*conn) + " before its socket was closed");
     } else if (!conn->remove_dequeued &&
@@ -1325,7 +1600,7 @@ void LifetimeOracle::State::close_unremoved(Reg& reg) {
   ++counts.closed_unremoved;
   if (closed_unremoved.size() > kClosedUnremovedMax) {
     // Bounded memory: the oldest counts as drained, a guess, so counted as a bound hit.
-    ++counts.bounds_hit[static_cast<std::size_t>(OracleBound::kClosedUnremoved)];
+    bound_hit(OracleBound::kClosedUnremoved);
     finish_drained(*find_reg(*closed_unremoved.begin()));
   }
 }
@@ -1349,7 +1624,9 @@ void LifetimeOracle::State::prune_drained() {
 // Closed-unremoved and drained: a packet posted after the close came out of its port (FIFO, F1)
 // and every thread that dequeued a packet of its key has moved on since.
 bool LifetimeOracle::State::drained(const Reg& reg) const {
-  if (reg.state != RegState::kClosedUnremoved || !reg.drain_post_seen) return false;
+  if (reg.state != RegState::kClosedUnremoved || !reg.drain_post_seen || !reg.waiting.empty()) {
+    return false;
+  }
   for (const auto& [thread, seq] : reg.dequeuers) {
     if (!thread_moved(thread, seq)) return false;
   }
@@ -1412,7 +1689,7 @@ void LifetimeOracle::State::remember_ended_key(std::uintptr_t key, bool by_remov
   (void)it;
   if (inserted) ended_key_order.push_back(key);
   while (ended_key_order.size() > kEndedKeysMax) {
-    ++counts.bounds_hit[static_cast<std::size_t>(OracleBound::kEndedKeys)];
+    bound_hit(OracleBound::kEndedKeys);
     ended_keys.erase(ended_key_order.front());
     ended_key_order.pop_front();
   }
@@ -1547,19 +1824,37 @@ void LifetimeOracle::State::bury(Conn& conn) {
   for (const std::uint64_t number : dropped) {
     Conn* old = find_conn(number);
     if (old == nullptr) continue;
-    ++counts.bounds_hit[static_cast<std::size_t>(OracleBound::kTombstones)];
+    bound_hit(OracleBound::kTombstones);
     tombstones.erase(std::remove(tombstones.begin(), tombstones.end(), number), tombstones.end());
     drop_conn(*old);
   }
 }
 
 bool LifetimeOracle::State::drained_for(const Conn& conn) const {
-  // Real threads: the post that drains is recorded when it returns, possibly after its packet's
-  // dequeue and what followed it, so the order cannot be read from the trace; not judged.
-  if (calls_may_lag) return true;
   if (conn.drained || conn.reg == 0) return true;
   auto it = regs.find(conn.reg);
   return it == regs.end() || drained(it->second);
+}
+
+// A violation unless a dequeue open now on `reg`'s port (another thread's) holds its REMOVE
+// packet: failed now when none is open, else judged when they end (end_dequeue, socket_packet).
+void LifetimeOracle::State::pend_or_fail(const ThreadState& t, const Reg& reg,
+                                         PendingClose pending) {
+  for (const auto& [id, other] : threads) {
+    if (id != t.id && other.dequeue_open && other.dequeue_port == reg.port) {
+      pending.waiting.insert(id);
+    }
+  }
+  if (pending.waiting.empty()) return fail(pending.rule, pending.text);
+  pending_closes.push_back(std::move(pending));
+}
+
+// Whether a closesocket of `socket` has begun and not yet taken effect as far as the trace shows.
+bool LifetimeOracle::State::closing(Socket socket) const {
+  for (const auto& [id, t] : threads) {
+    if (t.close_open && !t.close_applied && t.close_socket == socket) return true;
+  }
+  return false;
 }
 
 void LifetimeOracle::State::pay(std::uint64_t conn_number) {
@@ -1577,7 +1872,7 @@ void LifetimeOracle::State::recheck_debts() {
       it = debts.erase(it);
       continue;
     }
-    if (open_posts == 0 && !calls_may_lag) {
+    if (open_posts == 0) {
       fail(kO5, "handler of " + conn_text(*conn) + " was entered at line " + num(conn->debt_seq) +
                     " (entry " + num(conn->entries) + "), but only " + num(conn->paid) +
                     " packet(s) of its key or notifies could cause that");
@@ -1604,6 +1899,10 @@ void LifetimeOracle::State::finish() {
   if (finished) return;
   finished = true;
   at_end = true;
+  judge(kO11);
+  // An O1 still waiting on a dequeue that never ended (the trace stops inside it): either order.
+  for (const PendingClose& pending : pending_closes) ambiguous(pending.rule);
+  pending_closes.clear();
   for (const auto& [number, conn] : conns) {
     if (conn.add == AddState::kAdded && !conn.closed) {
       fail(kO11, conn_text(conn) + " never got on_closed");
@@ -1612,10 +1911,7 @@ void LifetimeOracle::State::finish() {
       fail(kO11, "the handler of " + conn_text(conn) + " is still running on T" +
                      num(conn.handler_thread));
     }
-    // (Real threads: which life of a socket value a late closesocket line closed is not known,
-    // so this is left to the backend's own count of open sockets.)
-    if (conn.add == AddState::kAdded && !conn.engine_closed && !conn.behind_closed &&
-        !calls_may_lag) {
+    if (conn.add == AddState::kAdded && !conn.engine_closed && !conn.behind_closed) {
       fail(kO11, "the socket of " + conn_text(conn) + " was never closed");
     }
   }
@@ -1641,7 +1937,12 @@ void LifetimeOracle::State::finish() {
                     " packet(s) of its key or notifies could cause that");
     }
   }
-  if (!observer_seen) return;
+  if (!observer_seen) {
+    // No engine reports in the trace (stripped, or an engine without an observer): O12 has
+    // nothing to compare the handlers' own lines with.
+    if (counts.handler_entries > 0) counts.judgement.unjudged[12] += counts.handler_entries;
+    return;
+  }
   for (const auto& [id, t] : threads) {
     if (t.left) {
       fail(kO12, "hnd.leave at line " + num(t.left_seq) + " on T" + num(id) +
@@ -1656,9 +1957,7 @@ void LifetimeOracle::State::finish() {
 
 // ==== The public class ===========================================================================
 
-LifetimeOracle::LifetimeOracle(OracleOptions options) : state_(std::make_unique<State>()) {
-  state_->calls_may_lag = options.calls_may_lag;
-}
+LifetimeOracle::LifetimeOracle() : state_(std::make_unique<State>()) {}
 
 LifetimeOracle::~LifetimeOracle() = default;
 
@@ -1774,27 +2073,37 @@ const char* oracle_bound_name(OracleBound bound) {
   READYPORT_UNREACHABLE();
 }
 
-bool oracle_rule_unjudged_with_lag(std::uint32_t rule) {
-  READYPORT_ASSERT(rule >= 1 && rule <= kOracleRules);
-  // The rules that order one thread's call against another's effect, and O5, whose packets are
-  // tied to a connection through registrations a late line misattributes (fail()).
-  return rule == 1 || rule == 5 || rule == 6 || rule == 7 || rule == 8 || rule == 10;
+void OracleJudgement::add(const OracleJudgement& other) {
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
+    judged[rule] += other.judged[rule];
+    violated[rule] += other.violated[rule];
+    ambiguous[rule] += other.ambiguous[rule];
+    unjudged[rule] += other.unjudged[rule];
+  }
+  for (std::size_t i = 0; i < kOracleBounds; ++i) bounds_hit[i] += other.bounds_hit[i];
 }
 
-OracleJudgement oracle_judgement(bool calls_may_lag) {
-  // Judged in part with lag: the parts of these that hold whatever the lag (OracleOptions).
-  const auto in_part = [](std::uint32_t rule) {
-    return rule == 2 || rule == 9 || rule == 11 || rule == 12;
-  };
-  OracleJudgement judgement;
+std::string oracle_rules_text(const OracleJudgement& judgement) {
+  std::string text;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
-    std::string& list = !calls_may_lag                        ? judgement.full
-                        : oracle_rule_unjudged_with_lag(rule) ? judgement.none
-                        : in_part(rule)                       ? judgement.part
-                                                              : judgement.full;
-    list += (list.empty() ? "O" : " O") + std::to_string(rule);
+    if (!text.empty()) text += "\n";
+    text += "O" + std::to_string(rule) + (rule < 10 ? "  " : " ") + "judged " +
+            std::to_string(judgement.judged[rule]) + ", violated " +
+            std::to_string(judgement.violated[rule]) + ", ambiguous " +
+            std::to_string(judgement.ambiguous[rule]) + ", unjudged " +
+            std::to_string(judgement.unjudged[rule]);
   }
-  return judgement;
+  return text;
+}
+
+std::string oracle_rule_list_text(const std::array<std::uint64_t, kOracleRules + 1>& by_rule) {
+  std::string text;
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
+    if (by_rule[rule] == 0) continue;
+    if (!text.empty()) text += ", ";
+    text += "O" + std::to_string(rule) + " " + std::to_string(by_rule[rule]);
+  }
+  return text.empty() ? "none" : text;
 }
 
 std::string oracle_bounds_text(const std::array<std::uint64_t, kOracleBounds>& bounds_hit) {

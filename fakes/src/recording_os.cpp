@@ -2,11 +2,14 @@
 #include "readyport/fake/recording_os.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <string>
 #include <utility>
 
 #include "readyport/assert.hpp"
+#include "readyport/fake/effect_point.hpp"
+#include "readyport/fake/logical_locals.hpp"
 
 namespace readyport {
 
@@ -190,6 +193,63 @@ class RecordingThread final : public Thread {
   const std::string name_;
 };
 
+// The calling thread's begin lines not yet written (effect_point.hpp): at most a PSN's two.
+struct PendingBegins {
+  struct Begin {
+    EffectPoint point = EffectPoint::kCall;
+    std::string line;
+    bool written = false;
+  };
+  RecordingOs* os = nullptr;
+  std::array<Begin, 2> begins;
+  std::uint32_t count = 0;
+};
+
+// The calling logical thread's pending begin lines (a fiber's own, under SimScheduler).
+PendingBegins* pending_get() {
+  return static_cast<PendingBegins*>(fake_internal::logical_locals().pending_begins);
+}
+void pending_set(PendingBegins* pending) {
+  fake_internal::logical_locals().pending_begins = pending;
+}
+
+// The begin lines of one call: written now (BeginLines::kBeforeCall), or at the inner Os's effect
+// points; flush() writes what is left just before the call's own line (the inner Os returned
+// before reaching an effect, e.g. on bad arguments).
+class IntervalBegins {
+ public:
+  IntervalBegins(RecordingOs& os, RecordingOs::BeginLines mode)
+      : os_(os), at_effect_(mode == RecordingOs::BeginLines::kAtEffect), outer_(pending_get()) {
+    pending_.os = &os;
+    if (at_effect_) pending_set(&pending_);
+  }
+  ~IntervalBegins() {
+    if (at_effect_) pending_set(outer_);
+  }
+  IntervalBegins(const IntervalBegins&) = delete;
+  IntervalBegins& operator=(const IntervalBegins&) = delete;
+
+  void add(EffectPoint point, std::string line) {
+    if (!at_effect_) {
+      os_.record(line);
+      return;
+    }
+    READYPORT_ASSERT(pending_.count < pending_.begins.size());
+    PendingBegins::Begin& begin = pending_.begins[pending_.count++];
+    begin.point = point;
+    begin.line = std::move(line);
+  }
+  void flush() {
+    if (at_effect_) effect_point(EffectPoint::kCall);  // the last point: writes every one
+  }
+
+ private:
+  RecordingOs& os_;
+  const bool at_effect_;
+  PendingBegins* const outer_;
+  PendingBegins pending_;
+};
+
 }  // namespace
 
 std::string trace_registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
@@ -218,6 +278,17 @@ std::string trace_registrations(const SockNotifyRegistration* registrations, std
   return text;
 }
 
+void effect_point(EffectPoint point) {
+  PendingBegins* const pending = pending_get();
+  if (pending == nullptr) return;
+  for (std::uint32_t i = 0; i < pending->count; ++i) {
+    PendingBegins::Begin& begin = pending->begins[i];
+    if (begin.written || begin.point > point) continue;
+    begin.written = true;
+    pending->os->record(begin.line);
+  }
+}
+
 Port RecordingOs::create_io_completion_port(std::uint32_t concurrency) {
   const Port port = inner().create_io_completion_port(concurrency);
   record(Line("create_port")
@@ -239,15 +310,20 @@ std::uint32_t RecordingOs::process_socket_notifications(Port port, std::uint32_t
                                                         std::uint32_t completion_count,
                                                         OverlappedEntry* entries,
                                                         std::uint32_t* received_out) {
+  IntervalBegins begins(*this, begin_lines_);
   if (registration_count > 0) {
-    // Before the call: its registrations apply at its start (see psn.begin in the header).
-    record(Line("psn.begin")
-               .num("port", port.value)
-               .registrations(registrations, registration_count, false)
-               .str());
+    begins.add(EffectPoint::kRegistrations,
+               Line("psn.begin")
+                   .num("port", port.value)
+                   .registrations(registrations, registration_count, false)
+                   .str());
+  }
+  if (completion_count > 0) {
+    begins.add(EffectPoint::kDequeue, Line("dequeue.begin").num("port", port.value).str());
   }
   const std::uint32_t result = inner().process_socket_notifications(
       port, registration_count, registrations, timeout_ms, completion_count, entries, received_out);
+  begins.flush();
   Line line("psn");
   line.num("port", port.value);
   if (registration_count > 0 || registrations != nullptr) {
@@ -267,8 +343,11 @@ std::uint32_t RecordingOs::process_socket_notifications(Port port, std::uint32_t
 bool RecordingOs::get_queued_completion_status_ex(Port port, OverlappedEntry* entries,
                                                   std::uint32_t count, std::uint32_t* removed_out,
                                                   std::uint32_t timeout_ms, bool alertable) {
+  IntervalBegins begins(*this, begin_lines_);
+  begins.add(EffectPoint::kDequeue, Line("dequeue.begin").num("port", port.value).str());
   const bool ok = inner().get_queued_completion_status_ex(port, entries, count, removed_out,
                                                           timeout_ms, alertable);
+  begins.flush();
   Line line("gqcs");
   line.num("port", port.value).num("count", count).num("timeout", timeout_ms);
   line.num("alertable", alertable ? 1 : 0).arrow(ok ? "1" : "0");
@@ -282,14 +361,14 @@ bool RecordingOs::get_queued_completion_status_ex(Port port, OverlappedEntry* en
 bool RecordingOs::post_queued_completion_status(Port port, std::uint32_t bytes_transferred,
                                                 std::uintptr_t completion_key,
                                                 std::uintptr_t overlapped) {
+  Line line("post");
+  line.num("port", port.value).hex("bytes", bytes_transferred).num("key", completion_key);
+  IntervalBegins begins(*this, begin_lines_);
+  begins.add(EffectPoint::kCall, "post.begin" + line.str().substr(4));
   const bool ok =
       inner().post_queued_completion_status(port, bytes_transferred, completion_key, overlapped);
-  record(Line("post")
-             .num("port", port.value)
-             .hex("bytes", bytes_transferred)
-             .num("key", completion_key)
-             .arrow(ok ? "1" : "0")
-             .str());
+  begins.flush();
+  record(line.arrow(ok ? "1" : "0").str());
   return ok;
 }
 
@@ -390,7 +469,10 @@ int RecordingOs::shutdown(Socket s, int how) {
 }
 
 int RecordingOs::closesocket(Socket s) {
+  IntervalBegins begins(*this, begin_lines_);
+  begins.add(EffectPoint::kCall, Line("closesocket.begin").num("s", s).str());
   const int result = inner().closesocket(s);
+  begins.flush();
   record(Line("closesocket").num("s", s).arrow_num(result).str());
   return result;
 }

@@ -8,6 +8,7 @@
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/inline_runtime.hpp"
 #include "readyport/fake/recording_os.hpp"
+#include "readyport/fake/sim_scheduler.hpp"
 #include "readyport/fake/trace.hpp"
 
 namespace readyport {
@@ -130,24 +131,73 @@ TEST(RecordingOs, WritesOneExactLinePerCall) {
       "\n"
       "4 0 T0 set_nonblocking s=256 on=1 -> 0\n"
       "5 0 T0 psn.begin port=2 regs=[s=256/key=7/filter=0x2/op=ENABLE/trig=0x5]\n"
-      "6 0 T0 psn port=2 regs=[s=256/key=7/filter=0x2/op=ENABLE/trig=0x5/res=0] timeout=10 "
+      "6 0 T0 dequeue.begin port=2\n"
+      "7 0 T0 psn port=2 regs=[s=256/key=7/filter=0x2/op=ENABLE/trig=0x5/res=0] timeout=10 "
       "count=4 -> ERROR_SUCCESS n=1 entries=[key=7/mask=0x2]\n"
-      "7 0 T0 post port=2 bytes=0x5 key=99 -> 1\n"
-      "8 0 T0 gqcs port=2 count=4 timeout=0 alertable=0 -> 1 n=1 entries=[key=99/mask=0x5]\n"
-      "9 20000000 T0 gqcs port=2 count=4 timeout=20 alertable=0 -> 0\n"
-      "10 20000000 T0 last_error -> WAIT_TIMEOUT\n"
-      "11 20000000 T0 recvfrom s=256 len=1 flags=0 -> -1\n"
-      "12 20000000 T0 last_error -> WSAEWOULDBLOCK\n"
-      "13 20000000 T0 mutex_create -> m1\n"
-      "14 20000000 T0 m1.lock\n"
-      "15 20000000 T0 m1.try_lock -> 0\n"
-      "16 20000000 T0 m1.unlock\n"
-      "17 20000000 T0 thread_start name=nope -> FAIL failed_precondition\n"
-      "18 25000000 T0 sleep_ms ms=5\n"
-      "19 25000000 T0 now_ns -> 25000000\n"
-      "20 25000000 T0 closesocket s=256 -> 0\n"
-      "21 25000000 T0 close_port port=2 -> 1\n";
+      "8 0 T0 post.begin port=2 bytes=0x5 key=99\n"
+      "9 0 T0 post port=2 bytes=0x5 key=99 -> 1\n"
+      "10 0 T0 dequeue.begin port=2\n"
+      "11 0 T0 gqcs port=2 count=4 timeout=0 alertable=0 -> 1 n=1 entries=[key=99/mask=0x5]\n"
+      "12 0 T0 dequeue.begin port=2\n"
+      "13 20000000 T0 gqcs port=2 count=4 timeout=20 alertable=0 -> 0\n"
+      "14 20000000 T0 last_error -> WAIT_TIMEOUT\n"
+      "15 20000000 T0 recvfrom s=256 len=1 flags=0 -> -1\n"
+      "16 20000000 T0 last_error -> WSAEWOULDBLOCK\n"
+      "17 20000000 T0 mutex_create -> m1\n"
+      "18 20000000 T0 m1.lock\n"
+      "19 20000000 T0 m1.try_lock -> 0\n"
+      "20 20000000 T0 m1.unlock\n"
+      "21 20000000 T0 thread_start name=nope -> FAIL failed_precondition\n"
+      "22 25000000 T0 sleep_ms ms=5\n"
+      "23 25000000 T0 now_ns -> 25000000\n"
+      "24 25000000 T0 closesocket.begin s=256\n"
+      "25 25000000 T0 closesocket s=256 -> 0\n"
+      "26 25000000 T0 close_port port=2 -> 1\n";
   EXPECT_EQ(trace.text(), expected);
+}
+
+// A dequeue's begin line: before the call with kBeforeCall; at the fake's effect with kAtEffect,
+// so that in simulation it comes right before its own line, after what other threads did while
+// the call waited (here T2's post, which ends T1's wait).
+TEST(RecordingOs, BeginLinesAtTheFakesEffectAreExactInSimulation) {
+  for (const RecordingOs::BeginLines mode :
+       {RecordingOs::BeginLines::kBeforeCall, RecordingOs::BeginLines::kAtEffect}) {
+    SimOptions options;
+    options.strategy = SimStrategy::kRoundRobin;
+    SimScheduler sim(options);
+    FakeOs fake(FakeOptions{}, sim);
+    Trace trace;
+    RuntimeTraceContext context(sim);
+    RecordingOs os(fake, trace, context, mode);
+    const Status run = sim.run([&] {
+      const Port port = os.create_io_completion_port(0);
+      Result<std::unique_ptr<Thread>> poster = os.thread_start("poster", [&] {
+        os.sleep_ms(1);
+        EXPECT_TRUE(os.post_queued_completion_status(port, 1, 5, 0));
+      });
+      ASSERT_TRUE(poster.ok());
+      OverlappedEntry entries[2] = {};
+      std::uint32_t removed = 0;
+      EXPECT_TRUE(os.get_queued_completion_status_ex(port, entries, 2, &removed, 1000, false));
+      poster.value()->join();
+      EXPECT_TRUE(os.close_port(port));
+    });
+    ASSERT_TRUE(run.ok()) << run.to_string();
+    const std::string text = trace.text();
+    const std::size_t begin = text.find("T1 dequeue.begin port=");
+    const std::size_t posted = text.find("T2 post port=");
+    const std::size_t dequeued = text.find("T1 gqcs port=");
+    ASSERT_NE(begin, std::string::npos) << text;
+    ASSERT_NE(posted, std::string::npos) << text;
+    ASSERT_NE(dequeued, std::string::npos) << text;
+    if (mode == RecordingOs::BeginLines::kBeforeCall) {
+      EXPECT_LT(begin, posted) << text;
+    } else {
+      EXPECT_GT(begin, posted) << text;
+      // Nothing between the begin line and its call's line.
+      EXPECT_EQ(text.find('\n', begin) + 1, text.rfind('\n', dequeued) + 1) << text;
+    }
+  }
 }
 
 }  // namespace

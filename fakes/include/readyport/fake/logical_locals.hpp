@@ -22,6 +22,7 @@ struct LogicalLocals {
   std::uint32_t last_error = 0;          // FakeOs's GetLastError value (fake_last_error.hpp)
   const void* injected_owner = nullptr;  // FaultyOs that injected `injected_code`, or null
   std::uint32_t injected_code = 0;       // FaultyOs's injected last error
+  void* pending_begins = nullptr;        // RecordingOs's begin lines of the running call, or null
 };
 
 // The calling logical thread's slot: the active one on this OS thread, else the OS thread's own.

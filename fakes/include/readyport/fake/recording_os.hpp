@@ -40,11 +40,15 @@
 // (the psn lines are shown wrapped). m<n> and th<n> number the mutexes and threads this
 // RecordingOs handed out, from 1, in creation order. Data bytes of send/recv are not recorded.
 //
-// The one line written BEFORE a call: a PSN with registration_count > 0 first records
-// `psn.begin` (the same elements as its psn line, without `/res=`), then calls the inner Os, then
-// records `psn`. A blocking PSN applies its registrations at its start, so another thread's
-// packets caused by them (and that thread's lines) can be recorded before the call's own psn line
-// returns; psn.begin gives the oracle that order. A PSN without registrations has no psn.begin.
+// Intervals: a call whose order the oracle needs is recorded as a begin line and its ordinary
+// line, so that its effect lies somewhere between the two (effect_point.hpp):
+//   psn.begin port=<p> regs=[...]   (registration_count > 0; the elements without /res=)
+//   dequeue.begin port=<p>          (a PSN with completion_count > 0, and every gqcs)
+//   post.begin port=<p> bytes=0x<b> key=<k>          closesocket.begin s=<s>
+// With BeginLines::kBeforeCall (any backend) they are written before the inner call; with
+// kAtEffect (an inner FakeOs, which calls effect_point()) when the fake reaches the effect, so in
+// simulation the two lines are exact. A PSN's registrations apply at its start and its dequeue
+// after any wait, hence its two begin lines.
 //
 // Handle values are printed as the wrapped Os returns them: FakeOs's are deterministic; a real
 // backend's are not, and neither are its traces across runs (use CountingTraceContext there).
@@ -76,8 +80,15 @@ std::string trace_registrations(const SockNotifyRegistration* registrations, std
 
 class RecordingOs final : public ForwardingOs {
  public:
-  RecordingOs(Os& inner, Trace& trace, const TraceContext& context)
-      : ForwardingOs(inner), trace_(trace), context_(context) {}
+  // Where begin lines are written (see "Intervals" above).
+  enum class BeginLines : std::uint8_t {
+    kBeforeCall,  // before the inner call: right for any Os
+    kAtEffect,    // at the inner Os's effect_point() (FakeOs), else just before the call's line
+  };
+
+  RecordingOs(Os& inner, Trace& trace, const TraceContext& context,
+              BeginLines begin_lines = BeginLines::kBeforeCall)
+      : ForwardingOs(inner), trace_(trace), context_(context), begin_lines_(begin_lines) {}
   RecordingOs(const RecordingOs&) = delete;
   RecordingOs& operator=(const RecordingOs&) = delete;
 
@@ -128,6 +139,7 @@ class RecordingOs final : public ForwardingOs {
  private:
   Trace& trace_;
   const TraceContext& context_;
+  const BeginLines begin_lines_;
   std::atomic<std::uint32_t> mutexes_created_{0};
   std::atomic<std::uint32_t> threads_started_{0};
 };
