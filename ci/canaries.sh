@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The canary leg: builds the engine with each planted bug (cmake/canary.cmake) and requires the
 # main job's default run to catch it: readyport-stress must fail, and soon. Prints, per canary,
-# the first failing seed and the seconds to it. The same default run passes without a canary
+# the first failing seed and the seconds to it; then the same on real threads (--runtime free),
+# with the rule the oracle alone finds in that seed's trace once the engine's obs.* lines are cut. The same default run passes without a canary
 # (ctest stress.default_coverage in the native leg). Then the engine property (properties/, when
 # RapidCheck is installed) must catch the canary too and shrink it to at most 10 commands: its
 # pinned test EngineProperty.Canary_<name>_ShrinksToAtMost10 (docs/properties.md).
@@ -49,6 +50,37 @@ for canary in "${canaries[@]}"; do
   else
     echo "canary $canary: caught in ${seconds} s: $first"
     grep -m1 -E '^first failure' "$dir.run.log" || true
+  fi
+  # Real threads (--runtime free over the fake): the same sweep must catch the canary, and the
+  # oracle alone must flag it from the failing seed's recorded trace with the engine's obs.*
+  # reports stripped (the OS-side rules, not the engine's word; for a canary whose engine
+  # assertion fires first, the trace recorded up to the abort).
+  free_dir="$dir.free"
+  rm -rf "$free_dir"
+  "$dir/stress/readyport-stress" --runtime free --stop-on-failure --corpus none --jobs 1 \
+    --bundle-dir "$free_dir" >"$dir.free.log" 2>&1
+  rc=$?
+  free_first=$(grep -m1 -oE '^FAIL seed [0-9]+|aborted during seed [0-9]+' "$dir.free.log" || true)
+  free_seed=${free_first##* }
+  if [ "$rc" -eq 0 ] || [ -z "$free_seed" ] || [ ! -f "$free_dir/seed-$free_seed.trace" ]; then
+    echo "canary $canary: real threads: NOT caught, or no trace written (exit $rc)"
+    tail -n 20 "$dir.free.log"
+    survived+=("$canary(free)")
+  else
+    grep -v ' obs\.' "$free_dir/seed-$free_seed.trace" >"$free_dir/stripped.trace"
+    "$dir/stress/readyport-stress" --check-trace "$free_dir/stripped.trace" \
+      >"$dir.free.check.log" 2>&1
+    rc=$?
+    rule=$(grep -m1 -oE '^verdict: internal: O[0-9]+' "$dir.free.check.log" | grep -oE 'O[0-9]+')
+    if [ "$rc" -ne 1 ] || [ -z "$rule" ]; then
+      echo "canary $canary: real threads: caught at seed $free_seed, but the oracle alone did" \
+        "not flag its stripped trace (exit $rc)"
+      tail -n 20 "$dir.free.check.log"
+      survived+=("$canary(free-oracle)")
+    else
+      echo "canary $canary: real threads: caught after $free_seed seed(s) (seeds 1..$free_seed);" \
+        "the oracle alone, obs.* stripped: $rule"
+    fi
   fi
   # The canary's minimal case in the regression corpus (stress/corpus/canary-<name>.json, made by
   # --shrink) must still fail in its build.

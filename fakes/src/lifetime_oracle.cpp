@@ -270,6 +270,7 @@ struct PendingClose {
   std::uint64_t close_seq = 0;
   std::string text;
   std::set<std::uint32_t> waiting;  // threads whose open dequeue may hold the REMOVE packet
+  bool settle = false;  // its REMOVE's call was open: refused, it is ambiguous; applied, judged
 };
 
 struct Orphan {  // a socket packet no known registration explains (yet)
@@ -390,6 +391,7 @@ struct LifetimeOracle::State {
   bool drained_for(const Conn& conn) const;
   bool closing(Socket socket) const;
   void pend_or_fail(const ThreadState& t, const Reg& reg, PendingClose pending);
+  void settle_pending(std::uint64_t reg, bool applied);
   void pay(std::uint64_t conn_number);
   void recheck_debts();
   std::string conn_text(const Conn& conn) const;
@@ -758,6 +760,7 @@ void LifetimeOracle::State::settle_element(ThreadState& t, std::uintptr_t port,
   Reg* target = find_reg(element.target);
   if (target == nullptr) return;  // its REMOVE packet was dequeued before this line (A7)
   target->remove_tentative = false;
+  settle_pending(target->number, applied);
   if (applied) {
     target->remove_applied = true;
     if (target->state == RegState::kLive || target->state == RegState::kTentative) {
@@ -793,8 +796,9 @@ void LifetimeOracle::State::on_post_begin(ThreadState& t) {
   std::uint64_t bytes = 0;
   std::uint64_t key = 0;
   if (!need_u64("port", &port) || !need_u64("bytes", &bytes) || !need_u64("key", &key)) return;
-  if (t.post_open) {
-    fail(kInconsistent, "post.begin on T" + num(t.id) + " while its earlier post has no post line");
+  if (t.post_open || t.dequeue_open) {
+    fail(kInconsistent, "post.begin on T" + num(t.id) + " while its earlier " +
+                            (t.post_open ? "post" : "dequeue") + " has no line");
   }
   // The packet may be queued, and dequeued by another thread, from here on: it is numbered now
   // (a drain counts posts that began after a close ended).
@@ -875,7 +879,7 @@ void LifetimeOracle::State::end_dequeue(ThreadState& t) {
   }
   for (auto it = pending_closes.begin(); it != pending_closes.end();) {
     it->waiting.erase(t.id);
-    if (!it->waiting.empty()) {
+    if (!it->waiting.empty() || it->settle) {
       ++it;
       continue;
     }
@@ -1007,9 +1011,9 @@ void LifetimeOracle::State::on_new_socket() {
 void LifetimeOracle::State::on_closesocket_begin(ThreadState& t) {
   Socket socket = kInvalidSocket;
   if (!need_socket("s", &socket)) return;
-  if (t.close_open) {
-    fail(kInconsistent, "closesocket.begin on T" + num(t.id) +
-                            " while its earlier closesocket has no line");
+  if (t.close_open || t.dequeue_open) {
+    fail(kInconsistent, "closesocket.begin on T" + num(t.id) + " while its earlier " +
+                            (t.close_open ? "closesocket" : "dequeue") + " has no line");
   }
   t.close_open = true;
   t.close_applied = false;
@@ -1072,7 +1076,22 @@ void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, Conn* co
   const bool refused = reg != nullptr && (reg->remove_refused || (conn && conn->remove_refused));
   if (reg != nullptr && reg->state != RegState::kTentative && !refused) {
     if (reg->remove_tentative) {
-      ambiguous(kO1);  // its REMOVE is in a call still open: refused or not, it may be either
+      // Its REMOVE is in a call still open: refused there, the close may have come after the
+      // refusal (ambiguous); applied, its packet must still come out of a dequeue open now.
+      PendingClose pending;
+      pending.rule = kO1;
+      pending.reg = reg->number;
+      pending.socket = socket;
+      pending.close_seq = line.seq;
+      pending.settle = true;
+      pending.text = "closesocket(" + num(socket) + ") before the REMOVE packet of its " +
+                     "registration " + reg_text(*reg) + " was dequeued";
+      for (const auto& [id, other] : threads) {
+        if (id != t.id && other.dequeue_open && other.dequeue_port == reg->port) {
+          pending.waiting.insert(id);
+        }
+      }
+      pending_closes.push_back(std::move(pending));
     } else if (reg->state == RegState::kLive) {
       fail(kO1, "closesocket(" + num(socket) + ") while its registration " + reg_text(*reg) +
                     " is live: no REMOVE was applied and none was refused");
@@ -1847,6 +1866,26 @@ void LifetimeOracle::State::pend_or_fail(const ThreadState& t, const Reg& reg,
   }
   if (pending.waiting.empty()) return fail(pending.rule, pending.text);
   pending_closes.push_back(std::move(pending));
+}
+
+// The REMOVE of registration `reg` was settled by its psn line: pending closes that waited on it.
+void LifetimeOracle::State::settle_pending(std::uint64_t reg, bool applied) {
+  for (auto it = pending_closes.begin(); it != pending_closes.end();) {
+    if (it->reg != reg || !it->settle) {
+      ++it;
+      continue;
+    }
+    it->settle = false;
+    if (!applied) {
+      ambiguous(it->rule);
+    } else if (it->waiting.empty()) {
+      fail(it->rule, it->text + " (at line " + num(it->close_seq) + ")");
+    } else {
+      ++it;
+      continue;
+    }
+    it = pending_closes.erase(it);
+  }
 }
 
 // Whether a closesocket of `socket` has begun and not yet taken effect as far as the trace shows.
