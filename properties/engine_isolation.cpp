@@ -34,6 +34,13 @@ std::string encode(const EngineRunResult& r) {
   out << kPrefix << "steps " << r.steps << "\n";
   for (std::size_t i = 0; i < r.fired.size(); ++i)
     out << kPrefix << "fired " << i << " " << r.fired[i] << "\n";
+  const OracleJudgement& j = r.judgement;
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
+    out << kPrefix << "rule_counts " << rule << " " << j.judged[rule] << " " << j.violated[rule]
+        << " " << j.ambiguous[rule] << " " << j.unjudged[rule] << "\n";
+  }
+  for (std::size_t i = 0; i < j.bounds_hit.size(); ++i)
+    out << kPrefix << "bound " << i << " " << j.bounds_hit[i] << "\n";
   // The message last: it may span lines.
   out << kPrefix << "message\n" << r.status.message() << "\n";
   return out.str();
@@ -84,6 +91,23 @@ EngineRunResult decode(const std::string& text, int wait_status) {
       std::uint64_t count = 0;
       fields >> index >> count;
       if (index < r.fired.size()) r.fired[index] = count;
+    }
+    if (key == "rule_counts") {
+      std::uint32_t rule = 0;
+      std::uint64_t counts[4] = {};
+      fields >> rule >> counts[0] >> counts[1] >> counts[2] >> counts[3];
+      if (rule >= 1 && rule <= kOracleRules) {
+        r.judgement.judged[rule] = counts[0];
+        r.judgement.violated[rule] = counts[1];
+        r.judgement.ambiguous[rule] = counts[2];
+        r.judgement.unjudged[rule] = counts[3];
+      }
+    }
+    if (key == "bound") {
+      std::size_t index = 0;
+      std::uint64_t count = 0;
+      fields >> index >> count;
+      if (index < r.judgement.bounds_hit.size()) r.judgement.bounds_hit[index] = count;
     }
     if (key == "message") in_message = true;
     if (key == "early") early = line.substr(4 + 6);

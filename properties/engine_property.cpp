@@ -28,6 +28,7 @@ struct Coverage {
   std::uint64_t quarantined = 0;
   std::uint64_t close_inside = 0;
   std::uint64_t echo_checked = 0;
+  OracleJudgement judgement;  // summed over the cases
 };
 Coverage g_coverage;
 
@@ -42,7 +43,10 @@ void print_coverage(const Coverage& c) {
   std::cout << "  remove refused (oracle): " << c.remove_refused << "\n"
             << "  quarantined (EngineStats): " << c.quarantined << "\n"
             << "  close inside a handler: " << c.close_inside << "\n"
-            << "  echo checked on a survivor: " << c.echo_checked << "\n";
+            << "  echo checked on a survivor: " << c.echo_checked << "\n"
+            << "  oracle judgement, summed over the cases:\n"
+            << oracle_rules_text(c.judgement) << "\n  oracle bounds hit: "
+            << oracle_bounds_text(c.judgement.bounds_hit) << "\n";
 }
 
 }  // namespace
@@ -60,6 +64,7 @@ void engine_property(const EngineCase& engine_case) {
     fired_total += r.fired[i];
   }
   if (r.removes_refused != 0) ++g_coverage.remove_refused;
+  g_coverage.judgement.add(r.judgement);
   if (r.quarantined != 0) ++g_coverage.quarantined;
   if (r.closes_inside != 0) ++g_coverage.close_inside;
   if (r.echoed_connections != 0) ++g_coverage.echo_checked;

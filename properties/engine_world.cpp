@@ -587,6 +587,7 @@ void World::finish() {
   result.fired = faults.fired;
   result.quarantined = stats.quarantined;
   result.removes_refused = oracle.counts().removes_refused;
+  result.judgement = oracle.counts().judgement;
   result.steps = sim.stats().steps;
 }
 

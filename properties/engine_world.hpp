@@ -29,6 +29,7 @@
 
 #include "engine_case.hpp"
 #include "readyport/fake/fault_plan.hpp"
+#include "readyport/fake/lifetime_oracle.hpp"
 #include "readyport/status.hpp"
 
 namespace readyport::properties {
@@ -46,6 +47,7 @@ struct EngineRunResult {
   std::uint32_t closes_inside = 0;
   std::uint32_t echoed_connections = 0;  // survivors whose echo was checked
   std::uint64_t steps = 0;               // scheduler steps
+  OracleJudgement judgement;             // the oracle's per-rule counts (OracleCounts)
 };
 
 // Runs `engine_case` in this process. `on_violation`, when set, is called once with the oracle's

@@ -4,8 +4,8 @@
 //
 // The world, in construction order:
 //   Engine(FaultyOs(RecordingOs(SocketLedgerOs(real Os))))
-// with a TraceObserver on the engine, every trace line read by the LifetimeOracle in its
-// real-threads mode (OracleOptions{calls_may_lag = true}), threads numbered by
+// with a TraceObserver on the engine, every trace line read by the LifetimeOracle (every rule
+// judged; RecordingOs writes begin lines before the real calls), threads numbered by
 // CountingTraceContext and time 0 (the sequence orders events). The OS schedules the threads: a
 // seed reproduces the workload and the fault plan, never the interleaving.
 //

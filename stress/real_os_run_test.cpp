@@ -1,6 +1,6 @@
 // The --os windows world (real_os_run.hpp) on this machine: its parameters within the budget,
 // and whole seeds over a stand-in real Os (FakeOs on real threads, FreeRuntime), judged as on
-// Windows (oracle with calls_may_lag, workload checks, engine stats, the socket ledger).
+// Windows (the oracle on intervals, workload checks, engine stats, the socket ledger).
 #include "real_os_run.hpp"
 
 #include <gtest/gtest.h>

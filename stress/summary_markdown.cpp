@@ -83,6 +83,15 @@ std::string stress_summary_markdown(const StressOptions& options, const StressRu
     text += " " + std::to_string(summary.coverage_zero_rows) + " coverage row(s) never reached.";
   }
   if (summary.stopped_early) text += " Stopped at the first failure.";
+  // The oracle's judgement, per rule: what it could not judge is never a silent pass.
+  const OracleJudgement& judged = summary.totals.judgement;
+  text += "\n\n| oracle rule | judged | violated | ambiguous | unjudged |\n|---|---|---|---|---|\n";
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
+    text += "| O" + std::to_string(rule) + " | " + std::to_string(judged.judged[rule]) + " | " +
+            std::to_string(judged.violated[rule]) + " | " + std::to_string(judged.ambiguous[rule]) +
+            " | " + std::to_string(judged.unjudged[rule]) + " |\n";
+  }
+  text += "\nOracle bounds hit: " + oracle_bounds_text(judged.bounds_hit) + ".";
   return text + "\n\n";
 }
 
