@@ -99,9 +99,9 @@ if(MODE STREQUAL "install")
   list(SORT installed)
   set(allowed
       "^include/readyport/([a-z0-9_]+/)?[a-z0-9_]+\\.hpp$"
-      "^lib(64)?/(lib)?readyport_(core|fakes)(\\.[0-9]+)*\\.(a|lib|so|dylib|dll\\.a)(\\.[0-9]+)*$"
+      "^lib(64)?/(lib)?readyport_(core|fakes|trace|oracle)(\\.[0-9]+)*\\.(a|lib|so|dylib|dll\\.a)(\\.[0-9]+)*$"
       "^lib(64)?/cmake/readyport/[A-Za-z_-]+\\.cmake$"
-      "^bin/(lib)?readyport_(core|fakes)\\.(dll|pdb)$"
+      "^bin/(lib)?readyport_(core|fakes|trace|oracle)\\.(dll|pdb)$"
       "^share/doc/readyport/LICENSE$")
   set(unexpected "")
   foreach(file IN LISTS installed)
@@ -121,6 +121,7 @@ if(MODE STREQUAL "install")
   endif()
   foreach(must IN ITEMS include/readyport/engine.hpp include/readyport/version.hpp
                         include/readyport/internal/slot_table.hpp include/readyport/fake/fake_os.hpp
+                        include/readyport/fake/trace.hpp include/readyport/fake/lifetime_oracle.hpp
                         lib/cmake/readyport/readyportConfig.cmake
                         lib/cmake/readyport/readyportConfigVersion.cmake share/doc/readyport/LICENSE)
     if(NOT EXISTS "${prefix}/${must}")

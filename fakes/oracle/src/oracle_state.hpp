@@ -1,0 +1,374 @@
+// oracle_state.hpp: LifetimeOracle internals: the model's records, the helpers its source files
+// share, and State (everything the oracle knows, one method per kind of line). Not a public API.
+//
+// State's methods are defined by rule family: oracle_read.cpp (reading, dispatch, verdicts),
+// oracle_port.cpp (port lines), oracle_sockets.cpp (socket lines), oracle_connections.cpp
+// (workload, handler and observer lines), oracle_model.cpp (the model), oracle_end.cpp (the end);
+// lifetime_oracle.cpp holds the public class, which only locks and forwards.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "readyport/assert.hpp"
+#include "readyport/fake/lifetime_oracle.hpp"
+#include "readyport/fake/trace_parse.hpp"
+#include "readyport/os.hpp"
+
+namespace readyport {
+namespace lifetime_oracle_internal {
+
+// Bounds (see the header's "Memory").
+inline constexpr std::size_t kTombstonesMax = 65536;
+inline constexpr std::size_t kTombstonesPerSocketMax = 1024;
+inline constexpr std::size_t kEndedKeysMax = 65536;
+inline constexpr std::size_t kOrphansMax = 65536;
+inline constexpr std::size_t kClosedUnremovedMax = 65536;
+inline constexpr std::size_t kQuotedCharsMax = 160;
+// Handler::on_events's kInterestClose (engine.hpp), as the workload writes it in hnd.leave.
+inline constexpr std::uint64_t kReturnClose = 0x8000;
+
+// The rules, as violations name them.
+// (Arrays: each is one object in the whole program, so the pointers compare equal in every
+// source file; fail() compares a rule with kInconsistent.)
+inline constexpr char kO1[] = "O1 close before REMOVE (spec E1/E2)";
+inline constexpr char kO2[] = "O2 handler after the end";
+inline constexpr char kO3[] = "O3 two handlers at once";
+inline constexpr char kO4[] = "O4 wrong connection";
+inline constexpr char kO5[] = "O5 handler without a cause";
+inline constexpr char kO6[] = "O6 second port (spec B8)";
+inline constexpr char kO7[] = "O7 second REMOVE (spec B5/B7)";
+inline constexpr char kO8[] = "O8 key reuse";
+inline constexpr char kO9[] = "O9 on_closed";
+inline constexpr char kO10[] = "O10 closed under a running handler";
+inline constexpr char kO11[] = "O11 end of run";
+inline constexpr char kO12[] = "O12 engine misreports";
+inline constexpr char kInconsistent[] = "inconsistent trace";
+
+using IdKey = std::pair<std::uint32_t, std::uint32_t>;  // (slot, generation)
+
+inline std::string id_text(IdKey id) {
+  return std::to_string(id.first) + "/" + std::to_string(id.second);
+}
+
+inline std::string num(std::uint64_t value) { return std::to_string(value); }
+
+// The N of a rule's name "ON ...".
+inline std::uint32_t rule_number(const char* rule) {
+  READYPORT_ASSERT(rule[0] == 'O');
+  std::uint32_t number = 0;
+  for (const char* c = rule + 1; *c >= '0' && *c <= '9'; ++c)
+    number = number * 10 + static_cast<std::uint32_t>(*c - '0');
+  READYPORT_ASSERT(number >= 1 && number <= kOracleRules);
+  return number;
+}
+
+// A registration at the OS.
+enum class RegState : std::uint8_t {
+  kTentative,        // created by an ENABLE of a psn.begin whose psn line has not come
+  kLive,             // applied; no REMOVE applied
+  kRemovePending,    // REMOVE applied; its packet not dequeued
+  kClosedUnremoved,  // the socket was closed before a REMOVE packet: packets may still come
+};
+
+struct Reg {
+  std::uint64_t number = 0;
+  Socket socket = kInvalidSocket;
+  std::uint64_t life = 0;  // the socket life it was created on
+  std::uintptr_t port = 0;
+  std::uintptr_t key = 0;
+  std::uint16_t filter = 0;
+  std::uint8_t trigger = 0;
+  RegState state = RegState::kLive;
+  bool remove_tentative = false;  // a REMOVE in a psn.begin whose psn line has not come
+  bool remove_applied = false;
+  bool remove_refused = false;
+  bool out_since_enable = false;  // a packet with OUT since the last ENABLE (coverage)
+  std::uint64_t conn = 0;         // the workload connection it belongs to (0: none)
+  std::uint64_t close_seq = 0;    // closed-unremoved: the closesocket line
+  std::uint64_t close_post = 0;   // closed-unremoved: posts made before the closesocket
+  bool drain_post_seen = false;   // a packet posted after the close was dequeued (its port)
+  std::map<std::uint32_t, std::uint64_t> dequeuers;  // thread -> line of its latest dequeue
+  // Threads whose dequeue was open when the drain's packet was dequeued: each may hold a packet
+  // of the key until its dequeue's line shows what it took.
+  std::set<std::uint32_t> waiting;
+};
+
+// One life of a socket value: from socket/accept to a successful closesocket (spec E5).
+struct Life {
+  std::uint64_t number = 0;
+  std::uint64_t reg = 0;  // its registration that is not closed-unremoved (0: none)
+  // The key of its latest registration that ended by a dequeued REMOVE packet, while no other
+  // registration followed it (a REMOVE for that key again is a second REMOVE, B7).
+  bool removed = false;
+  std::uintptr_t removed_key = 0;
+};
+
+enum class AddState : std::uint8_t { kAdding, kAdded, kFailed };
+
+// A workload connection: wl.adding s=S to hnd.closed (then a tombstone).
+struct Conn {
+  std::uint64_t number = 0;
+  Socket socket = kInvalidSocket;
+  AddState add = AddState::kAdding;
+  bool id_known = false;
+  IdKey id;
+  std::uint64_t reg = 0;  // its registration while one is tentative, live, pending or unremoved
+  std::uint64_t entries = 0;
+  std::uint64_t paid = 0;  // packets dequeued with its key + notifies that returned ok
+  bool in_handler = false;
+  std::uint32_t handler_thread = 0;
+  bool remove_dequeued = false;
+  bool remove_refused = false;
+  bool refused_live = false;  // a REMOVE was refused while the registration was live
+  bool drained = false;       // its closed-unremoved registration was drained
+  bool engine_closed = false;
+  bool behind_announced = false;
+  bool behind_closed = false;
+  bool close_returned = false;  // a wl.close -> ok for it
+  std::uint64_t close_seq = 0;  // that wl.close line
+  bool closed = false;          // hnd.closed
+  std::uint64_t closed_seq = 0;
+  std::uint64_t debt_seq = 0;         // O5: the entry not yet paid for
+  std::uint64_t handler_runs = 0;     // hnd.enter lines: the number of the current or last run
+  std::uint32_t leave_thread = 0;     // the thread of the last hnd.leave (0: none yet)
+  std::uint64_t after_leave_seq = 0;  // that thread's next line (0: none yet), see O3
+};
+
+// One element of a psn.begin (or of a psn line without one), until the psn line settles it.
+struct Element {
+  TraceReg reg;
+  std::uint64_t created = 0;  // ENABLE: the registration it creates
+  std::uint64_t target = 0;   // ENABLE of a registered socket, REMOVE: the registration
+  std::string key_reuse;      // ENABLE: the O8 sentence, reported if it is applied
+};
+
+struct ThreadState {
+  std::uint32_t id = 0;
+  bool has_line = false;
+  std::uint64_t last_seq = 0;  // its latest line
+  bool has_moved = false;
+  std::uint64_t moved_seq = 0;  // its latest line that moves on (see moves_on)
+  std::uint64_t call_seq = 0;   // its latest psn or gqcs line
+  std::uint64_t adding = 0;     // the connection of its wl.adding whose wl.add has not come
+  // Its latest psn or gqcs line that dequeued entries: the batch whose handlers it runs (a
+  // handler may make registration-only calls, count=0, before the batch's later handlers run).
+  std::uint64_t dequeue_seq = 0;
+  bool begin_open = false;
+  std::uint64_t begin_seq = 0;
+  std::uintptr_t begin_port = 0;
+  std::vector<Element> begin;
+  std::vector<std::uint64_t> handlers;  // connections whose handler runs here (innermost last)
+  std::vector<std::uint64_t> removed;   // connections whose REMOVE its latest port call dequeued
+  bool call_failed = false;             // a `fault psn.call_fails` since its latest psn
+  bool behind_pending = false;
+  Socket behind_socket = kInvalidSocket;
+  bool open_post = false;  // a post whose engine call has not ended (see ends_post_call)
+  bool expect_close = false;
+  Socket expect_socket = kInvalidSocket;
+  std::uint64_t expect_seq = 0;
+  bool obs_enter = false;
+  IdKey obs_enter_id;
+  bool left = false;  // a hnd.leave waiting for its obs.handler_leave
+  bool left_id_known = false;
+  IdKey left_id;
+  std::uint64_t left_ret = 0;
+  std::uint64_t left_seq = 0;
+  std::uint64_t bound_seq = 0;         // its latest line that bounds a handler (bounds_handler)
+  std::uint64_t after_leave_conn = 0;  // its last hnd.leave's connection, until its next line
+  // Intervals (recording_os.hpp): a closesocket, a dequeue and a post between begin and end line.
+  bool close_open = false;
+  bool close_applied = false;  // taken as done before its line (its socket value came back)
+  Socket close_socket = kInvalidSocket;
+  std::uint64_t close_conn = 0;         // the socket's connection at closesocket.begin
+  std::uint64_t close_handler_run = 0;  // that connection's handler run then (0: none running)
+  bool dequeue_open = false;
+  std::uintptr_t dequeue_port = 0;
+  bool post_open = false;  // post.begin without its post line; its packet is in `posts`
+  std::tuple<std::uintptr_t, std::uintptr_t, std::uint32_t> post_packet;
+  std::uint64_t post_number = 0;
+};
+
+// An O1 or O9 that holds unless a dequeue open at its line took the REMOVE packet first.
+struct PendingClose {
+  const char* rule = nullptr;
+  std::uint64_t reg = 0;
+  Socket socket = kInvalidSocket;
+  std::uint64_t close_seq = 0;
+  std::string text;
+  std::set<std::uint32_t> waiting;  // threads whose open dequeue may hold the REMOVE packet
+  bool settle = false;  // its REMOVE's call was open: refused, it is ambiguous; applied, judged
+};
+
+struct Orphan {  // a socket packet no known registration explains (yet)
+  std::uintptr_t key = 0;
+  std::uintptr_t port = 0;
+  std::uint64_t seq = 0;
+  std::uint32_t thread = 0;
+};
+
+struct EndedKey {
+  std::uint64_t seq = 0;
+  bool by_remove = false;
+};
+
+struct TaskCount {
+  std::uint64_t posted = 0;
+  std::uint64_t ran = 0;
+};
+
+struct Coverage {
+  std::uint64_t remove_ored_with_in = 0;
+  std::uint64_t stale_packet_dequeued = 0;
+  std::uint64_t call_retry = 0;
+  std::uint64_t remove_refused_quarantined = 0;
+  std::uint64_t oneshot_rearmed_all_after_out = 0;
+  std::uint64_t full_batch = 0;
+  std::uint64_t socket_reused_while_stale = 0;
+  std::uint64_t close_in_handler = 0;
+  std::uint64_t handler_entered = 0;
+};
+
+}  // namespace lifetime_oracle_internal
+
+using namespace lifetime_oracle_internal;  // NOLINT(google-build-using-namespace): this file's
+
+struct LifetimeOracle::State {
+  // ---- Reading ----------------------------------------------------------------------------------
+  void read(std::string_view text);
+  void dispatch(ThreadState& t);
+  void finish();
+
+  // ---- Verdicts ---------------------------------------------------------------------------------
+  void fail(const char* rule, const std::string& what);
+  void judge(const char* rule) { ++counts.judgement.judged[rule_number(rule)]; }
+  void ambiguous(const char* rule) { ++counts.judgement.ambiguous[rule_number(rule)]; }
+  void unjudged(const char* rule) { ++counts.judgement.unjudged[rule_number(rule)]; }
+  void bound_hit(OracleBound bound);
+  void unparsable(const std::string& why);
+  bool need_u64(std::string_view key, std::uint64_t* value_out);
+  bool need_socket(std::string_view key, Socket* socket_out);
+  bool need_id(std::string_view key, IdKey* id_out);
+  bool need_result();
+
+  // ---- Port lines -------------------------------------------------------------------------------
+  void on_psn_begin(ThreadState& t);
+  void on_psn(ThreadState& t);
+  void on_gqcs(ThreadState& t);
+  void on_post(ThreadState& t);
+  void on_post_begin(ThreadState& t);
+  void on_dequeue_begin(ThreadState& t);
+  void end_dequeue(ThreadState& t);
+  Element begin_element(std::uintptr_t port, const TraceReg& reg);
+  void settle_element(ThreadState& t, std::uintptr_t port, const Element& element,
+                      const TraceReg& reg, bool call_ok, bool had_begin);
+  void abandon_begin(ThreadState& t);
+  void take_entries(ThreadState& t, std::uintptr_t port);
+  void socket_packet(ThreadState& t, Reg& reg, const TraceEntry& entry);
+  void stray_packet(ThreadState& t, std::uintptr_t port, const TraceEntry& entry);
+  void post_dequeued(std::uintptr_t port, std::uint64_t post);
+  void count_batch(std::uint64_t received, std::uint64_t count);
+
+  // ---- Socket lines -----------------------------------------------------------------------------
+  void on_new_socket();
+  void on_closesocket(ThreadState& t);
+  void on_closesocket_begin(ThreadState& t);
+  void apply_close(ThreadState& t, Socket socket, bool closed);
+  void close_judged(ThreadState& t, Socket socket, Conn* conn, Reg* reg);
+  void on_close_port();
+  void on_fault(ThreadState& t);
+
+  // ---- Workload and handler lines ---------------------------------------------------------------
+  void on_workload(ThreadState& t);
+  void on_wl_add(ThreadState& t);
+  void on_hnd_enter(ThreadState& t);
+  void on_hnd_leave(ThreadState& t);
+  void on_hnd_closed();
+  void on_observer(ThreadState& t);
+  void check_expected_close(ThreadState& t);
+
+  // ---- The model --------------------------------------------------------------------------------
+  Life& life_of(Socket socket);
+  Life* find_life(Socket socket);
+  Reg* find_reg(std::uint64_t number);
+  Reg* active_reg(Socket socket);
+  std::uint64_t create_reg(Socket socket, Life& life, std::uintptr_t port, const TraceReg& reg);
+  void destroy_reg(Reg& reg);
+  void end_by_remove(ThreadState& t, Reg& reg);
+  void close_unremoved(Reg& reg);
+  void finish_drained(Reg& reg);
+  void prune_drained();
+  bool drained(const Reg& reg) const;
+  bool thread_moved(std::uint32_t thread, std::uint64_t seq) const;
+  std::string key_reuse(std::uintptr_t port, std::uintptr_t key);
+  Reg* deliverable(std::uintptr_t port, std::uintptr_t key);
+  void adopt_orphans(ThreadState& t, Reg& reg);
+  void remember_ended_key(std::uintptr_t key, bool by_remove);
+  void refuse_remove(Socket socket, Reg* reg);
+
+  Conn* find_conn(std::uint64_t number);
+  Conn* conn_by_id(IdKey id);
+  Conn* open_conn(Socket socket);
+  Conn* linkable_conn(Socket socket);
+  Conn* adding_conn(Socket socket);
+  Conn* handler_conn(Socket socket, IdKey id);
+  void claim_id(Conn& conn, IdKey id);
+  void drop_conn(Conn& conn);
+  void bury(Conn& conn);
+  bool drained_for(const Conn& conn) const;
+  bool closing(Socket socket) const;
+  void pend_or_fail(const ThreadState& t, const Reg& reg, PendingClose pending);
+  void settle_pending(std::uint64_t reg, bool applied);
+  void pay(std::uint64_t conn_number);
+  void recheck_debts();
+  std::string conn_text(const Conn& conn) const;
+  std::string reg_text(const Reg& reg) const;
+
+  // ---- Data (all guarded by LifetimeOracle::mutex_) ---------------------------------------------
+  TraceLine line;
+  std::string_view raw;  // the current line's text
+  bool has_seq = false;
+  std::uint64_t last_seq = 0;
+  bool at_end = false;  // finish() is judging
+  bool finished = false;
+  std::string violation;
+  OracleCounts counts;
+  Coverage coverage;
+  std::map<std::string, std::uint64_t> fault_sites;
+
+  std::map<std::uint32_t, ThreadState> threads;
+  std::map<Socket, Life> lives;
+  std::uint64_t lives_made = 0;
+  std::map<std::uint64_t, Reg> regs;
+  std::uint64_t regs_made = 0;
+  std::map<std::uintptr_t, std::vector<std::uint64_t>> regs_by_key;  // every reg not ended
+  std::set<std::uint64_t> closed_unremoved;
+  std::map<std::uintptr_t, EndedKey> ended_keys;
+  std::deque<std::uintptr_t> ended_key_order;
+  std::deque<Orphan> orphans;
+  // Posts not dequeued yet, by (port, key, bytes): their numbers in post order.
+  std::map<std::tuple<std::uintptr_t, std::uintptr_t, std::uint32_t>, std::deque<std::uint64_t>>
+      posts;
+  std::uint64_t posts_made = 0;
+  std::uint32_t open_posts = 0;  // threads with open_post
+  std::map<std::uint64_t, Conn> conns;
+  std::uint64_t conns_made = 0;
+  std::map<Socket, std::vector<std::uint64_t>> conns_by_socket;  // oldest first
+  std::map<IdKey, std::uint64_t> conns_by_id;
+  std::deque<std::uint64_t> tombstones;
+  std::set<std::uint64_t> debts;             // O5: connections with more entries than causes so far
+  std::vector<PendingClose> pending_closes;  // O1 waiting on open dequeues
+  std::set<std::uintptr_t> ports_open;
+  std::map<std::uint64_t, TaskCount> tasks;
+  bool observer_seen = false;
+};
+
+}  // namespace readyport
