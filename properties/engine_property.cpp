@@ -45,8 +45,8 @@ void print_coverage(const Coverage& c) {
             << "  close inside a handler: " << c.close_inside << "\n"
             << "  echo checked on a survivor: " << c.echo_checked << "\n"
             << "  oracle judgement, summed over the cases:\n"
-            << oracle_rules_text(c.judgement) << "\n  oracle bounds hit: "
-            << oracle_bounds_text(c.judgement.bounds_hit) << "\n";
+            << oracle_rules_text(c.judgement)
+            << "\n  oracle bounds hit: " << oracle_bounds_text(c.judgement.bounds_hit) << "\n";
 }
 
 }  // namespace

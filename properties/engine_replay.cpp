@@ -26,8 +26,9 @@ std::string engine_failure_text(const EngineCase& engine_case, const EngineRunRe
   }
   out << (any ? "" : " none") << "; quarantined " << r.quarantined << "; scheduler steps "
       << r.steps << "\noracle judgement (per rule):\n"
-      << oracle_rules_text(r.judgement) << "\noracle bounds hit: "
-      << oracle_bounds_text(r.judgement.bounds_hit) << "\nreplay: " << engine_case_replay_command(engine_case)
+      << oracle_rules_text(r.judgement)
+      << "\noracle bounds hit: " << oracle_bounds_text(r.judgement.bounds_hit)
+      << "\nreplay: " << engine_case_replay_command(engine_case)
       << "\n    (or the RC_PARAMS=\"reproduce=...\" line below, with --gtest_filter set to this "
          "test)\n";
   return out.str();

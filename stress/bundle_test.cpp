@@ -93,7 +93,8 @@ TEST_F(BundleTest, HoldsEveryDrawnParameterTheTraceAndTheReplayCommand) {
   EXPECT_EQ(bundle["trace"]["tail"][0].get<std::string>() + "\n", report_->trace_tail[0]);
   EXPECT_EQ(bundle["faults_fired"].size(), kFaultSiteCount);
   EXPECT_EQ(bundle["fired_hits"], report_->fired_hits);
-  EXPECT_EQ(bundle["replay"], "build/x/readyport-stress --replay bundle-test-never-made/seed-5.json");
+  EXPECT_EQ(bundle["replay"],
+            "build/x/readyport-stress --replay bundle-test-never-made/seed-5.json");
   EXPECT_EQ(bundle["command_line"].size(), 3u);
   EXPECT_EQ(bundle["readyport"]["compiler"], stress_build_info().compiler);
 }

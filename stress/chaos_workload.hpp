@@ -19,7 +19,7 @@
 // by name (which client, which server connection, what the engine still holds).
 //
 // Every handler call, close, notify, post and add is written to the run's trace as the lines the
-// OS-side oracle reads (fakes/include/readyport/fake/lifetime_oracle.hpp): `wl.*` for the
+// OS-side oracle reads (fakes/oracle/include/readyport/fake/lifetime_oracle.hpp): `wl.*` for the
 // workload's calls and `hnd.*` for handler entries, written by the handlers themselves from what
 // the workload knows (which socket it added for which handler object), never from what the
 // engine reports about itself.

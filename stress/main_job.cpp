@@ -95,9 +95,8 @@ Result<std::vector<StressCorpusEntry>> corpus_for(const StressOptions& options,
 void write_failure_trace(const StressOptions& options, const SeedReport& report,
                          const std::string& bundle_path) {
   const std::string path = std::filesystem::path(bundle_path).replace_extension(".trace").string();
-  const Status written =
-      stress_trace_write(path, StressTraceFormat::kText, report.trace_text, options,
-                         &report.parameters.fake);
+  const Status written = stress_trace_write(path, StressTraceFormat::kText, report.trace_text,
+                                            options, &report.parameters.fake);
   if (!written.ok()) {
     std::printf("trace: not written: %s\n", written.message().c_str());
     return;
@@ -262,9 +261,8 @@ int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* pr
     const bool trace_wanted = seeds.size() == 1 || (!passed && !failure_trace_written);
     if (!options.trace_out.empty() && trace_wanted) {
       failure_trace_written = !passed;
-      const Status written =
-          stress_trace_write(options.trace_out, options.trace_format, trace_text, options,
-                             &trace_fake);
+      const Status written = stress_trace_write(options.trace_out, options.trace_format, trace_text,
+                                                options, &trace_fake);
       if (!written.ok()) {
         std::fprintf(stderr, "readyport-stress: --trace-out: %s\n", written.message().c_str());
         return 2;
@@ -448,8 +446,9 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
   }
   // A bound hit or an unjudged event is judgement lost: the coverage check asks for none.
   if (options.require_coverage && job.summary.oracle_not_judged != 0) {
-    std::printf("coverage: the oracle left %llu event(s) unjudged or hit a bound (--require-coverage)\n",
-                static_cast<unsigned long long>(job.summary.oracle_not_judged));
+    std::printf(
+        "coverage: the oracle left %llu event(s) unjudged or hit a bound (--require-coverage)\n",
+        static_cast<unsigned long long>(job.summary.oracle_not_judged));
     exit_status = 1;
   }
   job.summary.exit_status = exit_status;

@@ -53,7 +53,7 @@ struct StressTotals {
   std::uint64_t quarantined = 0;
   std::uint64_t steps = 0;
   std::uint64_t switches = 0;
-  NamedCounts coverage;  // stress_coverage_rows() order, summed over seeds
+  NamedCounts coverage;       // stress_coverage_rows() order, summed over seeds
   OracleJudgement judgement;  // each rule's judged/violated/ambiguous/unjudged and bounds, summed
 };
 

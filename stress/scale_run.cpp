@@ -135,8 +135,8 @@ int stress_scale_main(const StressOptions& options) {
     if (report.status.ok() && not_judged != 0) {
       report.status = Status(StatusCode::kInternal,
                              "scale: the oracle did not judge everything (bounds hit: " +
-                                 oracle_bounds_text(judgement.bounds_hit) + "; unjudged: " +
-                                 oracle_rule_list_text(judgement.unjudged) + ")");
+                                 oracle_bounds_text(judgement.bounds_hit) +
+                                 "; unjudged: " + oracle_rule_list_text(judgement.unjudged) + ")");
     }
     std::printf("seed %llu: %s (%s)\n", static_cast<ull>(seed),
                 report.status.ok() ? "ok" : "FAILED", stress_parameters_line(parameters).c_str());

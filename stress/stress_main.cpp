@@ -76,12 +76,13 @@ int check_trace(const StressOptions& options) {
     std::printf("check-trace %s: recorded with runtime=%s os=%s commit=%s canary=%s%s%s\n",
                 options.check_trace.c_str(), stress_runtime_name(header.value().runtime),
                 stress_os_name(header.value().os), header.value().commit.c_str(),
-                header.value().canary.c_str(), header.value().fake.empty() ? "" : " fake=",
-                header.value().fake.c_str());
+                header.value().canary.c_str(),
+                header.value().fake.empty() ? "" : " fake=", header.value().fake.c_str());
   } else {
-    std::printf("check-trace %s: no header line: how it was recorded is not known (the judgement "
-                "does not depend on it)\n",
-                options.check_trace.c_str());
+    std::printf(
+        "check-trace %s: no header line: how it was recorded is not known (the judgement "
+        "does not depend on it)\n",
+        options.check_trace.c_str());
   }
   LifetimeOracle oracle;
   oracle.observe_text(std::string_view(text.value()).substr(header.value().length));

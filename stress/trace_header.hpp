@@ -20,8 +20,8 @@
 #include <string>
 #include <string_view>
 
-#include "readyport/status.hpp"
 #include "readyport/fake/fake_options.hpp"
+#include "readyport/status.hpp"
 #include "stress_options.hpp"
 
 namespace readyport {
@@ -36,7 +36,7 @@ struct StressTraceHeader {
   StressOs os = StressOs::kFake;
   std::string commit;
   std::string canary;
-  std::string fake;        // the fake's options as written, or empty
+  std::string fake;  // the fake's options as written, or empty
   std::uint32_t format = 0;
   std::size_t length = 0;  // the header line's bytes, '\n' included: the trace starts after them
 };

@@ -10,7 +10,8 @@ Status stress_trace_write(const std::string& path, StressTraceFormat format, std
                           const StressOptions& recorded_under, const FakeOptions* fake) {
   switch (format) {
     case StressTraceFormat::kText:
-      return stress_file_write(path, stress_trace_header_line(recorded_under, fake) + std::string(text),
+      return stress_file_write(path,
+                               stress_trace_header_line(recorded_under, fake) + std::string(text),
                                StressWriteMode::kReplace);
     case StressTraceFormat::kChrome: {
       // The whole document first: a malformed line leaves no half-written file behind.

@@ -1,9 +1,9 @@
 // stress/chrome_trace/chrome_trace.hpp: a recorded trace as Chrome trace-event JSON (Perfetto).
 //
-// A readyport trace (fakes/include/readyport/fake/trace.hpp: `<seq> <time_ns> T<thread> <event>`
-// per line) is exact but hard to read by eye once several threads interleave. This converts it,
-// line by line, into the "JSON Object Format" of the Chrome trace event format, which Perfetto
-// (ui.perfetto.dev) and chrome://tracing open:
+// A readyport trace (fakes/trace/include/readyport/fake/trace.hpp: `<seq> <time_ns> T<thread>
+// <event>` per line) is exact but hard to read by eye once several threads interleave. This
+// converts it, line by line, into the "JSON Object Format" of the Chrome trace event format,
+// which Perfetto (ui.perfetto.dev) and chrome://tracing open:
 //
 //   {"traceEvents":[ ...one event per line... ],
 //    "displayTimeUnit":"ns", "otherData":{"format":"readyport-trace", "clock":..., ...}}
