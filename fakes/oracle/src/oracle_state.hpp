@@ -26,7 +26,7 @@
 namespace readyport {
 namespace lifetime_oracle_internal {
 
-// Bounds (see the header's "Memory").
+// Bounds (docs/oracle.md, "Bounds").
 inline constexpr std::size_t kTombstonesMax = 65536;
 inline constexpr std::size_t kTombstonesPerSocketMax = 1024;
 inline constexpr std::size_t kEndedKeysMax = 65536;
