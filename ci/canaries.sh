@@ -36,7 +36,9 @@ for canary in "${canaries[@]}"; do
   # catch it before the sweep does; that entry is replayed below. One job: a canary that makes the
   # engine assert ends the process, and with several jobs whichever seed aborts first would be
   # reported, not the lowest failing one.
-  "$dir/stress/readyport-stress" --stop-on-failure --corpus none --jobs 1 >"$dir.run.log" 2>&1
+  rm -rf "$dir.sim"
+  "$dir/stress/readyport-stress" --stop-on-failure --corpus none --jobs 1 \
+    --bundle-dir "$dir.sim" >"$dir.run.log" 2>&1
   rc=$?
   seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   first=$(grep -m1 -E '^FAIL seed|aborted during seed' "$dir.run.log" || true)
@@ -50,6 +52,19 @@ for canary in "${canaries[@]}"; do
   else
     echo "canary $canary: caught in ${seconds} s: $first"
     grep -m1 -E '^first failure' "$dir.run.log" || true
+  fi
+  # The failing seed's bundle, replayed the way a user would from a default checkout: ci/replay.sh
+  # finds the bundle's canary and uses (or builds) its build; the same verdict and trace hash must
+  # come back (exit 0). A seed that ended in the engine's assertion has no trace hash to compare.
+  sim_seed=$(grep -m1 -oE '^FAIL seed [0-9]+' "$dir.run.log" | grep -oE '[0-9]+$' || true)
+  if [ -n "$sim_seed" ] && [ -f "$dir.sim/seed-$sim_seed.json" ]; then
+    if bash ci/replay.sh "$dir.sim/seed-$sim_seed.json" >"$dir.replay.log" 2>&1; then
+      echo "canary $canary: ci/replay.sh of seed $sim_seed's bundle: reproduced exactly"
+    else
+      echo "canary $canary: ci/replay.sh of seed $sim_seed's bundle did NOT reproduce it exactly"
+      tail -n 20 "$dir.replay.log"
+      survived+=("$canary(replay)")
+    fi
   fi
   # Real threads (--runtime free over the fake): the same sweep must catch the canary, and the
   # oracle alone must flag it from the failing seed's recorded trace with the engine's obs.*

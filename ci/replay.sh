@@ -95,7 +95,9 @@ build_driver() {
       return 1
     fi
   fi
-  if ! say cmake --build "$dir" -j "$jobs" --target readyport-stress \
+  echo "replay: \$ cmake --build $dir -j $jobs --target readyport-stress" >&2
+  if [ "$print_only" -eq 0 ] &&
+     ! cmake --build "$dir" -j "$jobs" --target readyport-stress \
        >"$log_dir/replay.$name.build.log" 2>&1; then
     tail -n 60 "$log_dir/replay.$name.build.log" >&2
     echo "replay: the build failed (log: $log_dir/replay.$name.build.log)" >&2
