@@ -161,5 +161,14 @@ else
     build_driver "$src" "$dir" "$want_canary" "$name" || exit 2
   fi
 fi
+# The configuration and sanitizer do not change a trace (the traces leg checks g++ against clang,
+# and the sanitizer legs run the same seeds); a sanitizer's report would need that build.
+want_build=$(json_string "$bundle" build)
+if [ -n "$want_build" ]; then
+  case "$(version_of "$binary")" in
+    *", $want_build"*) ;;
+    *) echo "replay: note: the bundle was written by a '$want_build' build; this one is not" >&2 ;;
+  esac
+fi
 echo "replay: \$ $binary --replay $bundle${*:+ $*}" >&2
 exec "$binary" --replay "$bundle" "$@"

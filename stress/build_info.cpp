@@ -10,6 +10,10 @@
 #ifndef READYPORT_STRESS_CANARY
 #error "READYPORT_STRESS_CANARY must be defined (stress/CMakeLists.txt)"
 #endif
+// The configuration and sanitizer, "RelWithDebInfo" or "Debug address".
+#ifndef READYPORT_STRESS_BUILD
+#error "READYPORT_STRESS_BUILD must be defined (stress/CMakeLists.txt)"
+#endif
 // And the list of canaries that can be planted, "a,b,c".
 #ifndef READYPORT_STRESS_CANARIES
 #error "READYPORT_STRESS_CANARIES must be defined (stress/CMakeLists.txt)"
@@ -40,13 +44,15 @@ StressBuildInfo stress_build_info() {
   info.commit = version_commit();
   info.compiler = compiler_text();
   info.canary = READYPORT_STRESS_CANARY;
+  info.build = READYPORT_STRESS_BUILD;
   return info;
 }
 
 std::string stress_version_line() {
   const StressBuildInfo info = stress_build_info();
   std::string line =
-      "readyport-stress " + info.version + " (commit " + info.commit + ", " + info.compiler;
+      "readyport-stress " + info.version + " (commit " + info.commit + ", " + info.compiler +
+      (info.build.empty() ? std::string() : ", " + info.build);
   if (!info.canary.empty()) line += ", canary " + info.canary;
   return line + ")";
 }

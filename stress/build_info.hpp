@@ -3,7 +3,7 @@
 // the canary planted in the engine, if any (cmake/canary.cmake).
 //
 //   std::printf("%s\n", readyport::stress_version_line().c_str());
-//   // readyport-stress 0.1.0 (commit 85d8eff992c9, GNU 12.2.0)
+//   // readyport-stress 0.1.0 (commit 85d8eff992c9, GNU 12.2.0, RelWithDebInfo)
 //
 // Ownership: values and static strings. Threading: any thread. Errors: none.
 #pragma once
@@ -18,11 +18,12 @@ struct StressBuildInfo {
   std::string commit;    // 12 hex digits, or "unknown": readyport::version_commit()
   std::string compiler;  // "GNU 12.2.0", "Clang 19.1.7", "MSVC 1939"
   std::string canary;    // READYPORT_CANARY of this build; "" in a normal build
+  std::string build;     // the configuration and the sanitizer: "RelWithDebInfo", "Debug thread"
 };
 
 StressBuildInfo stress_build_info();
-// "readyport-stress 0.1.0 (commit 85d8eff992c9, GNU 12.2.0)", plus ", canary <name>" when one is
-// planted.
+// "readyport-stress 0.1.0 (commit 85d8eff992c9, GNU 12.2.0, RelWithDebInfo)", plus ", canary
+// <name>" when one is planted.
 std::string stress_version_line();
 // The canaries cmake/canary.cmake can plant, comma-separated; whether `name` is one of them.
 std::string stress_canary_names();

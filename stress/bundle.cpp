@@ -22,6 +22,7 @@ Json readyport_json() {
   object["version"] = info.version;
   object["commit"] = info.commit;
   object["compiler"] = info.compiler;
+  object["build"] = info.build;
   object["canary"] = info.canary;
   return object;
 }

@@ -3,7 +3,9 @@
 // `readyport-stress --replay FILE` reads it back (docs/replay.md has a whole example):
 //
 //   format, format_version        "readyport-stress-bundle", 1
-//   readyport                     version, git commit, compiler, planted canary ("" normally)
+//   readyport                     version, git commit, compiler, build (configuration and
+//                                 sanitizer: "RelWithDebInfo", "Debug thread"), planted canary
+//                                 ("" normally)
 //   origin, command_line          what ran ("seed range", "corpus entry x.json", "shrink") and argv
 //   seed, options                 the seed and run options (options_json.hpp): what --replay uses
 //   invocation                    the rest of the command line, for the record

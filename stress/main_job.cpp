@@ -348,7 +348,31 @@ class Watchdog {
 
 }  // namespace
 
+// Whether `path` can be written, checked before the run so that an unwritable --json or
+// --markdown is reported at once, not after every seed ran. Leaves no file it made.
+Status check_writable(const std::string& path, const char* option) {
+  std::error_code error;
+  const bool existed = std::filesystem::exists(path, error);
+  std::FILE* file = std::fopen(path.c_str(), "ab");
+  if (file == nullptr) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(option) + " '" + path + "': cannot be written");
+  }
+  std::fclose(file);
+  if (!existed) std::filesystem::remove(path, error);
+  return Status();
+}
+
 int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line) {
+  for (const auto& [path, option] : {std::pair<const std::string&, const char*>{options.json_out,
+                                                                                 "--json"},
+                                     {options.markdown_out, "--markdown"}}) {
+    if (path.empty()) continue;
+    if (const Status writable = check_writable(path, option); !writable.ok()) {
+      std::fprintf(stderr, "readyport-stress: %s\n", writable.message().c_str());
+      return 2;
+    }
+  }
   // --os windows: the real Os first (a skip where ProcessSocketNotifications is missing).
   std::unique_ptr<Os> real_os;
   std::unique_ptr<Watchdog> watchdog;

@@ -47,7 +47,11 @@ const char* const kExamples =
     "Exit status: 0 when everything passed, 1 on any failure, 2 on a bad command line, 77 when\n"
     "--os windows finds no ProcessSocketNotifications (Wine, Windows before build 20348).\n"
     "--replay of a bundle: 0 the same verdict and trace hash, 3 the same verdict with another\n"
-    "trace, 4 not reproduced (another verdict); of a corpus entry: 0 it passes, 1 it fails.\n";
+    "trace, 4 not reproduced (another verdict); of a corpus entry: 0 it passes, 1 it fails.\n"
+    "--shrink: 0 a failing seed was shrunk (its minimal case printed and written), 1 the seed\n"
+    "passes (nothing to shrink), 2 an output could not be written. --check-trace: 0 the trace\n"
+    "holds, 1 a violation, 2 an unreadable trace or a --runtime that contradicts its header.\n"
+    "An unwritable --json or --markdown path is refused (exit 2) before any seed runs.\n";
 
 // "I/N" with 1 <= I <= N <= kShardsMax.
 bool parse_shard(std::string_view text, std::uint32_t* index_out, std::uint32_t* count_out) {

@@ -77,6 +77,7 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   build["version"] = info.version;
   build["commit"] = info.commit;
   build["compiler"] = info.compiler;
+  build["build"] = info.build;
   build["canary"] = info.canary;
   document["readyport"] = std::move(build);
   document["options"] = stress_run_options_json(options);

@@ -1,7 +1,7 @@
 // stress/summary_json.hpp: the main job's summary as JSON (`readyport-stress --json FILE`), for
 // CI and scripts. One object (docs/replay.md shows one):
 //   format ("readyport-stress-summary"), format_version 1, readyport {version, commit, compiler,
-//   canary}, options (the run options) and invocation (the rest of the command line), shard,
+//   build, canary}, options (the run options) and invocation (the rest of the command line), shard,
 //   first_seed, seeds_planned, seeds_run, passed, failed (the range's seeds), corpus {dir, note,
 //   entries, passed, failed}, failures [{seed, source ("seeds"|"corpus"), entry, status,
 //   signature, message, bundle}] (every one, the corpus's included), failures_total,
