@@ -57,6 +57,12 @@ render_artifact() {
   if [ -z "$1" ]; then echo "-"; elif [ -n "$2" ]; then echo "[\`$1\`]($2)"; else echo "\`$1\`"; fi
 }
 
+# bundle_string FILE KEY: the first `"KEY": "value"` of a pretty-printed bundle, or nothing.
+bundle_string() {
+  [ -f "$1" ] || return 0
+  sed -n "s/^ *\"$2\": *\"\\([^\"]*\\)\".*/\\1/p" "$1" | head -n 1
+}
+
 stress_shard() {
   local shard="" first="" seeds="" outcome="" bundle_dir="" log="" artifact="" url="" row=""
   while [ "$#" -gt 0 ]; do
@@ -95,6 +101,19 @@ stress_shard() {
   mkdir -p "$(dirname "$row")"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$shard" "$shard_first" "$shard_count" \
     "${outcome:-unknown}" "$failures" "$failing" "$artifact" "$url" >"$row"
+  # One line per failing seed beside the row, for the run's grouping by signature (stress-table):
+  # signature, the first fault site that fired, canary, seed, shard.
+  local failures_file="${row%.row.tsv}.failures.tsv" seed bundle signature site canary
+  : >"$failures_file"
+  for seed in ${failing//,/ }; do
+    bundle="$bundle_dir/seed-$seed.json"
+    signature=$(bundle_string "$bundle" signature)
+    site=$(bundle_string "$bundle" fired_hits)
+    site="${site%%[@#!,]*}"
+    canary=$(bundle_string "$bundle" canary)
+    printf '%s\t%s\t%s\t%s\t%s\n' "${signature:-?}" "${site:-none}" "${canary:-none}" "$seed" \
+      "$shard" >>"$failures_file"
+  done
 
   local first_failing="${failing%%,*}" commit="${GITHUB_SHA:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
   {
@@ -145,6 +164,26 @@ stress_table() {
     done
     echo
     echo "$passed passed, $failed failed, $missing without a result; $failures_total failing seeds in all."
+    # The failing seeds grouped by what failed: the signature (the rule, or the first words of the
+    # message), the first fault site that fired and the canary; each group with one replay command.
+    local groups
+    groups=$(find "$dir" -type f -name 'stress-shard-*.failures.tsv' -exec cat {} + 2>/dev/null |
+      sort -t$'\t' -k1,3 -k4,4n || true)
+    if [ -n "$groups" ]; then
+      echo
+      echo "| signature | first fault site | canary | seeds | first seed (shard) | replay |"
+      echo "|---|---|---|---|---|---|"
+      awk -F'\t' '
+        { key = $1 FS $2 FS $3
+          if (!(key in count)) { order[++n] = key; first[key] = $4; shard[key] = $5 }
+          count[key]++ }
+        END { for (i = 1; i <= n; i++) { split(order[i], f, FS)
+          printf "| %s | %s | %s | %d | %s (%s) | `bash ci/replay.sh artifact/failures/seed-%s.json` |\n",
+                 f[1], f[2], f[3], count[order[i]], first[order[i]], shard[order[i]], first[order[i]] } }' \
+        <<<"$groups"
+      echo
+      echo "Once fixed, keep one as a regression: \`bash ci/corpus_add.sh artifact/failures/seed-<S>.json 'why'\`."
+    fi
     echo "Replay a bundle from an artifact unzipped into \`artifact/\`: \`bash ci/replay.sh artifact/failures/seed-<S>.json\`"
     echo "(Windows: \`pwsh ci/replay.ps1 artifact/failures/seed-<S>.json\`); docs/ci.md."
     echo
