@@ -27,3 +27,15 @@ set_tests_properties(docs.readme_snippets docs.readme_snippets_catches_a_change 
                      LABELS "docs" TIMEOUT 60)
 set_tests_properties(docs.readme_snippets_catches_a_change PROPERTIES
                      PASS_REGULAR_EXPRESSION "readme snippets: snippet 'embedding-free-runtime' of")
+# - docs.paths: every repository path README, docs/ and the corpus README name (code spans and
+#   link targets) exists (cmake/check_doc_paths.cmake); the _catches_ test plants a missing one.
+add_test(NAME docs.paths
+         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+                 -P ${PROJECT_SOURCE_DIR}/cmake/check_doc_paths.cmake)
+add_test(NAME docs.paths_catches_a_missing_file
+         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DPLANT=1
+                 -P ${PROJECT_SOURCE_DIR}/cmake/check_doc_paths.cmake)
+set_tests_properties(docs.paths docs.paths_catches_a_missing_file PROPERTIES
+                     LABELS "docs" TIMEOUT 60)
+set_tests_properties(docs.paths_catches_a_missing_file PROPERTIES
+                     PASS_REGULAR_EXPRESSION "README.md: docs/no-such-file-planted.md")
