@@ -50,9 +50,8 @@ StressBuildInfo stress_build_info() {
 
 std::string stress_version_line() {
   const StressBuildInfo info = stress_build_info();
-  std::string line =
-      "readyport-stress " + info.version + " (commit " + info.commit + ", " + info.compiler +
-      (info.build.empty() ? std::string() : ", " + info.build);
+  std::string line = "readyport-stress " + info.version + " (commit " + info.commit + ", " +
+                     info.compiler + (info.build.empty() ? std::string() : ", " + info.build);
   if (!info.canary.empty()) line += ", canary " + info.canary;
   return line + ")";
 }

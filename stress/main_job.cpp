@@ -364,9 +364,9 @@ Status check_writable(const std::string& path, const char* option) {
 }
 
 int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line) {
-  for (const auto& [path, option] : {std::pair<const std::string&, const char*>{options.json_out,
-                                                                                 "--json"},
-                                     {options.markdown_out, "--markdown"}}) {
+  for (const auto& [path, option] :
+       {std::pair<const std::string&, const char*>{options.json_out, "--json"},
+        {options.markdown_out, "--markdown"}}) {
     if (path.empty()) continue;
     if (const Status writable = check_writable(path, option); !writable.ok()) {
       std::fprintf(stderr, "readyport-stress: %s\n", writable.message().c_str());

@@ -357,13 +357,20 @@ bool LifetimeOracle::State::drained_for(const Conn& conn) const {
 
 // A violation unless a dequeue open now on `reg`'s port (another thread's) holds its REMOVE
 // packet: failed now when none is open, else judged when they end (end_dequeue, socket_packet).
+// The threads other than `except` whose dequeue on `port` has begun and not ended: each may hold
+// a packet taken before now.
+std::set<std::uint32_t> LifetimeOracle::State::open_dequeuers(std::uintptr_t port,
+                                                              std::uint32_t except) const {
+  std::set<std::uint32_t> open;
+  for (const auto& [id, other] : threads) {
+    if (id != except && other.dequeue_open && other.dequeue_port == port) open.insert(id);
+  }
+  return open;
+}
+
 void LifetimeOracle::State::pend_or_fail(const ThreadState& t, const Reg& reg,
                                          PendingClose pending) {
-  for (const auto& [id, other] : threads) {
-    if (id != t.id && other.dequeue_open && other.dequeue_port == reg.port) {
-      pending.waiting.insert(id);
-    }
-  }
+  pending.waiting = open_dequeuers(reg.port, t.id);
   if (pending.waiting.empty()) return fail(pending.rule, pending.text);
   pending_closes.push_back(std::move(pending));
 }

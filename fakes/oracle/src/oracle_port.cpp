@@ -399,11 +399,7 @@ void LifetimeOracle::State::post_dequeued(std::uintptr_t port, std::uint64_t pos
     }
     reg->drain_post_seen = true;
     // A dequeue open now may have taken a packet of the key before this one (FIFO): wait for it.
-    for (const auto& [id, other] : threads) {
-      if (id != line.thread && other.dequeue_open && other.dequeue_port == port) {
-        reg->waiting.insert(id);
-      }
-    }
+    reg->waiting = open_dequeuers(port, line.thread);
   }
 }
 

@@ -121,11 +121,7 @@ void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, Conn* co
       pending.settle = true;
       pending.text = "closesocket(" + num(socket) + ") before the REMOVE packet of its " +
                      "registration " + reg_text(*reg) + " was dequeued";
-      for (const auto& [id, other] : threads) {
-        if (id != t.id && other.dequeue_open && other.dequeue_port == reg->port) {
-          pending.waiting.insert(id);
-        }
-      }
+      pending.waiting = open_dequeuers(reg->port, t.id);
       pending_closes.push_back(std::move(pending));
     } else if (reg->state == RegState::kLive) {
       fail(kO1, "closesocket(" + num(socket) + ") while its registration " + reg_text(*reg) +

@@ -325,6 +325,7 @@ struct LifetimeOracle::State {
   void bury(Conn& conn);
   bool drained_for(const Conn& conn) const;
   bool closing(Socket socket) const;
+  std::set<std::uint32_t> open_dequeuers(std::uintptr_t port, std::uint32_t except) const;
   void pend_or_fail(const ThreadState& t, const Reg& reg, PendingClose pending);
   void settle_pending(std::uint64_t reg, bool applied);
   void pay(std::uint64_t conn_number);
