@@ -305,6 +305,25 @@ TEST(LifetimeOracleIntervals, ACloseBeforeTheRemovesDequeueBeganIsO1) {
   expect_rule(judge(kAdded + kHandled + kRemoveApplied + early), "O1");
 }
 
+// The REMOVE is in T3's call, still open at the close; T2's dequeue, begun after the close, takes
+// its packet before T3's psn line: the close came first in every order (the REMOVE's call never
+// settling it, as its registration is gone by then, must not leave it undecided).
+TEST(LifetimeOracleIntervals, ARemovePacketTakenAfterTheCloseIsO1BeforeItsCallReturns) {
+  const std::vector<Event> open_remove = {
+      {3, "psn.begin port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0]"},
+      {1, "closesocket.begin s=256"},
+      {1, "closesocket s=256 -> 0"},
+      {2, "dequeue.begin port=1000"},
+      {2, "psn port=1000 timeout=1000 count=8 -> ERROR_SUCCESS n=1 entries=[key=9/mask=0x80]"},
+      {3,
+       "psn port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0/res=0] timeout=0 count=0 "
+       "-> ERROR_SUCCESS"},
+  };
+  LifetimeOracle oracle;
+  expect_rule(judge(kAdded + kHandled + open_remove, &oracle), "O1");
+  EXPECT_EQ(oracle.counts().judgement.ambiguous[1], 0u);
+}
+
 // A closesocket that completed before the REMOVE was applied at all is O1, whatever is open
 // elsewhere.
 TEST(LifetimeOracleIntervals, ACloseCompletedBeforeTheRemoveWasAppliedIsO1) {

@@ -357,12 +357,18 @@ void LifetimeOracle::State::socket_packet(ThreadState& t, Reg& reg, const TraceE
   ++counts.removes_seen;
   judge(kO7);
   for (auto it = pending_closes.begin(); it != pending_closes.end();) {
-    if (it->reg != reg.number || it->waiting.count(t.id) == 0) {
+    if (it->reg != reg.number) {
       ++it;
       continue;
     }
-    // This dequeue was open at the close (or on_closed): either may have come first.
-    ambiguous(it->rule);
+    if (it->waiting.count(t.id) != 0) {
+      // This dequeue was open at the close (or on_closed): either may have come first.
+      ambiguous(it->rule);
+    } else {
+      // A dequeue that began after the close took the REMOVE packet: the close came first in
+      // every order (whether or not the call that applied the REMOVE has returned yet).
+      fail(it->rule, it->text + " (at line " + num(it->close_seq) + ")");
+    }
     it = pending_closes.erase(it);
   }
   if ((entry.mask & kSockNotifyEventIn) != 0) ++coverage.remove_ored_with_in;
