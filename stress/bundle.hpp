@@ -2,7 +2,7 @@
 // `<bundle dir>/seed-<S>.json`, holding everything needed to see and to replay the failure; and
 // `readyport-stress --replay FILE` reads it back (docs/replay.md has a whole example):
 //
-//   format, format_version        "readyport-stress-bundle", 1
+//   format, format_version        "readyport-stress-bundle", 2 (2: trace format 2, per-rule judgement)
 //   readyport                     version, git commit, compiler, build (configuration and
 //                                 sanitizer: "RelWithDebInfo", "Debug thread"), planted canary
 //                                 ("" normally)
@@ -41,7 +41,7 @@
 namespace readyport {
 
 inline constexpr const char* kStressBundleFormat = "readyport-stress-bundle";
-inline constexpr std::uint64_t kStressBundleFormatVersion = 1;
+inline constexpr std::uint64_t kStressBundleFormatVersion = 2;
 // A bundle is a few tens of kB (the trace tail is bounded); refuse to read anything far larger.
 inline constexpr std::uint64_t kStressBundleBytesMax = 16u << 20;
 
