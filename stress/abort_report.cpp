@@ -80,7 +80,7 @@ extern "C" void on_abort(int signal_number) {
   const std::string trace_path =
       std::filesystem::path(armed.context.path).replace_extension(".trace").string();
   const Status traced = stress_file_write(
-      trace_path, stress_trace_header_line(armed.options, &parameters.fake) + trace,
+      trace_path, stress_trace_header_line(armed.options, &parameters.fake, /*cut=*/true) + trace,
       StressWriteMode::kReplace);
   write_stderr(traced.ok() ? "  trace: " + trace_path + "\n"
                            : "  trace not written: " + traced.message() + "\n");

@@ -2,7 +2,7 @@
 // `<bundle dir>/seed-<S>.json`, holding everything needed to see and to replay the failure; and
 // `readyport-stress --replay FILE` reads it back (docs/replay.md has a whole example):
 //
-//   format, format_version        "readyport-stress-bundle", 2 (2: trace format 2, per-rule judgement)
+//   format, format_version        "readyport-stress-bundle", 2 (since trace format 2)
 //   readyport                     version, git commit, compiler, build (configuration and
 //                                 sanitizer: "RelWithDebInfo", "Debug thread"), planted canary
 //                                 ("" normally)

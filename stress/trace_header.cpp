@@ -8,7 +8,8 @@
 
 namespace readyport {
 
-std::string stress_trace_header_line(const StressOptions& options, const FakeOptions* fake) {
+std::string stress_trace_header_line(const StressOptions& options, const FakeOptions* fake,
+                                     bool cut) {
   const StressBuildInfo build = stress_build_info();
   return std::string(kStressTraceHeaderPrefix) + "format=" + std::to_string(kTraceFormat) +
          " runtime=" + stress_runtime_name(options.runtime) + " os=" + stress_os_name(options.os) +
@@ -16,7 +17,7 @@ std::string stress_trace_header_line(const StressOptions& options, const FakeOpt
          (fake == nullptr || options.os != StressOs::kFake
               ? std::string()
               : " fake=" + stress_fake_options_text(*fake, ',')) +
-         "\n";
+         (cut ? " end=abort" : "") + "\n";
 }
 
 Result<StressTraceHeader> stress_trace_header_parse(std::string_view text) {
@@ -59,6 +60,10 @@ Result<StressTraceHeader> stress_trace_header_parse(std::string_view text) {
       header.canary = value;
     } else if (key == "fake") {
       header.fake = value;
+    } else if (key == "end") {
+      if (value != "abort")
+        return Status(StatusCode::kInvalidArgument, "trace header: end '" + value + "'");
+      header.cut = true;
     } else {
       return Status(StatusCode::kInvalidArgument,
                     "trace header: unknown field '" + std::string(key) + "'");

@@ -2,7 +2,8 @@
 // --check-trace judges it as what it is, never by a flag the reader must remember:
 //
 //   # readyport-trace format=2 runtime=free os=fake commit=85d8eff992c9 canary=none
-//       fake=key_strict=1,drop_on_disable=0,...          (one line; fake= only over the fake)
+//       fake=key_strict=1,drop_on_disable=0,... [end=abort]
+// (one line; fake= only over the fake; end=abort when the run was cut there by an assertion)
 //
 // format 2 records ordering calls as intervals (recording_os.hpp), 1 as points; runtime: sim
 // (SimScheduler) or free (real threads); os: fake or windows (WindowsOs); fake: the seed's drawn
@@ -37,13 +38,15 @@ struct StressTraceHeader {
   std::string commit;
   std::string canary;
   std::string fake;  // the fake's options as written, or empty
+  bool cut = false;  // end=abort: the run was cut there (an engine assertion)
   std::uint32_t format = 0;
   std::size_t length = 0;  // the header line's bytes, '\n' included: the trace starts after them
 };
 
 // The header line of a trace recorded under `options` by this build, '\n' included; `fake` the
-// seed's fake options (null: none, e.g. --os windows).
-std::string stress_trace_header_line(const StressOptions& options, const FakeOptions* fake);
+// seed's fake options (null: none, e.g. --os windows); `cut`: the run ended in an abort there.
+std::string stress_trace_header_line(const StressOptions& options, const FakeOptions* fake,
+                                     bool cut = false);
 // The header at the start of `text`, if any.
 Result<StressTraceHeader> stress_trace_header_parse(std::string_view text);
 // Whether a trace with this header comes from real threads.

@@ -34,6 +34,11 @@ TEST(TraceHeaderTest, RoundTripsTheRuntimeTheOsAndTheFakesOptions) {
   ASSERT_TRUE(simulated.ok());
   EXPECT_FALSE(stress_trace_header_real_threads(simulated.value()));
   EXPECT_EQ(simulated.value().fake, "");
+  EXPECT_FALSE(simulated.value().cut);
+  const Result<StressTraceHeader> cut =
+      stress_trace_header_parse(stress_trace_header_line(options, nullptr, /*cut=*/true));
+  ASSERT_TRUE(cut.ok()) << cut.status().to_string();
+  EXPECT_TRUE(cut.value().cut);
 }
 
 TEST(TraceHeaderTest, ATraceWithoutOneHasNone) {

@@ -479,6 +479,19 @@ TEST(LifetimeOracleIntervals, ADrainWaitsForTheDequeuesOpenWhenItsPacketCameOut)
   EXPECT_TRUE(status.ok()) << status.message();
 }
 
+// A trace cut by an abort has no end: what only the end decides (O11) is unjudged, not violated.
+TEST(LifetimeOracleRules, ACutTraceLeavesTheEndOfRunUnjudged) {
+  LifetimeOracle whole;
+  whole.observe_text(trace_text(kAdded + kHandled));
+  expect_rule(whole.finish(), "O11");
+  LifetimeOracle cut;
+  cut.observe_text(trace_text(kAdded + kHandled));
+  const Status status = cut.finish_cut();
+  EXPECT_TRUE(status.ok()) << status.to_string();
+  EXPECT_EQ(cut.counts().judgement.unjudged[11], 1u);
+  EXPECT_EQ(cut.counts().judgement.judged[11], 0u);
+}
+
 // What a bound makes the oracle forget is counted, never passed silently: the 65,537th packet of
 // no known registration pushes the oldest orphan out.
 TEST(LifetimeOracleRules, ABoundHitIsCounted) {

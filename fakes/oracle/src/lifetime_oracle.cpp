@@ -42,7 +42,14 @@ void LifetimeOracle::observe_text(std::string_view text) {
 
 Status LifetimeOracle::finish() {
   std::lock_guard<std::mutex> guard(mutex_);
-  state_->finish();
+  state_->finish(/*run_ended=*/true);
+  if (state_->violation.empty()) return Status();
+  return Status(StatusCode::kInternal, state_->violation);
+}
+
+Status LifetimeOracle::finish_cut() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  state_->finish(/*run_ended=*/false);
   if (state_->violation.empty()) return Status();
   return Status(StatusCode::kInternal, state_->violation);
 }

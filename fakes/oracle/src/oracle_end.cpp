@@ -8,10 +8,25 @@ namespace readyport {
 
 // ==== The end ====================================================================================
 
-void LifetimeOracle::State::finish() {
+void LifetimeOracle::State::finish(bool run_ended) {
   if (finished) return;
   finished = true;
   at_end = true;
+  if (!run_ended) {
+    // The trace stops where the run was cut (an abort): what only the end could decide is not
+    // judged, never taken as a violation or a pass.
+    unjudged(kO11);
+    for (const PendingClose& pending : pending_closes) unjudged(pending.rule);
+    pending_closes.clear();
+    for (const std::uint64_t number : debts) {
+      const Conn* conn = find_conn(number);
+      if (conn != nullptr && conn->paid < conn->entries) unjudged(kO5);
+    }
+    if (!observer_seen && counts.handler_entries > 0) {
+      counts.judgement.unjudged[12] += counts.handler_entries;
+    }
+    return;
+  }
   judge(kO11);
   // An O1 still waiting on a dequeue that never ended (the trace stops inside it): either order.
   for (const PendingClose& pending : pending_closes) ambiguous(pending.rule);

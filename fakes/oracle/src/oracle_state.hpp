@@ -245,7 +245,7 @@ struct LifetimeOracle::State {
   // ---- Reading ----------------------------------------------------------------------------------
   void read(std::string_view text);
   void dispatch(ThreadState& t);
-  void finish();
+  void finish(bool run_ended);
 
   // ---- Verdicts ---------------------------------------------------------------------------------
   void fail(const char* rule, const std::string& what);

@@ -100,6 +100,9 @@ class LifetimeOracle final : public TraceSink {
   // The end-of-run checks (O11 and what could only be judged at the end), once; later calls only
   // return status(). Returns status().
   Status finish();
+  // The same for a trace that stops where its run was cut (an abort): the end-of-run checks (O11,
+  // O5's unpaid entries, calls still open) are counted unjudged instead of judged.
+  Status finish_cut();
   // ok, or the first violation (kInternal, a sentence naming the rule, the socket, key or
   // connection, and the line's seq).
   Status status() const;
