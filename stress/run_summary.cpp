@@ -64,10 +64,16 @@ std::uint64_t stress_judgement_print(const OracleJudgement& judgement) {
   for (const std::uint64_t hits : judgement.bounds_hit) bounds += hits;
   std::uint64_t unjudged = 0;
   for (const std::uint64_t count : judgement.unjudged) unjudged += count;
-  std::printf("  oracle judgement       %s; ambiguous: %s; unjudged: %s\n",
+  // A rule that met nothing to judge in this run passed nothing either: named, never hidden.
+  std::string idle;
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
+    if (judgement.judged[rule] == 0) idle += (idle.empty() ? "O" : " O") + std::to_string(rule);
+  }
+  std::printf("  oracle judgement       %s; ambiguous: %s; unjudged: %s; nothing to judge: %s\n",
               unjudged == 0 && bounds == 0 ? "every rule judged" : "NOT every rule judged",
               oracle_rule_list_text(judgement.ambiguous).c_str(),
-              oracle_rule_list_text(judgement.unjudged).c_str());
+              oracle_rule_list_text(judgement.unjudged).c_str(),
+              idle.empty() ? "none" : idle.c_str());
   std::string table = oracle_rules_text(judgement);
   std::size_t start = 0;
   while (start < table.size()) {

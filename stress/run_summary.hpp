@@ -58,7 +58,7 @@ struct StressTotals {
 };
 
 // The "oracle judgement" lines: a headline (every rule judged, or which were not, which were
-// ambiguous), the per-rule table, and each bound the oracle hit. Returns the number of reasons the
+// ambiguous, which met nothing to judge in this run), the per-rule table, and each bound the oracle hit. Returns the number of reasons the
 // run was not judged in full: bounds hit plus unjudged events.
 std::uint64_t stress_judgement_print(const OracleJudgement& judgement);
 

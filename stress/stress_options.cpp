@@ -41,8 +41,9 @@ const char* const kExamples =
     "ms)'\n"
     "\n"
     "Refused together: --seed with --seeds, --first-seed or --shard; --replay, --check-trace and\n"
-    "--engine-case with any option that chooses or shapes a run (--check-trace takes --runtime);\n"
-    "an option given twice. Numbers are whole decimals in the range each option states.\n"
+    "--engine-case with any option that chooses or shapes a run (--check-trace takes --runtime,\n"
+    "checked against the trace's header); an option given twice.\n"
+    "Numbers are whole decimals in the range each option states.\n"
     "Every failing seed writes a bundle (--bundle-dir) and prints the command that replays it.\n"
     "Exit status: 0 when everything passed, 1 on any failure, 2 on a bad command line, 77 when\n"
     "--os windows finds no ProcessSocketNotifications (Wine, Windows before build 20348).\n"
@@ -263,9 +264,9 @@ struct Parser {
             ->check(non_empty("--replay"));
     CLI::Option* check =
         app.add_option("--check-trace", o.check_trace,
-                       "judge a recorded text trace with the lifetime oracle (no run), as its "
-                       "header line says it was recorded; --runtime sim|free for a trace "
-                       "without one")
+                       "judge a recorded text trace with the lifetime oracle (no run): every "
+                       "rule, whatever recorded it; a --runtime that contradicts its header "
+                       "line is refused")
             ->type_name("FILE")
             ->check(non_empty("--check-trace"));
     CLI::Option* engine_case =

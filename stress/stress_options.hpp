@@ -103,8 +103,9 @@ struct StressOptions {
   bool verbose = false;           // print each seed's parameters and result
   bool help = false;
   bool version = false;  // print the version and the git commit
-  // Judge this recorded trace file with the LifetimeOracle instead of running seeds, as its header
-  // line says it was recorded (trace_header.hpp); --runtime only for a trace without one.
+  // Judge this recorded trace file with the LifetimeOracle instead of running seeds: every rule,
+  // whatever recorded it; its header line (trace_header.hpp) is printed, and a --runtime that
+  // contradicts it is refused.
   std::string check_trace;
   bool runtime_given = false;  // --runtime was on the command line
   // Write the full trace of the (one) seed run to this file (needs one seed, or --replay).
