@@ -58,8 +58,9 @@ struct StressTotals {
 };
 
 // The "oracle judgement" lines: a headline (every rule judged, or which were not, which were
-// ambiguous, which met nothing to judge in this run), the per-rule table, and each bound the oracle hit. Returns the number of reasons the
-// run was not judged in full: bounds hit plus unjudged events.
+// ambiguous, which met nothing to judge in this run), the per-rule table, and each bound the
+// oracle hit. Returns the number of reasons the run was not judged in full: bounds hit plus
+// unjudged events.
 std::uint64_t stress_judgement_print(const OracleJudgement& judgement);
 
 // Per-seed trace hashes kept in the summary at most (the JSON summary lists them; past it, the

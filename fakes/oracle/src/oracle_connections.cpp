@@ -286,17 +286,13 @@ void LifetimeOracle::State::on_hnd_closed() {
     }
   } else if (!conn->remove_dequeued) {
     if (!conn->remove_refused && !conn->behind_closed) {
-      PendingClose pending;
-      pending.rule = kO9;
-      pending.close_seq = line.seq;
-      pending.text = "on_closed for " + conn_text(*conn) +
-                     " before its REMOVE packet was dequeued (and no REMOVE of it was refused)";
-      Reg* reg = find_reg(conn->reg);
+      std::string text = "on_closed for " + conn_text(*conn) +
+                         " before its REMOVE packet was dequeued (and no REMOVE of it was refused)";
+      const Reg* reg = find_reg(conn->reg);
       if (reg == nullptr) {
-        fail(kO9, pending.text);
+        fail(kO9, text);
       } else {
-        pending.reg = reg->number;
-        pend_or_fail(threads[line.thread], *reg, std::move(pending));
+        pend_or_fail(kO9, std::move(text), threads[line.thread], *reg, /*settle=*/false);
       }
     } else if (!drained_for(*conn)) {
       fail(kO9, "on_closed for " + conn_text(*conn) +

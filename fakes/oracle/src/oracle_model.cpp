@@ -368,10 +368,16 @@ std::set<std::uint32_t> LifetimeOracle::State::open_dequeuers(std::uintptr_t por
   return open;
 }
 
-void LifetimeOracle::State::pend_or_fail(const ThreadState& t, const Reg& reg,
-                                         PendingClose pending) {
+void LifetimeOracle::State::pend_or_fail(const char* rule, std::string text, const ThreadState& t,
+                                         const Reg& reg, bool settle) {
+  PendingClose pending;
+  pending.rule = rule;
+  pending.reg = reg.number;
+  pending.close_seq = line.seq;
+  pending.text = std::move(text);
   pending.waiting = open_dequeuers(reg.port, t.id);
-  if (pending.waiting.empty()) return fail(pending.rule, pending.text);
+  pending.settle = settle;
+  if (pending.waiting.empty() && !settle) return fail(pending.rule, pending.text);
   pending_closes.push_back(std::move(pending));
 }
 

@@ -52,6 +52,11 @@ void LifetimeOracle::State::on_closesocket_begin(ThreadState& t) {
   }
   t.close_open = true;
   t.close_applied = false;
+  note_close_start(t, socket);
+}
+
+// What O10 compares at the close's effect: the socket's connection and its handler run now.
+void LifetimeOracle::State::note_close_start(ThreadState& t, Socket socket) {
   t.close_socket = socket;
   const Conn* conn = open_conn(socket);
   t.close_conn = conn == nullptr ? 0 : conn->number;
@@ -68,12 +73,7 @@ void LifetimeOracle::State::on_closesocket(ThreadState& t) {
                                    num(socket) + ", its closesocket.begin socket " +
                                    num(t.close_socket));
   }
-  if (!had_begin) {  // a point: the interval is this line
-    t.close_socket = socket;
-    const Conn* conn = open_conn(socket);
-    t.close_conn = conn == nullptr ? 0 : conn->number;
-    t.close_handler_run = conn != nullptr && conn->in_handler ? conn->handler_runs : 0;
-  }
+  if (!had_begin) note_close_start(t, socket);  // a point: the interval is this line
   t.close_open = false;
   if (t.close_applied) {
     t.close_applied = false;
@@ -110,31 +110,17 @@ void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, Conn* co
   judge(kO1);
   const bool refused = reg != nullptr && (reg->remove_refused || (conn && conn->remove_refused));
   if (reg != nullptr && reg->state != RegState::kTentative && !refused) {
-    if (reg->remove_tentative) {
-      // Its REMOVE is in a call still open: refused there, the close may have come after the
-      // refusal (ambiguous); applied, its packet must still come out of a dequeue open now.
-      PendingClose pending;
-      pending.rule = kO1;
-      pending.reg = reg->number;
-      pending.socket = socket;
-      pending.close_seq = line.seq;
-      pending.settle = true;
-      pending.text = "closesocket(" + num(socket) + ") before the REMOVE packet of its " +
-                     "registration " + reg_text(*reg) + " was dequeued";
-      pending.waiting = open_dequeuers(reg->port, t.id);
-      pending_closes.push_back(std::move(pending));
-    } else if (reg->state == RegState::kLive) {
+    if (reg->state == RegState::kLive && !reg->remove_tentative) {
       fail(kO1, "closesocket(" + num(socket) + ") while its registration " + reg_text(*reg) +
                     " is live: no REMOVE was applied and none was refused");
     } else {
-      PendingClose pending;
-      pending.rule = kO1;
-      pending.reg = reg->number;
-      pending.socket = socket;
-      pending.close_seq = line.seq;
-      pending.text = "closesocket(" + num(socket) + ") while the REMOVE packet of its " +
-                     "registration " + reg_text(*reg) + " has not been dequeued";
-      pend_or_fail(t, *reg, std::move(pending));
+      // The REMOVE packet may be in a dequeue open now; and a REMOVE in a call still open
+      // (settle) may yet be refused, which would allow the close (then ambiguous).
+      pend_or_fail(kO1,
+                   "closesocket(" + num(socket) +
+                       ") before the REMOVE packet of its registration " + reg_text(*reg) +
+                       " was dequeued",
+                   t, *reg, /*settle=*/reg->remove_tentative);
     }
   }
   // O10: the engine closes a connection's socket only when no handler of it runs: a violation

@@ -201,8 +201,7 @@ struct ThreadState {
 struct PendingClose {
   const char* rule = nullptr;
   std::uint64_t reg = 0;
-  Socket socket = kInvalidSocket;
-  std::uint64_t close_seq = 0;
+  std::uint64_t close_seq = 0;  // the line it was found at
   std::string text;
   std::set<std::uint32_t> waiting;  // threads whose open dequeue may hold the REMOVE packet
   bool settle = false;  // its REMOVE's call was open: refused, it is ambiguous; applied, judged
@@ -282,6 +281,7 @@ struct LifetimeOracle::State {
   void on_closesocket(ThreadState& t);
   void on_closesocket_begin(ThreadState& t);
   void apply_close(ThreadState& t, Socket socket, bool closed);
+  void note_close_start(ThreadState& t, Socket socket);
   void close_judged(ThreadState& t, Socket socket, Conn* conn, Reg* reg);
   void on_close_port();
   void on_fault(ThreadState& t);
@@ -326,7 +326,8 @@ struct LifetimeOracle::State {
   bool drained_for(const Conn& conn) const;
   bool closing(Socket socket) const;
   std::set<std::uint32_t> open_dequeuers(std::uintptr_t port, std::uint32_t except) const;
-  void pend_or_fail(const ThreadState& t, const Reg& reg, PendingClose pending);
+  void pend_or_fail(const char* rule, std::string text, const ThreadState& t, const Reg& reg,
+                    bool settle);
   void settle_pending(std::uint64_t reg, bool applied);
   void pay(std::uint64_t conn_number);
   void recheck_debts();
