@@ -222,69 +222,67 @@ void LifetimeOracle::State::count_batch(std::uint64_t received, std::uint64_t co
   if (count > 1 && received == count) ++coverage.full_batch;
 }
 
-void LifetimeOracle::State::on_post_begin(ThreadState& t) {
+// The (port, key, bytes) of a post.begin or post line.
+bool LifetimeOracle::State::need_post_packet(PostPacket* packet_out) {
   std::uint64_t port = 0;
   std::uint64_t bytes = 0;
   std::uint64_t key = 0;
-  if (!need_u64("port", &port) || !need_u64("bytes", &bytes) || !need_u64("key", &key)) return;
-  if (t.post_open || t.dequeue_open) {
-    fail(kInconsistent, "post.begin on T" + num(t.id) + " while its earlier " +
-                            (t.post_open ? "post" : "dequeue") + " has no line");
+  if (!need_u64("port", &port) || !need_u64("bytes", &bytes) || !need_u64("key", &key)) {
+    return false;
   }
-  // The packet may be queued, and dequeued by another thread, from here on: it is numbered now
-  // (a drain counts posts that began after a close ended).
+  *packet_out = {static_cast<std::uintptr_t>(port), static_cast<std::uintptr_t>(key),
+                 static_cast<std::uint32_t>(bytes)};
+  return true;
+}
+
+// t's post may queue its packet, to be dequeued by any thread, from here on: it is numbered now
+// (a drain counts the posts that began after a close took effect), and t's engine call is open
+// until its next line that ends it (O5 waits for the notify's wl.notify).
+void LifetimeOracle::State::open_post_call(ThreadState& t, const PostPacket& packet) {
   t.post_open = true;
-  t.post_packet = {static_cast<std::uintptr_t>(port), static_cast<std::uintptr_t>(key),
-                   static_cast<std::uint32_t>(bytes)};
+  t.post_packet = packet;
   t.post_number = ++posts_made;
-  posts[t.post_packet].push_back(t.post_number);
+  posts[packet].push_back(t.post_number);
   if (!t.open_post) {
     t.open_post = true;
     ++open_posts;
   }
 }
 
+void LifetimeOracle::State::on_post_begin(ThreadState& t) {
+  PostPacket packet;
+  if (!need_post_packet(&packet)) return;
+  if (t.post_open || t.dequeue_open) {
+    fail(kInconsistent, "post.begin on T" + num(t.id) + " while its earlier " +
+                            (t.post_open ? "post" : "dequeue") + " has no line");
+  }
+  open_post_call(t, packet);
+}
+
 void LifetimeOracle::State::on_post(ThreadState& t) {
-  std::uint64_t port = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t key = 0;
-  if (!need_u64("port", &port) || !need_u64("bytes", &bytes) || !need_u64("key", &key) ||
-      !need_result()) {
-    return;
-  }
-  const std::tuple<std::uintptr_t, std::uintptr_t, std::uint32_t> packet{
-      static_cast<std::uintptr_t>(port), static_cast<std::uintptr_t>(key),
-      static_cast<std::uint32_t>(bytes)};
-  const bool posted = line.result == "1";
-  if (t.post_open) {
+  PostPacket packet;
+  if (!need_post_packet(&packet) || !need_result()) return;
+  if (!t.post_open) {
+    open_post_call(t, packet);  // no post.begin (trace format 1): a point at this line
+  } else if (t.post_packet != packet) {
     t.post_open = false;
-    if (t.post_packet != packet) {
-      return fail(kInconsistent, "the post line on T" + num(t.id) + " differs from its post.begin");
-    }
-    if (posted) return;
-    // Not queued: forget it, unless a dequeue already took it, which a failed post cannot cause.
-    auto list = posts.find(packet);
-    auto number = list == posts.end()
-                      ? std::deque<std::uint64_t>::iterator()
-                      : std::find(list->second.begin(), list->second.end(), t.post_number);
-    if (list == posts.end() || number == list->second.end()) {
-      return fail(kInconsistent,
-                  "a packet of the post on T" + num(t.id) + " was dequeued, but the post failed");
-    }
-    list->second.erase(number);
-    if (list->second.empty()) posts.erase(list);
-    if (t.open_post) {  // no packet: nothing for a handler entry to wait on
-      t.open_post = false;
-      --open_posts;
-    }
-    return;
+    return fail(kInconsistent, "the post line on T" + num(t.id) + " differs from its post.begin");
   }
-  if (!posted) return;
-  posts[packet].push_back(++posts_made);
-  if (!t.open_post) {
-    t.open_post = true;
-    ++open_posts;
+  t.post_open = false;
+  if (line.result == "1") return;
+  // Not queued: forget it, unless a dequeue already took it, which a failed post cannot cause.
+  auto list = posts.find(packet);
+  auto number = list == posts.end()
+                    ? std::deque<std::uint64_t>::iterator()
+                    : std::find(list->second.begin(), list->second.end(), t.post_number);
+  if (list == posts.end() || number == list->second.end()) {
+    return fail(kInconsistent,
+                "a packet of the post on T" + num(t.id) + " was dequeued, but the post failed");
   }
+  list->second.erase(number);
+  if (list->second.empty()) posts.erase(list);
+  // t's engine call stays open (open_post) until its line that ends it, as for a post that
+  // queued: an entry's O5 debt is judged then, only later.
 }
 
 void LifetimeOracle::State::on_dequeue_begin(ThreadState& t) {

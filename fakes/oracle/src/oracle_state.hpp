@@ -54,6 +54,8 @@ inline constexpr char kO12[] = "O12 engine misreports";
 inline constexpr char kInconsistent[] = "inconsistent trace";
 
 using IdKey = std::pair<std::uint32_t, std::uint32_t>;  // (slot, generation)
+// A posted packet as the oracle matches it: (port, key, bytes).
+using PostPacket = std::tuple<std::uintptr_t, std::uintptr_t, std::uint32_t>;
 
 inline std::string id_text(IdKey id) {
   return std::to_string(id.first) + "/" + std::to_string(id.second);
@@ -193,7 +195,7 @@ struct ThreadState {
   bool dequeue_open = false;
   std::uintptr_t dequeue_port = 0;
   bool post_open = false;  // post.begin without its post line; its packet is in `posts`
-  std::tuple<std::uintptr_t, std::uintptr_t, std::uint32_t> post_packet;
+  PostPacket post_packet;
   std::uint64_t post_number = 0;
 };
 
@@ -264,6 +266,8 @@ struct LifetimeOracle::State {
   void on_gqcs(ThreadState& t);
   void on_post(ThreadState& t);
   void on_post_begin(ThreadState& t);
+  bool need_post_packet(PostPacket* packet_out);
+  void open_post_call(ThreadState& t, const PostPacket& packet);
   void on_dequeue_begin(ThreadState& t);
   void end_dequeue(ThreadState& t);
   Element begin_element(std::uintptr_t port, const TraceReg& reg);
@@ -357,8 +361,7 @@ struct LifetimeOracle::State {
   std::deque<std::uintptr_t> ended_key_order;
   std::deque<Orphan> orphans;
   // Posts not dequeued yet, by (port, key, bytes): their numbers in post order.
-  std::map<std::tuple<std::uintptr_t, std::uintptr_t, std::uint32_t>, std::deque<std::uint64_t>>
-      posts;
+  std::map<PostPacket, std::deque<std::uint64_t>> posts;
   std::uint64_t posts_made = 0;
   std::uint32_t open_posts = 0;  // threads with open_post
   std::map<std::uint64_t, Conn> conns;
