@@ -60,17 +60,16 @@ std::string stress_faults_description(const StressOptions& options) {
 }
 
 std::uint64_t stress_judgement_print(const OracleJudgement& judgement) {
+  const std::uint64_t not_judged = judgement.not_judged();
   std::uint64_t bounds = 0;
   for (const std::uint64_t hits : judgement.bounds_hit) bounds += hits;
-  std::uint64_t unjudged = 0;
-  for (const std::uint64_t count : judgement.unjudged) unjudged += count;
   // A rule that met nothing to judge in this run passed nothing either: named, never hidden.
   std::string idle;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
     if (judgement.judged[rule] == 0) idle += (idle.empty() ? "O" : " O") + std::to_string(rule);
   }
   std::printf("  oracle judgement       %s; ambiguous: %s; unjudged: %s; nothing to judge: %s\n",
-              unjudged == 0 && bounds == 0 ? "every rule judged" : "NOT every rule judged",
+              not_judged == 0 ? "every rule judged" : "NOT every rule judged",
               oracle_rule_list_text(judgement.ambiguous).c_str(),
               oracle_rule_list_text(judgement.unjudged).c_str(),
               idle.empty() ? "none" : idle.c_str());
@@ -83,7 +82,7 @@ std::uint64_t stress_judgement_print(const OracleJudgement& judgement) {
   }
   std::printf("  oracle bounds hit      %s%s\n", oracle_bounds_text(judgement.bounds_hit).c_str(),
               bounds == 0 ? "" : " (what it forgot there was NOT judged)");
-  return bounds + unjudged;
+  return not_judged;
 }
 
 StressRunSummary stress_summary_begin(std::uint64_t seeds_planned) {

@@ -129,10 +129,7 @@ int stress_scale_main(const StressOptions& options) {
     }
     // The oracle judges every line at scale too: a bound it hit is judgement lost.
     const OracleJudgement& judgement = report.oracle.judgement;
-    std::uint64_t not_judged = 0;
-    for (const std::uint64_t hits : judgement.bounds_hit) not_judged += hits;
-    for (const std::uint64_t count : judgement.unjudged) not_judged += count;
-    if (report.status.ok() && not_judged != 0) {
+    if (report.status.ok() && judgement.not_judged() != 0) {
       report.status = Status(StatusCode::kInternal,
                              "scale: the oracle did not judge everything (bounds hit: " +
                                  oracle_bounds_text(judgement.bounds_hit) +

@@ -153,6 +153,13 @@ void OracleJudgement::add(const OracleJudgement& other) {
   for (std::size_t i = 0; i < kOracleBounds; ++i) bounds_hit[i] += other.bounds_hit[i];
 }
 
+std::uint64_t OracleJudgement::not_judged() const {
+  std::uint64_t sum = 0;
+  for (const std::uint64_t hits : bounds_hit) sum += hits;
+  for (const std::uint64_t count : unjudged) sum += count;
+  return sum;
+}
+
 std::string oracle_rules_text(const OracleJudgement& judgement) {
   std::string text;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {

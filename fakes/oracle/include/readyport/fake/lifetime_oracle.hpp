@@ -55,6 +55,8 @@ struct OracleJudgement {
                                                             // no obs lines for O12)
   std::array<std::uint64_t, kOracleBounds> bounds_hit{};    // times each bound made it forget
   void add(const OracleJudgement& other);
+  // Bound hits plus unjudged events: 0 when every rule judged everything it met.
+  std::uint64_t not_judged() const;
 };
 
 // What the oracle saw, counted (never judged).
