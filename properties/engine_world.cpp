@@ -549,6 +549,15 @@ void World::finish() {
     rule = "run";
   }
   if (status.ok()) status = oracle.finish();
+  if (status.ok() && oracle.counts().judgement.not_judged() != 0) {
+    // What the oracle could not judge is no pass (a bound hit, or the engine's reports missing).
+    const OracleJudgement judged = oracle.counts().judgement;
+    status =
+        Status(StatusCode::kInternal, "the oracle did not judge everything: unjudged " +
+                                          oracle_rule_list_text(judged.unjudged) + "; bounds hit " +
+                                          oracle_bounds_text(judged.bounds_hit));
+    rule = "unjudged";
+  }
   if (status.ok()) {
     for (auto& conn : conns) {
       const std::uint32_t closed = conn->handler->closed_count();

@@ -37,7 +37,8 @@ namespace readyport::properties {
 struct EngineRunResult {
   Status status;                  // ok, or the first failure
   std::int32_t failed_step = -1;  // the command after which it failed; -1: none or the end
-  std::string rule;               // "O2", ..., "echo", "closed", "liveness", "abort", "leak", "run"
+  std::string rule;  // "O2", ..., "echo", "closed", "liveness", "abort", "leak", "run",
+                     // "unjudged" (the oracle could not judge all it met)
   // What the case reached (for RC_CLASSIFY and the coverage table).
   std::array<std::uint64_t, kFaultSiteCount> fired{};
   std::uint64_t quarantined = 0;      // EngineStats::quarantined
