@@ -5,6 +5,8 @@
 // oracle_port.cpp (port lines), oracle_sockets.cpp (socket lines), oracle_connections.cpp
 // (workload, handler and observer lines), oracle_model.cpp (the model), oracle_end.cpp (the end);
 // lifetime_oracle.cpp holds the public class, which only locks and forwards.
+// Ownership: the LifetimeOracle owns its State. Threading: State is used only under
+// LifetimeOracle's mutex. Errors: violations and unreadable lines become `violation` (fail()).
 #pragma once
 
 #include <cstddef>

@@ -9,8 +9,9 @@
 // a begin line and its call's line have no other thread's line between them (an exact order),
 // and on real threads the interval is as tight as the fake can make it.
 //
-// Threading: per thread (the pending begin lines are the calling thread's). Errors: none; a call
-// with nothing pending does nothing.
+// Ownership: the pending lines belong to RecordingOs's call on the calling logical thread and live
+// only while that call runs. Threading: per logical thread (a fiber's own under SimScheduler).
+// Errors: none; a call with nothing pending does nothing.
 #pragma once
 
 #include <cstdint>
