@@ -2,8 +2,10 @@
 # The canary leg: builds the engine with each planted bug (cmake/canary.cmake) and requires the
 # main job's default run to catch it: readyport-stress must fail, and soon. Prints, per canary,
 # the first failing seed and the seconds to it; then the same on real threads (--runtime free),
-# with the rule the oracle alone finds in that seed's trace once the engine's obs.* lines are cut. The same default run passes without a canary
-# (ctest stress.default_coverage in the native leg). Then the engine property (properties/, when
+# with the rule the oracle alone finds in that seed's trace once the engine's obs.* lines are cut;
+# and a 20-seed sweep that must run every seed and write --json and --markdown even when seeds
+# abort. The same default run passes without a canary (ctest stress.default_coverage in the
+# native leg). Then the engine property (properties/, when
 # RapidCheck is installed) must catch the canary too and shrink it to at most 10 commands: its
 # pinned test EngineProperty.Canary_<name>_ShrinksToAtMost10 (docs/properties.md).
 #   bash ci/canaries.sh                      # every canary
@@ -33,9 +35,9 @@ for canary in "${canaries[@]}"; do
   fi
   start=$(date +%s.%N)
   # The seed sweep alone (--corpus none): the corpus holds each canary's minimal case, which would
-  # catch it before the sweep does; that entry is replayed below. One job: a canary that makes the
-  # engine assert ends the process, and with several jobs whichever seed aborts first would be
-  # reported, not the lowest failing one.
+  # catch it before the sweep does; that entry is replayed below. One job: a seed that makes the
+  # engine assert ends its process at once, and with several jobs it could be reported before a
+  # lower seed that fails later in its run.
   rm -rf "$dir.sim"
   "$dir/stress/readyport-stress" --stop-on-failure --corpus none --jobs 1 \
     --bundle-dir "$dir.sim" >"$dir.run.log" 2>&1
@@ -53,10 +55,32 @@ for canary in "${canaries[@]}"; do
     echo "canary $canary: caught in ${seconds} s: $first"
     grep -m1 -E '^first failure' "$dir.run.log" || true
   fi
+  # A sweep survives whatever one seed does: 20 seeds with --json and --markdown, no stop; a seed
+  # that ends in the engine's assertion is listed as failed ("aborted"), the others still run, and
+  # both files are written.
+  rm -rf "$dir.sweep" "$dir.sweep.json" "$dir.sweep.md"
+  "$dir/stress/readyport-stress" --seeds 20 --corpus none --bundle-dir "$dir.sweep" \
+    --json "$dir.sweep.json" --markdown "$dir.sweep.md" >"$dir.sweep.log" 2>&1
+  rc=$?
+  sweep_aborted=$(grep -oE '^FAIL seed [0-9]+: aborted' "$dir.sweep.log" | grep -oE '[0-9]+' |
+    tr '\n' ' ' || true)
+  if [ "$rc" -eq 1 ] && [ -s "$dir.sweep.md" ] &&
+     grep -q '"seeds_run": 20,' "$dir.sweep.json" 2>/dev/null; then
+    echo "canary $canary: a 20-seed sweep ran every seed and wrote --json and --markdown;" \
+      "$(grep -c '^FAIL seed' "$dir.sweep.log") failing, aborted: ${sweep_aborted:-none}"
+  else
+    echo "canary $canary: the 20-seed sweep did NOT survive (exit $rc; --json/--markdown written:" \
+      "$([ -s "$dir.sweep.json" ] && echo yes || echo no)/$([ -s "$dir.sweep.md" ] && echo yes ||
+      echo no))"
+    tail -n 20 "$dir.sweep.log"
+    survived+=("$canary(sweep)")
+  fi
   # The failing seed's bundle, replayed the way a user would from a default checkout: ci/replay.sh
   # finds the bundle's canary and uses (or builds) its build; the same verdict and trace hash must
   # come back (exit 0). A seed that ended in the engine's assertion has no trace hash to compare.
-  sim_seed=$(grep -m1 -oE '^FAIL seed [0-9]+' "$dir.run.log" | grep -oE '[0-9]+$' || true)
+  sim_seed=$(grep -E '^FAIL seed [0-9]+: ' "$dir.run.log" |
+    grep -m1 -vE '^FAIL seed [0-9]+: (aborted|crashed|exited|hung): ' |
+    grep -oE '^FAIL seed [0-9]+' | grep -oE '[0-9]+$' || true)
   if [ -n "$sim_seed" ] && [ -f "$dir.sim/seed-$sim_seed.json" ]; then
     if bash ci/replay.sh "$dir.sim/seed-$sim_seed.json" >"$dir.replay.log" 2>&1; then
       echo "canary $canary: ci/replay.sh of seed $sim_seed's bundle: reproduced exactly"

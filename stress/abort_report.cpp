@@ -9,6 +9,8 @@
 #include "file_io.hpp"
 #include "readyport/assert.hpp"
 #include "stress_run.hpp"
+#include "stress_shrink.hpp"
+#include "sweep_supervisor.hpp"
 #include "trace_header.hpp"
 
 #ifdef _WIN32
@@ -31,8 +33,27 @@ struct ArmedSeed {
   bool bundle = false;
   StressOptions options;
   std::uint64_t seed = 0;
+  std::size_t task = kStressTaskNone;
   StressBundleContext context;
 };
+
+// The sweep supervisor's channel in its child, or -1.
+int g_channel_fd = -1;
+
+// Names the aborting task to the sweep supervisor (one short line: a pipe write of it is whole).
+void write_channel(const ArmedSeed& armed, std::string_view violation, bool bundle_written) {
+  if (g_channel_fd < 0 || armed.task == kStressTaskNone) return;
+  constexpr std::size_t kViolationMax = 1000;
+  Json record = Json::object();
+  record["type"] = "aborted";
+  record["task"] = armed.task;
+  record["bundle"] = bundle_written ? armed.context.path : std::string();
+  record["signature"] =
+      violation.empty() ? std::string("abort")
+                        : stress_failure_signature(Status(StatusCode::kInternal, std::string(violation)));
+  record["violation"] = std::string(violation.substr(0, kViolationMax));
+  stress_sweep_write(g_channel_fd, record);
+}
 
 ArmedSeed& armed_seed(std::uint32_t runner) {
   READYPORT_ASSERT(runner < kStressRunnersMax);
@@ -63,11 +84,16 @@ extern "C" void on_abort(int signal_number) {
   const std::string violation = stress_abort_violation(runner);
   if (!violation.empty()) write_stderr("  the oracle had found: " + violation + "\n");
   ArmedSeed& armed = armed_seed(runner);
-  if (!armed.armed || !armed.bundle) return;
+  if (!armed.armed) return;
+  if (!armed.bundle) {
+    write_channel(armed, violation, false);
+    return;
+  }
   const SeedParameters parameters = stress_parameters(armed.options, armed.seed);
   const Json bundle = stress_abort_bundle_json(armed.options, parameters, violation, armed.context);
   const Status written =
       stress_file_write(armed.context.path, bundle.dump(2) + "\n", StressWriteMode::kReplace);
+  write_channel(armed, violation, written.ok());
   if (written.ok()) {
     write_stderr("  bundle: " + armed.context.path +
                  "\n  replay: " + bundle["replay"].get<std::string>() + "\n");
@@ -90,8 +116,10 @@ extern "C" void on_abort(int signal_number) {
 
 void stress_abort_install() { std::signal(SIGABRT, on_abort); }
 
+void stress_abort_channel(int fd) { g_channel_fd = fd; }
+
 void stress_abort_arm(const StressOptions& options, std::uint64_t seed,
-                      const StressBundleContext* context) {
+                      const StressBundleContext* context, std::size_t task) {
   SeedReport report;
   report.parameters = stress_parameters(options, seed);
   const std::uint32_t runner = stress_runner_current();
@@ -105,6 +133,7 @@ void stress_abort_arm(const StressOptions& options, std::uint64_t seed,
   armed.armed = true;
   armed.options = options;
   armed.seed = seed;
+  armed.task = task;
   armed.bundle = context != nullptr && !context->path.empty();
   if (context != nullptr) armed.context = *context;
 }

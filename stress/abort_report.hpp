@@ -7,7 +7,7 @@
 // bundle with status "aborted" (bundle.hpp; no trace hash: the run never finished).
 //
 //   stress_abort_install();                            // once
-//   stress_abort_arm(options, seed, &context);         // before each seed (context may be null)
+//   stress_abort_arm(options, seed, &context, task);   // before each seed (context may be null)
 //   SeedReport report = stress_run_seed(options, seed);
 //
 // Ownership: the armed options and context are copied. Threading: arm from the thread that runs
@@ -20,6 +20,7 @@
 // meanwhile, and may touch nothing the handler reads but their own runner's entry.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "bundle.hpp"
@@ -27,10 +28,17 @@
 
 namespace readyport {
 
+// No task of a sweep (a run that is not the main job's).
+inline constexpr std::size_t kStressTaskNone = ~std::size_t{0};
+
 void stress_abort_install();
 // `context` null or with an empty path: no bundle is written on abort (its argv[0], when given,
-// still names the binary in the replay command).
+// still names the binary in the replay command). `task`: the seed's index in the main job's sweep.
 void stress_abort_arm(const StressOptions& options, std::uint64_t seed,
-                      const StressBundleContext* context);
+                      const StressBundleContext* context, std::size_t task = kStressTaskNone);
+// In a child of the sweep supervisor (sweep_supervisor.hpp): the handler also writes
+// {"type":"aborted","task":T,"bundle":...,"signature":...,"violation":...} to `fd`, naming the
+// task that aborted. -1: none (the default).
+void stress_abort_channel(int fd);
 
 }  // namespace readyport

@@ -1,5 +1,6 @@
 #include "main_job.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -27,6 +29,8 @@
 #include "stress_run.hpp"
 #include "summary_json.hpp"
 #include "summary_markdown.hpp"
+#include "sweep_record.hpp"
+#include "sweep_supervisor.hpp"
 #include "trace_out.hpp"
 
 namespace readyport {
@@ -52,8 +56,16 @@ struct Job {
   StressFigures figures{};                 // the seeds of the range, like summary.totals
   Os* real_os = nullptr;                   // --os windows: WindowsOs
   SeedPool* pool = nullptr;                // --os fake: runs the corpus and the seeds (--jobs)
-  std::uint64_t steps_all = 0;             // scheduler steps of every seed run, corpus included
   std::uint64_t connections_used = 0;      // --os windows: clients and peers opened so far
+  // The tasks this process runs (the corpus entries, then the range's seeds), ascending: every
+  // one, or in a child of the sweep supervisor those left.
+  std::vector<std::size_t> plan{};
+  int channel = -1;          // in a child of the sweep supervisor: where records go
+  std::size_t printed = 0;   // failures printed in full so far (kFailuresPrintedMax)
+
+  bool planned(std::size_t task) const {
+    return std::binary_search(plan.begin(), plan.end(), task);
+  }
 
   std::string program() const {
     return command_line.empty() ? std::string("readyport-stress") : command_line[0];
@@ -112,21 +124,25 @@ StressBundleContext context_for(const Job& job, const std::string& entry,
                              entry.empty() ? std::string("seed range") : "corpus entry " + entry};
 }
 
-// One seed's report with its failure handling, on the driver's thread, in seed order; returns
+// A finished task's record: added to this process's summary and, in a child of the sweep
+// supervisor, sent to the parent, which adds it to its own the same way.
+void apply_record(Job& job, const StressTaskRecord& record) {
+  stress_task_record_apply(record, job.summary, job.figures);
+  if (record.printed) job.printed++;
+  if (job.channel >= 0) stress_sweep_write(job.channel, stress_task_record_json(record));
+}
+
+// Task `task`'s report with its failure handling, on the driver's thread, in task order; returns
 // true when it passed. `trace_text_out` (may be null) receives the full trace when the options
 // keep it.
-bool take_report(Job& job, const StressOptions& run_options, SeedReport report,
-                 const std::string& entry, const std::string& bundle_path, std::size_t* printed,
+bool take_report(Job& job, const StressOptions& run_options, SeedReport report, std::size_t task,
+                 const std::string& entry, const std::string& bundle_path,
                  std::string* trace_text_out) {
   const StressBundleContext context = context_for(job, entry, bundle_path);
-  job.steps_all += report.sim.steps;
-  if (entry.empty()) {
-    stress_summary_add_seed(job.summary, report);
-    stress_figures_add(job.figures, report);
-  }
   if (job.options.verbose) stress_verbose_print(report);
   if (job.options.trace) std::fputs(report.trace_text.c_str(), stdout);
   if (report.status.ok()) {
+    apply_record(job, stress_task_record(task, !entry.empty(), report, std::nullopt, false));
     if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
     return true;
   }
@@ -134,13 +150,14 @@ bool take_report(Job& job, const StressOptions& run_options, SeedReport report,
   // After the bundle: its directory exists now.
   if (job.real_os != nullptr || run_options.runtime == StressRuntime::kFree)
     write_failure_trace(run_options, report, bundle_path);
-  if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
-  if (*printed < kFailuresPrintedMax) {
+  const bool print = job.printed < kFailuresPrintedMax;
+  if (print) {
     if (!entry.empty()) std::printf("corpus entry %s failed:\n", entry.c_str());
     stress_failure_print(run_options, report, written, job.program());
-    ++*printed;
   }
-  stress_summary_add_failure(job.summary, stress_failure_record(report, entry, written));
+  apply_record(job, stress_task_record(task, !entry.empty(), report,
+                                       stress_failure_record(report, entry, written), print));
+  if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
   return false;
 }
 
@@ -181,25 +198,32 @@ SeedTask pool_task(const Job& job, const std::vector<StressCorpusEntry>& entries
   if (index < entries.size()) {
     const StressCorpusEntry& entry = entries[index];
     return SeedTask{entry_options(job, entry), entry.seed,
-                    context_for(job, entry.name, entry_bundle(job, entry))};
+                    context_for(job, entry.name, entry_bundle(job, entry)), index};
   }
   const std::uint64_t seed = seeds[index - entries.size()];
   return SeedTask{job.options, seed,
-                  context_for(job, "", stress_bundle_path(job.options.bundle_dir, seed, ""))};
+                  context_for(job, "", stress_bundle_path(job.options.bundle_dir, seed, "")),
+                  index};
+}
+
+// --stop-on-failure stopped the run here: noted, and sent to the sweep supervisor's parent.
+void stop_early(Job& job) {
+  if (job.pool != nullptr) job.pool->stop();
+  job.summary.stopped_early = true;
+  if (job.channel >= 0) stress_sweep_write(job.channel, Json::object({{"type", "stopped"}}));
 }
 
 // The corpus, first. Returns false when --stop-on-failure stops the run.
-bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries, std::size_t* printed) {
+bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries) {
   const std::string canary = stress_build_info().canary;
   for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!job.planned(i)) continue;
     const StressCorpusEntry& entry = entries[i];
     const StressOptions run_options = entry_options(job, entry);
     const std::string bundle = entry_bundle(job, entry);
     SeedReport report = next_report(job, run_options, entry.seed, entry.name, bundle, nullptr);
     const bool passed =
-        take_report(job, run_options, std::move(report), entry.name, bundle, printed, nullptr);
-    job.summary.corpus.entries++;
-    if (passed) job.summary.corpus.passed++;
+        take_report(job, run_options, std::move(report), i, entry.name, bundle, nullptr);
     std::printf("corpus %s: seed %llu %s\n", entry.name.c_str(), static_cast<ull>(entry.seed),
                 passed ? "ok" : "FAILED");
     if (passed && !canary.empty() && entry.expect_canary == canary) {
@@ -210,9 +234,9 @@ bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries, std::si
     }
     std::fflush(stdout);
     if (!passed && job.options.stop_on_failure) {
-      if (job.pool != nullptr) job.pool->stop();
       std::printf("first failure: corpus entry %s (seed %llu) after %zu entries and %.1f s\n",
                   entry.name.c_str(), static_cast<ull>(entry.seed), i + 1, job.seconds());
+      stop_early(job);
       return false;
     }
   }
@@ -220,11 +244,12 @@ bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries, std::si
 }
 
 // The seeds of this shard. Returns 2 when --trace-out's file cannot be written, else 0.
-int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* printed) {
+int run_seeds(Job& job, std::size_t entries, const std::vector<std::uint64_t>& seeds) {
   const StressOptions& options = job.options;
   const std::size_t progress_every = seeds.size() >= 10 ? seeds.size() / 10 : 1;
   bool failure_trace_written = false;  // --os windows: the first failing seed's trace
   for (std::size_t i = 0; i < seeds.size(); ++i) {
+    if (!job.planned(entries + i)) continue;
     const std::string bundle = stress_bundle_path(options.bundle_dir, seeds[i], "");
     std::function<SeedReport()> run;
     if (job.real_os != nullptr) {
@@ -256,7 +281,7 @@ int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* pr
     std::string trace_text;
     SeedReport report = next_report(job, options, seeds[i], "", bundle, run);
     const FakeOptions trace_fake = report.parameters.fake;
-    const bool passed = take_report(job, options, std::move(report), "", bundle, printed,
+    const bool passed = take_report(job, options, std::move(report), entries + i, "", bundle,
                                     options.trace_out.empty() ? nullptr : &trace_text);
     const bool trace_wanted = seeds.size() == 1 || (!passed && !failure_trace_written);
     if (!options.trace_out.empty() && trace_wanted) {
@@ -275,14 +300,160 @@ int run_seeds(Job& job, const std::vector<std::uint64_t>& seeds, std::size_t* pr
     }
     std::fflush(stdout);
     if (!passed && options.stop_on_failure) {
-      if (job.pool != nullptr) job.pool->stop();
       std::printf("first failure: seed %llu after %zu seeds and %.1f s\n",
                   static_cast<ull>(seeds[i]), i + 1, job.seconds());
-      job.summary.stopped_early = true;
+      stop_early(job);
       break;
     }
   }
   return 0;
+}
+
+// The corpus and the seeds of job.plan, on `jobs` runners (--os fake) or one at a time (--os
+// windows). Returns 2 when --trace-out's file cannot be written, else 0.
+int run_plan(Job& job, const std::vector<StressCorpusEntry>& entries,
+             const std::vector<std::uint64_t>& seeds, std::uint32_t jobs) {
+  std::unique_ptr<SeedPool> pool;
+  if (job.real_os == nullptr) {
+    pool = std::make_unique<SeedPool>(
+        job.plan.size(),
+        [&job, &entries, &seeds](std::size_t index) {
+          return pool_task(job, entries, seeds, job.plan[index]);
+        },
+        jobs);
+    job.pool = pool.get();
+  }
+  int status = 0;
+  if (run_corpus(job, entries)) status = run_seeds(job, entries.size(), seeds);
+  pool.reset();  // joins the runners (after --stop-on-failure, the seeds they had started)
+  job.pool = nullptr;
+  return status;
+}
+
+// The failure of a task whose process died (sweep_supervisor.hpp): its bundle (the one the abort
+// handler wrote, completed with what the parent saw, or a new one), its report on stdout, its
+// record. Returns false when --stop-on-failure ends the sweep here.
+bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
+                  const std::vector<std::uint64_t>& seeds, const SweepDeath& death) {
+  const SeedTask task = pool_task(job, entries, seeds, death.task);
+  const bool entry = death.task < entries.size();
+  StressFailure failure;
+  failure.from_corpus = entry;
+  failure.entry = entry ? entries[death.task].name : std::string();
+  failure.seed = task.seed;
+  failure.status = death.status;
+  failure.message = death.how;
+  if (!death.assertion.empty()) failure.message += "; " + death.assertion;
+  failure.signature = death.status;
+  std::string violation;
+  if (death.named.is_object()) {
+    violation = death.named.value("violation", std::string());
+    failure.signature = death.named.value("signature", failure.signature);
+    failure.bundle = death.named.value("bundle", std::string());
+  }
+  if (!violation.empty()) failure.message += "; the oracle had found: " + violation;
+  // The bundle: the handler's, with the parent's account of the death, or a new one.
+  const SeedParameters parameters = stress_parameters(task.options, task.seed);
+  Json bundle = stress_abort_bundle_json(task.options, parameters, violation, task.context);
+  if (!failure.bundle.empty()) {
+    Result<std::string> text = stress_file_read(failure.bundle, std::uint64_t{1} << 24);
+    Result<Json> read = text.ok() ? json_parse_document(text.value(), failure.bundle)
+                                  : Result<Json>(text.status());
+    if (read.ok()) bundle = std::move(read).value();
+  }
+  bundle["failure"]["status"] = failure.status;
+  bundle["failure"]["message"] = failure.message;
+  bundle["failure"]["signature"] = failure.signature;
+  // The handler's bundle is completed in place; otherwise this task's own path (its context's,
+  // a name no bundle has yet).
+  const std::string path = failure.bundle.empty() ? task.context.path : failure.bundle;
+  const Status written =
+      stress_file_write(path, bundle.dump(2) + "\n", StressWriteMode::kReplace);
+  failure.bundle = written.ok() ? path : std::string();
+  if (!written.ok()) {
+    std::fprintf(stderr, "readyport-stress: bundle of seed %llu not written: %s\n",
+                 static_cast<ull>(task.seed), written.message().c_str());
+  }
+  const bool print = job.printed < kFailuresPrintedMax;
+  if (print) {
+    SeedReport report;
+    report.parameters = parameters;
+    if (entry) std::printf("corpus entry %s failed:\n", failure.entry.c_str());
+    std::printf("FAIL seed %llu: %s: %s\n", static_cast<ull>(task.seed), failure.status.c_str(),
+                failure.message.c_str());
+    std::printf("  replay: %s\n",
+                stress_replay_command(task.options, report, job.program()).c_str());
+    if (!failure.bundle.empty()) {
+      std::printf("  bundle: %s (%s --replay %s)\n", failure.bundle.c_str(),
+                  job.program().c_str(), failure.bundle.c_str());
+    }
+  }
+  if (entry) {
+    std::printf("corpus %s: seed %llu FAILED\n", failure.entry.c_str(),
+                static_cast<ull>(task.seed));
+  }
+  StressTaskRecord record;
+  record.task = death.task;
+  record.entry = entry;
+  record.passed = false;
+  record.printed = print;
+  if (!entry) record.share = stress_seed_share_lost(task.seed);
+  record.failure = std::move(failure);
+  apply_record(job, record);
+  if (job.options.stop_on_failure) {
+    if (entry) {
+      std::printf("first failure: corpus entry %s (seed %llu) after %zu entries and %.1f s\n",
+                  entries[death.task].name.c_str(), static_cast<ull>(task.seed), death.task + 1,
+                  job.seconds());
+    } else {
+      std::printf("first failure: seed %llu after %zu seeds and %.1f s\n",
+                  static_cast<ull>(task.seed), death.task - entries.size() + 1, job.seconds());
+    }
+    job.summary.stopped_early = true;
+    std::fflush(stdout);
+    return false;
+  }
+  std::printf("sweep: a new process goes on after seed %llu\n", static_cast<ull>(task.seed));
+  std::fflush(stdout);
+  return true;
+}
+
+// The sweep in child processes (sweep_supervisor.hpp): a task that aborts, crashes or hangs is
+// that task's failure, and the others run. Returns 2 when --trace-out's file cannot be written,
+// 1 when the supervisor itself failed, else 0.
+int run_supervised(Job& job, const std::vector<StressCorpusEntry>& entries,
+                   const std::vector<std::uint64_t>& seeds) {
+  SweepCallbacks callbacks;
+  callbacks.run = [&job, &entries, &seeds](const std::vector<std::size_t>& tasks,
+                                           std::uint32_t jobs, int channel_fd) {
+    job.plan = tasks;
+    job.channel = channel_fd;
+    stress_abort_channel(channel_fd);
+    const int status = run_plan(job, entries, seeds, jobs);
+    stress_sweep_write(channel_fd, Json::object({{"type", "end"}, {"exit", status}}));
+    return status;
+  };
+  callbacks.on_record = [&job](const Json& record) -> Status {
+    if (record["type"] == "stopped") {
+      job.summary.stopped_early = true;
+      return Status();
+    }
+    Result<StressTaskRecord> parsed = stress_task_record_from_json(record);
+    if (!parsed.ok()) return parsed.status();
+    stress_task_record_apply(parsed.value(), job.summary, job.figures);
+    if (parsed.value().printed) job.printed++;
+    return Status();
+  };
+  callbacks.on_death = [&job, &entries, &seeds](const SweepDeath& death) {
+    return report_death(job, entries, seeds, death);
+  };
+  Result<SweepOutcome> outcome =
+      stress_sweep_supervise(job.plan, job.options.jobs, job.options.hang_seconds, callbacks);
+  if (!outcome.ok()) {
+    std::fprintf(stderr, "readyport-stress: %s\n", outcome.status().to_string().c_str());
+    return 1;
+  }
+  return outcome.value().exit_status == 2 ? 2 : 0;
 }
 
 // --json and --markdown. Returns 2 when one cannot be written, else 0.
@@ -363,6 +534,11 @@ Status check_writable(const std::string& path, const char* option) {
   return Status();
 }
 
+bool stress_main_job_supervised(const StressOptions& options) {
+  return options.os == StressOs::kFake && !options.in_process &&
+         stress_sweep_supervisor_available();
+}
+
 int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line) {
   for (const auto& [path, option] :
        {std::pair<const std::string&, const char*>{options.json_out, "--json"},
@@ -430,38 +606,34 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
     std::printf("corpus: %zu entries from %s, first\n", corpus.value().size(),
                 job.summary.corpus.dir.c_str());
   }
+  if (stress_main_job_supervised(options)) {
+    std::printf("isolation: the seeds run in a child process; an abort, a crash or a hang "
+                "(--hang-seconds %u) is that seed's failure and a new process goes on\n",
+                options.hang_seconds);
+  } else if (options.os == StressOs::kFake) {
+    std::printf("isolation: none (%s): an engine assertion or a crash ends the sweep\n",
+                options.in_process ? "--in-process" : "no fork on this platform");
+  }
   std::fflush(stdout);
 
   stress_abort_install();
-  // --os fake: the corpus and the seeds on options.jobs runners (seed_pool.hpp), taken in order.
-  std::unique_ptr<SeedPool> pool;
-  if (job.real_os == nullptr) {
-    const std::vector<StressCorpusEntry>& entries = corpus.value();
-    pool = std::make_unique<SeedPool>(
-        entries.size() + seeds.size(),
-        [&job, &entries, &seeds](std::size_t index) {
-          return pool_task(job, entries, seeds, index);
-        },
-        options.jobs);
-    job.pool = pool.get();
-  }
+  // --os fake: the corpus and the seeds on options.jobs runners (seed_pool.hpp), taken in order,
+  // in child processes unless --in-process (or where there is no fork).
+  const std::vector<StressCorpusEntry>& entries = corpus.value();
+  for (std::size_t task = 0; task < entries.size() + seeds.size(); ++task) job.plan.push_back(task);
   job.summary.jobs = job.real_os == nullptr ? options.jobs : 1;
-  std::size_t printed = 0;
-  if (!run_corpus(job, corpus.value(), &printed)) {
-    job.summary.stopped_early = true;
-  } else if (run_seeds(job, seeds, &printed) != 0) {
-    return 2;
-  }
-  pool.reset();  // joins the runners (after --stop-on-failure, the seeds they had started)
+  const int run_status = stress_main_job_supervised(options)
+                             ? run_supervised(job, entries, seeds)
+                             : run_plan(job, entries, seeds, job.summary.jobs);
+  if (run_status != 0) return run_status;
   job.summary.seconds = job.seconds();
-  job.summary.steps_all = job.steps_all;
   const std::size_t zero_rows = stress_summary_print(options, job.summary);
   stress_figures_print(options, job.figures);
-  if (job.summary.failures.size() > printed) {
+  if (job.summary.failures.size() > job.printed) {
     std::printf(
         "  (%zu failures beyond the first %zu were not printed in full; each has its "
         "bundle)\n",
-        job.summary.failures.size() - printed, printed);
+        job.summary.failures.size() - job.printed, job.printed);
   }
   int exit_status = job.summary.failures.empty() ? 0 : 1;
   if (options.require_coverage && zero_rows != 0) {

@@ -30,5 +30,8 @@
 namespace readyport {
 
 int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line);
+// Whether the main job runs its sweep in child processes (sweep_supervisor.hpp): --os fake,
+// no --in-process, and a platform with fork.
+bool stress_main_job_supervised(const StressOptions& options);
 
 }  // namespace readyport

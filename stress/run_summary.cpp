@@ -103,32 +103,72 @@ double stress_summary_steps_per_second(const StressRunSummary& summary) {
   return static_cast<double>(summary.steps_all) / summary.seconds;
 }
 
-void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report) {
-  if (summary.seed_hashes.size() < kStressSeedHashesMax) {
-    summary.seed_hashes.push_back(StressSeedHash{report.parameters.seed, report.trace_hash});
-  } else {
-    summary.seed_hashes_left_off++;
-  }
-  StressTotals& totals = summary.totals;
-  totals.seeds++;
-  if (!report.status.ok()) totals.failures++;
-  totals.connections += report.counts.clients_started + report.counts.server_accepted;
-  totals.notifications += report.engine.notifications;
-  totals.port_calls += report.engine.port_calls;
-  totals.bytes_received += report.counts.bytes_received;
-  totals.trace_lines += report.trace_lines;
-  totals.stale_packets += report.engine.stale_dropped;
-  totals.dropped_packets += report.engine.closing_dropped + report.engine.unwanted_dropped;
-  totals.quarantined += report.engine.quarantined;
-  totals.steps += report.sim.steps;
-  totals.switches += report.sim.switches;
-  totals.judgement.add(report.oracle.judgement);
-  // Both lists are in stress_coverage_rows() order; matched by name all the same.
-  for (const auto& [name, count] : report.coverage) {
+StressSeedShare stress_seed_share(const SeedReport& report) {
+  StressSeedShare share;
+  share.seed = report.parameters.seed;
+  share.trace_hash = report.trace_hash;
+  StressTotals& totals = share.totals;
+  totals.seeds = 1;
+  totals.failures = report.status.ok() ? 0 : 1;
+  totals.connections = report.counts.clients_started + report.counts.server_accepted;
+  totals.notifications = report.engine.notifications;
+  totals.port_calls = report.engine.port_calls;
+  totals.bytes_received = report.counts.bytes_received;
+  totals.trace_lines = report.trace_lines;
+  totals.stale_packets = report.engine.stale_dropped;
+  totals.dropped_packets = report.engine.closing_dropped + report.engine.unwanted_dropped;
+  totals.quarantined = report.engine.quarantined;
+  totals.steps = report.sim.steps;
+  totals.switches = report.sim.switches;
+  totals.coverage = report.coverage;
+  totals.judgement = report.oracle.judgement;
+  return share;
+}
+
+StressSeedShare stress_seed_share_lost(std::uint64_t seed) {
+  StressSeedShare share;
+  share.seed = seed;
+  share.totals.seeds = 1;
+  share.totals.failures = 1;
+  share.totals.seeds_cut = 1;
+  return share;
+}
+
+void stress_totals_add(StressTotals& totals, const StressTotals& more) {
+  totals.seeds += more.seeds;
+  totals.failures += more.failures;
+  totals.connections += more.connections;
+  totals.notifications += more.notifications;
+  totals.port_calls += more.port_calls;
+  totals.bytes_received += more.bytes_received;
+  totals.trace_lines += more.trace_lines;
+  totals.stale_packets += more.stale_packets;
+  totals.dropped_packets += more.dropped_packets;
+  totals.quarantined += more.quarantined;
+  totals.steps += more.steps;
+  totals.switches += more.switches;
+  totals.seeds_cut += more.seeds_cut;
+  totals.judgement.add(more.judgement);
+  // Rows are matched by name: the summary's rows are stress_coverage_rows(); a seed's rows are
+  // those, then one per fault site fired (not summed).
+  for (const auto& [name, count] : more.coverage) {
     for (auto& row : totals.coverage) {
       if (row.first == name) row.second += count;
     }
   }
+}
+
+void stress_summary_add_share(StressRunSummary& summary, const StressSeedShare& share) {
+  if (summary.seed_hashes.size() < kStressSeedHashesMax) {
+    summary.seed_hashes.push_back(StressSeedHash{share.seed, share.trace_hash});
+  } else {
+    summary.seed_hashes_left_off++;
+  }
+  stress_totals_add(summary.totals, share.totals);
+}
+
+void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report) {
+  stress_summary_add_share(summary, stress_seed_share(report));
 }
 
 void stress_summary_add_failure(StressRunSummary& summary, StressFailure failure) {
@@ -170,6 +210,13 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
                 static_cast<ull>(totals.switches));
   }
   summary.oracle_not_judged = stress_judgement_print(totals.judgement);
+  if (totals.seeds_cut != 0) {
+    // Their traces ended with the process: what came after was never judged.
+    std::printf("  seeds cut short        %llu: the process died in them; judged up to there, "
+                "NOT counted in the judgement above\n",
+                static_cast<ull>(totals.seeds_cut));
+    summary.oracle_not_judged += totals.seeds_cut;
+  }
   // Every failure, the corpus's included: a failing corpus entry fails the run as a seed does.
   std::printf("  failures               %llu", static_cast<ull>(summary.failures.size()));
   if (summary.corpus.failed != 0) {

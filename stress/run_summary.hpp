@@ -53,6 +53,9 @@ struct StressTotals {
   std::uint64_t quarantined = 0;
   std::uint64_t steps = 0;
   std::uint64_t switches = 0;
+  // Seeds whose process died before they ended (sweep_supervisor.hpp): among the failures, and
+  // judged only up to the death; none of their counts is in these totals.
+  std::uint64_t seeds_cut = 0;
   NamedCounts coverage;       // stress_coverage_rows() order, summed over seeds
   OracleJudgement judgement;  // each rule's judged/violated/ambiguous/unjudged and bounds, summed
 };
@@ -91,7 +94,21 @@ struct StressRunSummary {
   int exit_status = 0;                  // filled by the driver at the end
 };
 
+// A seed of the range: its share of the run's sums (sweep_record.hpp sends it between processes).
+struct StressSeedShare {
+  std::uint64_t seed = 0;
+  std::string trace_hash;  // "" when the seed never finished (its process died)
+  StressTotals totals;     // this seed alone: seeds 1, failures 0 or 1
+};
+
+StressSeedShare stress_seed_share(const SeedReport& report);
+// A seed whose process died before its report: one failing seed, nothing else counted.
+StressSeedShare stress_seed_share_lost(std::uint64_t seed);
+void stress_totals_add(StressTotals& totals, const StressTotals& more);
+
 StressRunSummary stress_summary_begin(std::uint64_t seeds_planned);
+void stress_summary_add_share(StressRunSummary& summary, const StressSeedShare& share);
+// stress_summary_add_share(summary, stress_seed_share(report)).
 void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report);
 void stress_summary_add_failure(StressRunSummary& summary, StressFailure failure);
 // Prints the summary block, every failing seed with its bundle, and the coverage table.

@@ -13,7 +13,7 @@ namespace {
 constexpr std::size_t kWindowPerJob = 4;
 
 SeedReport run_task(const SeedTask& task) {
-  stress_abort_arm(task.options, task.seed, &task.context);
+  stress_abort_arm(task.options, task.seed, &task.context, task.index);
   return stress_run_seed(task.options, task.seed);
 }
 

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "abort_report.hpp"
 #include "bundle.hpp"
 #include "stress_options.hpp"
 #include "stress_run.hpp"
@@ -46,6 +47,7 @@ struct SeedTask {
   StressOptions options;
   std::uint64_t seed = 0;
   StressBundleContext context;
+  std::size_t index = kStressTaskNone;  // its index in the main job's sweep (abort_report.hpp)
 };
 
 // Task `index` of [0, count): a pure function of the index.

@@ -47,6 +47,10 @@ const char* const kExamples =
     "Every failing seed writes a bundle (--bundle-dir) and prints the command that replays it.\n"
     "Exit status: 0 when everything passed, 1 on any failure, 2 on a bad command line, 77 when\n"
     "--os windows finds no ProcessSocketNotifications (Wine, Windows before build 20348).\n"
+    "A seed that aborts (an engine assertion), crashes or hangs (--hang-seconds) is a failing\n"
+    "seed like any other: the sweep goes on in a new process, the summary, --json and\n"
+    "--markdown are written, and the exit status is 1 (--in-process: the process dies with the\n"
+    "seed, e.g. exit 134 on an assertion, and writes only the seed's bundle).\n"
     "--replay of a bundle: 0 the same verdict and trace hash, 3 the same verdict with another\n"
     "trace, 4 not reproduced (another verdict); of a corpus entry: 0 it passes, 1 it fails.\n"
     "--shrink: 0 a failing seed was shrunk (its minimal case printed and written), 1 the seed\n"
@@ -212,6 +216,17 @@ struct Parser {
         "run N seeds (and corpus entries) at once, each in its own world; results and output in "
         "seed order, the same as --jobs 1 (default: the online CPUs, at most 64; --os windows, "
         "--seed, --shrink and --replay run one seed at a time)");
+    CLI::Option* in_process =
+        app.add_flag("--in-process", o.in_process,
+                     "run the sweep in this process (a debugger's choice): an engine assertion, "
+                     "a crash or a hang then ends the whole run; by default the seeds run in a "
+                     "child process and a seed that aborts, crashes or hangs is that seed's "
+                     "failure while a new process runs the rest (POSIX)");
+    CLI::Option* hang_seconds = cli_add_number(
+        app, "--hang-seconds", &o.hang_seconds, 1, kStressHangSecondsMax,
+        "a child process that finishes no seed for S wall-clock seconds is killed, and its "
+        "seed reported as hung (default 300)");
+    hang_seconds->excludes(in_process);
 
     // Scale mode.
     CLI::Option* scale = app.add_flag(
@@ -284,7 +299,7 @@ struct Parser {
         peers,        coverage,        stop,   corpus,       bundle_dir,
         json,         markdown,        shrink, corpus_entry, os,
         seconds_max,  connections_max, jobs,   scale,        scale_connections,
-        scale_workers};
+        scale_workers, in_process,     hang_seconds};
     for (CLI::Option* option : run_options) {
       replay->excludes(option);
       check->excludes(option);
@@ -294,11 +309,13 @@ struct Parser {
     check->excludes(trace)->excludes(verbose)->excludes(trace_out)->excludes(engine_case);
     engine_case->excludes(runtime)->excludes(trace)->excludes(verbose)->excludes(trace_out);
     // --shrink reports one seed: the main job's outputs do not apply.
-    for (CLI::Option* option : {shard, coverage, stop, corpus, json, markdown, jobs})
+    for (CLI::Option* option :
+         {shard, coverage, stop, corpus, json, markdown, jobs, in_process, hang_seconds})
       shrink->excludes(option);
     // --scale is its own run: one workload of its own size, not the main job's.
     for (CLI::Option* option : {one, shard, faults, actions, clients, peers, coverage, stop, corpus,
-                                json, markdown, shrink, corpus_entry, os, jobs, trace, trace_out})
+                                json, markdown, shrink, corpus_entry, os, jobs, trace, trace_out,
+                                in_process, hang_seconds})
       scale->excludes(option);
   }
 

@@ -6,6 +6,7 @@
 //                    [--faults drawn|off|PLAN]
 //                    [--require-coverage] [--stop-on-failure] [--trace] [--verbose]
 //                    [--corpus DIR|none] [--bundle-dir DIR] [--json FILE] [--markdown FILE]
+//                    [--in-process | --hang-seconds S]
 //   readyport-stress --os windows [--seeds N] [--seconds-max S] [--connections-max N] ...
 //                    the echo workload over WindowsOs: real loopback sockets and threads (Windows
 //                    builds only; exit 77 with `skipped: ...` where ProcessSocketNotifications
@@ -71,6 +72,8 @@ enum class StressTraceFormat : std::uint8_t {
 
 // --jobs at most (seeds run at once in one process).
 inline constexpr std::uint32_t kStressJobsMax = 64;
+// --hang-seconds at most (a day).
+inline constexpr std::uint32_t kStressHangSecondsMax = 86'400;
 // --scale's bounds: connections (client and server ends together) and workers.
 inline constexpr std::uint32_t kStressScaleConnectionsMin = 8;
 inline constexpr std::uint32_t kStressScaleConnectionsMax = 20'000;
@@ -135,6 +138,10 @@ struct StressOptions {
   // The command line's default is the online CPUs (at most kStressJobsMax); --os windows, --seed,
   // --shrink and --replay run one seed at a time.
   std::uint32_t jobs = 1;
+  // The main job's sweep runs in child processes (sweep_supervisor.hpp) unless in_process: a seed
+  // that aborts, crashes or finishes nothing for hang_seconds (wall clock) is that seed's failure.
+  bool in_process = false;
+  std::uint32_t hang_seconds = 300;
   // --scale: the engine with scale_connections connections (client and server ends, even) and
   // scale_workers workers, instead of the main job (scale_run.hpp).
   bool scale = false;

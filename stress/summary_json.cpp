@@ -32,6 +32,7 @@ Json totals_json(const StressTotals& t) {
   object["quarantined"] = t.quarantined;
   object["scheduler_steps"] = t.steps;
   object["scheduler_switches"] = t.switches;
+  object["seeds_cut"] = t.seeds_cut;
   return object;
 }
 

@@ -83,6 +83,11 @@ std::string stress_summary_markdown(const StressOptions& options, const StressRu
     text += " " + std::to_string(summary.coverage_zero_rows) + " coverage row(s) never reached.";
   }
   if (summary.stopped_early) text += " Stopped at the first failure.";
+  if (summary.totals.seeds_cut != 0) {
+    text += " " + std::to_string(summary.totals.seeds_cut) +
+            " seed(s) cut short: the process died in them (judged up to there, NOT counted in "
+            "the table below).";
+  }
   // The oracle's judgement, per rule: what it could not judge is never a silent pass.
   const OracleJudgement& judged = summary.totals.judgement;
   text += "\n\n| oracle rule | judged | violated | ambiguous | unjudged |\n|---|---|---|---|---|\n";
