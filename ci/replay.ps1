@@ -95,6 +95,9 @@ $doc = Get-Content -Raw -LiteralPath $bundlePath | ConvertFrom-Json
 if ($doc.PSObject.Properties.Name -contains 'readyport') {
   $wantCommit = [string]$doc.readyport.commit
   $wantCanary = [string]$doc.readyport.canary
+  if ([string]$doc.readyport.tree -eq 'dirty') {
+    Write-Host "replay: WARNING: the bundle was written by a build with uncommitted changes to $wantCommit`: the commit alone may not reproduce it"
+  }
   $version = [string](& $binary --version)
   $commitOk = ($wantCommit -eq 'unknown') -or $version.Contains("commit $wantCommit")
   $canaryOk = if ($wantCanary) { $version.Contains("canary $wantCanary") } else { -not $version.Contains(', canary ') }

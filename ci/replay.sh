@@ -116,6 +116,10 @@ else
   format=$(json_string "$bundle" format)
   want_commit=$(json_string "$bundle" commit)
   want_canary=$(json_string "$bundle" canary)
+  if [ "$(json_string "$bundle" tree)" = "dirty" ]; then
+    echo "replay: WARNING: the bundle was written by a build with uncommitted changes to" \
+      "$want_commit: the commit alone may not reproduce it" >&2
+  fi
   src="$root"
   dir="$root/build/default"
   name="default"

@@ -45,6 +45,7 @@ StressBuildInfo stress_build_info() {
   info.compiler = compiler_text();
   info.canary = READYPORT_STRESS_CANARY;
   info.build = READYPORT_STRESS_BUILD;
+  info.tree = stress_tree_state();
   return info;
 }
 
@@ -53,6 +54,7 @@ std::string stress_version_line() {
   std::string line = "readyport-stress " + info.version + " (commit " + info.commit + ", " +
                      info.compiler + (info.build.empty() ? std::string() : ", " + info.build);
   if (!info.canary.empty()) line += ", canary " + info.canary;
+  if (info.tree == "dirty") line += ", uncommitted changes";
   return line + ")";
 }
 

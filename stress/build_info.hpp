@@ -19,11 +19,17 @@ struct StressBuildInfo {
   std::string compiler;  // "GNU 12.2.0", "Clang 19.1.7", "MSVC 1939"
   std::string canary;    // READYPORT_CANARY of this build; "" in a normal build
   std::string build;     // the configuration and the sanitizer: "RelWithDebInfo", "Debug thread"
+  // The source tree at build time: "clean" (the commit as it is), "dirty" (uncommitted changes to
+  // tracked files: the commit alone does not rebuild this binary), or "unknown" (no git).
+  std::string tree;
 };
+
+// Generated at build time (cmake/tree_state.cmake): "clean", "dirty" or "unknown".
+const char* stress_tree_state();
 
 StressBuildInfo stress_build_info();
 // "readyport-stress 0.1.0 (commit 85d8eff992c9, GNU 12.2.0, RelWithDebInfo)", plus ", canary
-// <name>" when one is planted.
+// <name>" when one is planted and ", uncommitted changes" when the tree was dirty.
 std::string stress_version_line();
 // The canaries cmake/canary.cmake can plant, comma-separated; whether `name` is one of them.
 std::string stress_canary_names();

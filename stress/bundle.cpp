@@ -24,6 +24,7 @@ Json readyport_json() {
   object["compiler"] = info.compiler;
   object["build"] = info.build;
   object["canary"] = info.canary;
+  object["tree"] = info.tree;
   return object;
 }
 
@@ -238,6 +239,9 @@ Result<StressBundle> stress_bundle_from_json(const Json& document, std::string_v
       !s.ok())
     return s;
   if (Status s = json_field_string_optional(*build, build_where, "canary", "", &bundle.canary);
+      !s.ok())
+    return s;
+  if (Status s = json_field_string_optional(*build, build_where, "tree", "unknown", &bundle.tree);
       !s.ok())
     return s;
   if (Status s = json_field_string_optional(document, where, "origin", "", &bundle.origin); !s.ok())

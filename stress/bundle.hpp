@@ -61,6 +61,7 @@ struct StressBundle {
   std::string commit;
   std::string compiler;
   std::string canary;
+  std::string tree;    // "clean", "dirty" or "unknown" (bundles before it was recorded: "unknown")
   std::string status;  // status_code_name, or "aborted"
   std::string message;
   std::string signature;

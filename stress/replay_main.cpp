@@ -104,6 +104,12 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
         "differ (replay on the bundle's commit for an exact replay)\n",
         bundle.commit.c_str(), build.commit.c_str());
   }
+  if (input.value().recorded && bundle.tree == "dirty") {
+    std::printf(
+        "warning: the bundle's build had uncommitted changes to commit %s: a build of that "
+        "commit alone may run differently\n",
+        bundle.commit.c_str());
+  }
   if (input.value().recorded && bundle.canary != build.canary) {
     std::printf("warning: the bundle's build had canary '%s', this build has '%s'\n",
                 bundle.canary.c_str(), build.canary.c_str());

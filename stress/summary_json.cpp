@@ -80,6 +80,7 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   build["compiler"] = info.compiler;
   build["build"] = info.build;
   build["canary"] = info.canary;
+  build["tree"] = info.tree;
   document["readyport"] = std::move(build);
   document["options"] = stress_run_options_json(options);
   document["invocation"] = stress_invocation_json(options);
