@@ -15,18 +15,8 @@ set_tests_properties(docs.rule_ids docs.rule_ids_catches_a_missing_heading PROPE
 set_tests_properties(docs.rule_ids_catches_a_missing_heading PROPERTIES
                      PASS_REGULAR_EXPRESSION
                      "rule [A-G][0-9]+: used in test names but has no heading in docs/rules.md")
-# - docs.readme_snippets: each README code block marked in a test's source is the code that test
-#   compiles and runs (cmake/check_snippets.cmake); the _catches_ test changes a line and must fail.
-add_test(NAME docs.readme_snippets
-         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
-                 -P ${PROJECT_SOURCE_DIR}/cmake/check_snippets.cmake)
-add_test(NAME docs.readme_snippets_catches_a_change
-         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DBREAK=1
-                 -P ${PROJECT_SOURCE_DIR}/cmake/check_snippets.cmake)
-set_tests_properties(docs.readme_snippets docs.readme_snippets_catches_a_change PROPERTIES
-                     LABELS "docs" TIMEOUT 60)
-set_tests_properties(docs.readme_snippets_catches_a_change PROPERTIES
-                     PASS_REGULAR_EXPRESSION "readme snippets: snippet 'embedding-free-runtime' of")
+# - docs.snippets and its _catches_ tests: tests/docs/CMakeLists.txt (a C++ checker that needs
+#   the build's readyport-stress).
 # - docs.paths: every repository path README, docs/ and the corpus README name (code spans and
 #   link targets) exists (cmake/check_doc_paths.cmake); the _catches_ test plants a missing one.
 add_test(NAME docs.paths

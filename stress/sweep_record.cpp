@@ -9,11 +9,12 @@ namespace {
 
 // A range seed's totals as one array, in this order.
 std::vector<std::uint64_t StressTotals::*> totals_fields() {
-  return {&StressTotals::seeds,         &StressTotals::failures,       &StressTotals::connections,
-          &StressTotals::notifications, &StressTotals::port_calls,     &StressTotals::bytes_received,
-          &StressTotals::trace_lines,   &StressTotals::stale_packets,  &StressTotals::dropped_packets,
-          &StressTotals::quarantined,   &StressTotals::steps,          &StressTotals::switches,
-          &StressTotals::seeds_cut};
+  return {
+      &StressTotals::seeds,         &StressTotals::failures,      &StressTotals::connections,
+      &StressTotals::notifications, &StressTotals::port_calls,    &StressTotals::bytes_received,
+      &StressTotals::trace_lines,   &StressTotals::stale_packets, &StressTotals::dropped_packets,
+      &StressTotals::quarantined,   &StressTotals::steps,         &StressTotals::switches,
+      &StressTotals::seeds_cut};
 }
 
 std::vector<std::uint64_t StressFigures::*> figures_fields() {
@@ -63,7 +64,8 @@ Json share_json(const StressSeedShare& share) {
   for (const auto field : totals_fields()) totals.push_back(share.totals.*field);
   object["totals"] = std::move(totals);
   Json coverage = Json::array();
-  for (const auto& [name, count] : share.totals.coverage) coverage.push_back(Json::array({name, count}));
+  for (const auto& [name, count] : share.totals.coverage)
+    coverage.push_back(Json::array({name, count}));
   object["coverage"] = std::move(coverage);
   const OracleJudgement& judgement = share.totals.judgement;
   object["judged"] = array_json(judgement.judged);
@@ -87,8 +89,7 @@ Status share_from_json(const Json& object, StressSeedShare* share) {
     return Status(StatusCode::kInvalidArgument, "sweep record.share.coverage: expected an array");
   }
   for (const Json& row : object["coverage"]) {
-    if (!row.is_array() || row.size() != 2 || !row[0].is_string() ||
-        !row[1].is_number_unsigned()) {
+    if (!row.is_array() || row.size() != 2 || !row[0].is_string() || !row[1].is_number_unsigned()) {
       return Status(StatusCode::kInvalidArgument,
                     "sweep record.share.coverage: expected [name, count] pairs");
     }
@@ -120,12 +121,11 @@ Status failure_from_json(const Json& object, StressFailure* failure) {
     return s;
   if (Status s = json_field_u64(object, where, "seed", 0, kJsonU64Max, &failure->seed); !s.ok())
     return s;
-  for (const auto& [key, field] :
-       {std::pair<const char*, std::string*>{"entry", &failure->entry},
-        {"status", &failure->status},
-        {"message", &failure->message},
-        {"signature", &failure->signature},
-        {"bundle", &failure->bundle}}) {
+  for (const auto& [key, field] : {std::pair<const char*, std::string*>{"entry", &failure->entry},
+                                   {"status", &failure->status},
+                                   {"message", &failure->message},
+                                   {"signature", &failure->signature},
+                                   {"bundle", &failure->bundle}}) {
     if (Status s = json_field_string(object, where, key, field); !s.ok()) return s;
   }
   return Status();

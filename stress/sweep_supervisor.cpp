@@ -29,8 +29,8 @@ void stress_sweep_write(int fd, const Json& record) {
   (void)record;
 }
 
-Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t>, std::uint32_t,
-                                            std::uint32_t, const SweepCallbacks&) {
+Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t>, std::uint32_t, std::uint32_t,
+                                            const SweepCallbacks&) {
   return Status(StatusCode::kUnimplemented, "the sweep supervisor needs fork (POSIX)");
 }
 
@@ -93,9 +93,9 @@ void on_channel_line(std::string_view line, ChildRun& run, const SweepCallbacks&
   Json record = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (record.is_discarded() || !record.is_object() || !record.contains("type") ||
       !record["type"].is_string()) {
-    run.error = Status(StatusCode::kInternal,
-                       "sweep: the child wrote a line that is not a record: " +
-                           std::string(line.substr(0, 200)));
+    run.error =
+        Status(StatusCode::kInternal, "sweep: the child wrote a line that is not a record: " +
+                                          std::string(line.substr(0, 200)));
     return;
   }
   const std::string type = record["type"].get<std::string>();
@@ -305,9 +305,10 @@ Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t> tasks, std:
     } else if (segment.jobs > 1 && !run.hung) {
       // Several tasks were running and none was named: run them again one at a time, so that
       // the one that crashes is the first one not finished.
-      std::printf("sweep: the process died (%s) with %u jobs and named no task; the %zu tasks "
-                  "left run again with one job\n",
-                  death.how.c_str(), segment.jobs, left.size());
+      std::printf(
+          "sweep: the process died (%s) with %u jobs and named no task; the %zu tasks "
+          "left run again with one job\n",
+          death.how.c_str(), segment.jobs, left.size());
       segment = SweepSegment{std::move(left), 1};
       continue;
     }

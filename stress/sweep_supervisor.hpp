@@ -48,8 +48,7 @@ struct SweepDeath {
 struct SweepCallbacks {
   // In the child: runs `tasks` (ascending) on `jobs` runners, writing each finished task's
   // record and the end line to `channel_fd`; returns the child's exit status.
-  std::function<int(const std::vector<std::size_t>& tasks, std::uint32_t jobs, int channel_fd)>
-      run;
+  std::function<int(const std::vector<std::size_t>& tasks, std::uint32_t jobs, int channel_fd)> run;
   // In the parent: one {"type":"task"} or {"type":"stopped"} record, in order.
   std::function<Status(const Json& record)> on_record;
   // In the parent: a task died. Returns false to end the sweep there (--stop-on-failure).

@@ -40,7 +40,16 @@ constexpr bool kSanitized = false;
 
 // What a task does in the child.
 // kSlowBesideOthers: with several jobs, still running when the next task aborts (no record).
-enum class Fate { kPass, kAbort, kAbortNamed, kCrash, kExit, kHang, kAssertLine, kSlowBesideOthers };
+enum class Fate {
+  kPass,
+  kAbort,
+  kAbortNamed,
+  kCrash,
+  kExit,
+  kHang,
+  kAssertLine,
+  kSlowBesideOthers
+};
 
 struct Seen {
   std::vector<std::size_t> finished;  // task records, in order
@@ -78,7 +87,8 @@ Result<SweepOutcome> sweep(const std::map<std::size_t, Fate>& fates, std::size_t
         case Fate::kHang:
           for (;;) ::pause();
       }
-      stress_sweep_write(fd, Json::object({{"type", "task"}, {"task", task}, {"jobs", child_jobs}}));
+      stress_sweep_write(fd,
+                         Json::object({{"type", "task"}, {"task", task}, {"jobs", child_jobs}}));
     }
     stress_sweep_write(fd, Json::object({{"type", "end"}, {"exit", 0}}));
     return 0;
@@ -247,8 +257,7 @@ TEST(SweepRecord, AMalformedRecordIsRefusedWithTheField) {
   record["figures"] = Json::array({1, 2});
   Result<StressTaskRecord> back = stress_task_record_from_json(record);
   ASSERT_FALSE(back.ok());
-  EXPECT_NE(back.status().message().find("figures"), std::string::npos)
-      << back.status().message();
+  EXPECT_NE(back.status().message().find("figures"), std::string::npos) << back.status().message();
 }
 
 }  // namespace

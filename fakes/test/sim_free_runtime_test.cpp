@@ -104,9 +104,9 @@ TEST(FreeRuntime, RunMakesTheCallerAParticipant) {
 }
 
 // The README's "Embedding the engine" snippet for testing handlers on real threads, run as
-// written (docs.readme_snippets checks that the README shows exactly the marked lines).
+// written (docs.snippets checks that the README shows exactly the marked lines).
 TEST(FreeRuntime, TheReadmeEmbeddingSnippetRuns) {
-  // readme-snippet: embedding-free-runtime begin
+  // doc-snippet: README.md embedding-free-runtime begin
   readyport::FreeRuntime runtime;  // outlives the FakeOs and every thread
   readyport::FakeOs os(readyport::FakeOptions{}, runtime);
   runtime.run([&] {  // virtual time moves when all threads wait
@@ -117,7 +117,7 @@ TEST(FreeRuntime, TheReadmeEmbeddingSnippetRuns) {
     (void)engine.stop();
     worker.value()->join();
   });
-  // readme-snippet: embedding-free-runtime end
+  // doc-snippet: embedding-free-runtime end
   EXPECT_EQ(runtime.threads_started(), 1u);  // the worker ran, and stop() released it
   EXPECT_EQ(os.stats().ports_open, 0u);
 }
