@@ -18,7 +18,7 @@
 #
 # Common options: -DGENERATOR=<generator> -DCXX_COMPILER=<compiler> -DBUILD_TYPE=<type>
 # -DCOMPILER_LAUNCHER=<ccache> -DCXX_FLAGS=<flags> -DEXE_LINKER_FLAGS=<flags> -DJOBS=<n>
-# (default 2). <scratch> is deleted and recreated.
+# (default 2). fetchcontent also takes -DWERROR=ON: readyport's sources with warnings as errors. <scratch> is deleted and recreated.
 # Exit status: non-zero (a CMake error naming the step) when any step fails.
 cmake_minimum_required(VERSION 3.25)
 
@@ -153,8 +153,13 @@ elseif(MODE STREQUAL "fetchcontent")
   if(NOT IS_DIRECTORY "${READYPORT_SOURCE_DIR}")
     message(FATAL_ERROR "run.cmake: -DREADYPORT_SOURCE_DIR=<readyport checkout> is required")
   endif()
+  set(werror_args "")
+  if(WERROR)
+    set(werror_args -DREADYPORT_WERROR=ON)
+  endif()
   step("configure the consumer (FetchContent)" "${CMAKE_COMMAND}" ${configure_args}
-       -DREADYPORT_CONSUMER_MODE=fetchcontent "-DREADYPORT_SOURCE_DIR=${READYPORT_SOURCE_DIR}")
+       -DREADYPORT_CONSUMER_MODE=fetchcontent "-DREADYPORT_SOURCE_DIR=${READYPORT_SOURCE_DIR}"
+       ${werror_args})
 else()
   message(FATAL_ERROR "run.cmake: MODE must be install or fetchcontent, not '${MODE}'")
 endif()

@@ -164,7 +164,10 @@ std::string oracle_rules_text(const OracleJudgement& judgement) {
   std::string text;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
     if (!text.empty()) text += "\n";
-    text += "O" + std::to_string(rule) + (rule < 10 ? "  " : " ") + "judged " +
+    // 'O' appended first: "O" + std::to_string(...) makes g++ 12 at -O3 warn -Wrestrict about
+    // its own inlined memcpy (a false positive, GCC bug 105651).
+    text += 'O';
+    text += std::to_string(rule) + (rule < 10 ? "  " : " ") + "judged " +
             std::to_string(judgement.judged[rule]) + ", violated " +
             std::to_string(judgement.violated[rule]) + ", ambiguous " +
             std::to_string(judgement.ambiguous[rule]) + ", unjudged " +
@@ -178,7 +181,8 @@ std::string oracle_rule_list_text(const std::array<std::uint64_t, kOracleRules +
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
     if (by_rule[rule] == 0) continue;
     if (!text.empty()) text += ", ";
-    text += "O" + std::to_string(rule) + " " + std::to_string(by_rule[rule]);
+    text += 'O';  // appended first, as above (GCC bug 105651)
+    text += std::to_string(rule) + " " + std::to_string(by_rule[rule]);
   }
   return text.empty() ? "none" : text;
 }
