@@ -49,8 +49,9 @@ void write_channel(const ArmedSeed& armed, std::string_view violation, bool bund
   record["task"] = armed.task;
   record["bundle"] = bundle_written ? armed.context.path : std::string();
   record["signature"] =
-      violation.empty() ? std::string("abort")
-                        : stress_failure_signature(Status(StatusCode::kInternal, std::string(violation)));
+      violation.empty()
+          ? std::string("abort")
+          : stress_failure_signature(Status(StatusCode::kInternal, std::string(violation)));
   record["violation"] = std::string(violation.substr(0, kViolationMax));
   stress_sweep_write(g_channel_fd, record);
 }

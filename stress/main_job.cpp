@@ -60,8 +60,8 @@ struct Job {
   // The tasks this process runs (the corpus entries, then the range's seeds), ascending: every
   // one, or in a child of the sweep supervisor those left.
   std::vector<std::size_t> plan{};
-  int channel = -1;          // in a child of the sweep supervisor: where records go
-  std::size_t printed = 0;   // failures printed in full so far (kFailuresPrintedMax)
+  int channel = -1;         // in a child of the sweep supervisor: where records go
+  std::size_t printed = 0;  // failures printed in full so far (kFailuresPrintedMax)
 
   bool planned(std::size_t task) const {
     return std::binary_search(plan.begin(), plan.end(), task);
@@ -357,8 +357,8 @@ bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
   Json bundle = stress_abort_bundle_json(task.options, parameters, violation, task.context);
   if (!failure.bundle.empty()) {
     Result<std::string> text = stress_file_read(failure.bundle, std::uint64_t{1} << 24);
-    Result<Json> read = text.ok() ? json_parse_document(text.value(), failure.bundle)
-                                  : Result<Json>(text.status());
+    Result<Json> read =
+        text.ok() ? json_parse_document(text.value(), failure.bundle) : Result<Json>(text.status());
     if (read.ok()) bundle = std::move(read).value();
   }
   bundle["failure"]["status"] = failure.status;
@@ -367,8 +367,7 @@ bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
   // The handler's bundle is completed in place; otherwise this task's own path (its context's,
   // a name no bundle has yet).
   const std::string path = failure.bundle.empty() ? task.context.path : failure.bundle;
-  const Status written =
-      stress_file_write(path, bundle.dump(2) + "\n", StressWriteMode::kReplace);
+  const Status written = stress_file_write(path, bundle.dump(2) + "\n", StressWriteMode::kReplace);
   failure.bundle = written.ok() ? path : std::string();
   if (!written.ok()) {
     std::fprintf(stderr, "readyport-stress: bundle of seed %llu not written: %s\n",
@@ -384,8 +383,8 @@ bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
     std::printf("  replay: %s\n",
                 stress_replay_command(task.options, report, job.program()).c_str());
     if (!failure.bundle.empty()) {
-      std::printf("  bundle: %s (%s --replay %s)\n", failure.bundle.c_str(),
-                  job.program().c_str(), failure.bundle.c_str());
+      std::printf("  bundle: %s (%s --replay %s)\n", failure.bundle.c_str(), job.program().c_str(),
+                  failure.bundle.c_str());
     }
   }
   if (entry) {
@@ -607,9 +606,10 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
                 job.summary.corpus.dir.c_str());
   }
   if (stress_main_job_supervised(options)) {
-    std::printf("isolation: the seeds run in a child process; an abort, a crash or a hang "
-                "(--hang-seconds %u) is that seed's failure and a new process goes on\n",
-                options.hang_seconds);
+    std::printf(
+        "isolation: the seeds run in a child process; an abort, a crash or a hang "
+        "(--hang-seconds %u) is that seed's failure and a new process goes on\n",
+        options.hang_seconds);
   } else if (options.os == StressOs::kFake) {
     std::printf("isolation: none (%s): an engine assertion or a crash ends the sweep\n",
                 options.in_process ? "--in-process" : "no fork on this platform");

@@ -212,9 +212,10 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
   summary.oracle_not_judged = stress_judgement_print(totals.judgement);
   if (totals.seeds_cut != 0) {
     // Their traces ended with the process: what came after was never judged.
-    std::printf("  seeds cut short        %llu: the process died in them; judged up to there, "
-                "NOT counted in the judgement above\n",
-                static_cast<ull>(totals.seeds_cut));
+    std::printf(
+        "  seeds cut short        %llu: the process died in them; judged up to there, "
+        "NOT counted in the judgement above\n",
+        static_cast<ull>(totals.seeds_cut));
     summary.oracle_not_judged += totals.seeds_cut;
   }
   // Every failure, the corpus's included: a failing corpus entry fails the run as a seed does.

@@ -294,12 +294,12 @@ struct Parser {
     // Options that choose or shape a run: none of them goes with --replay (the bundle holds them),
     // --check-trace (nothing runs) or --engine-case (another world).
     const std::vector<CLI::Option*> run_options = {
-        seeds,        first,           one,    shard,        strategy,
-        depth,        steps,           faults, actions,      clients,
-        peers,        coverage,        stop,   corpus,       bundle_dir,
-        json,         markdown,        shrink, corpus_entry, os,
-        seconds_max,  connections_max, jobs,   scale,        scale_connections,
-        scale_workers, in_process,     hang_seconds};
+        seeds,         first,           one,         shard,        strategy,
+        depth,         steps,           faults,      actions,      clients,
+        peers,         coverage,        stop,        corpus,       bundle_dir,
+        json,          markdown,        shrink,      corpus_entry, os,
+        seconds_max,   connections_max, jobs,        scale,        scale_connections,
+        scale_workers, in_process,      hang_seconds};
     for (CLI::Option* option : run_options) {
       replay->excludes(option);
       check->excludes(option);
@@ -313,9 +313,9 @@ struct Parser {
          {shard, coverage, stop, corpus, json, markdown, jobs, in_process, hang_seconds})
       shrink->excludes(option);
     // --scale is its own run: one workload of its own size, not the main job's.
-    for (CLI::Option* option : {one, shard, faults, actions, clients, peers, coverage, stop, corpus,
-                                json, markdown, shrink, corpus_entry, os, jobs, trace, trace_out,
-                                in_process, hang_seconds})
+    for (CLI::Option* option :
+         {one, shard, faults, actions, clients, peers, coverage, stop, corpus, json, markdown,
+          shrink, corpus_entry, os, jobs, trace, trace_out, in_process, hang_seconds})
       scale->excludes(option);
   }
 
