@@ -345,9 +345,12 @@ void World::reopen_listener() {
   const Status status = open_listener();
   Guard guard(*mutex);
   // A full table (every slot in use by connections) is a state to wait out, not a failure: the
-  // director opens it again once slots are free.
+  // director opens it again once slots are free. So is a port that kept refusing the
+  // registration through every retry while faults fire (an outage); with faults off it is not.
   listener_down = !status.ok();
-  if (!status.ok() && status.code() != StatusCode::kResourceExhausted)
+  const bool outlasted = status.code() == StatusCode::kOsError && !faults_off;
+  if (outlasted) ++counts.listener_retries_exhausted;
+  if (!status.ok() && status.code() != StatusCode::kResourceExhausted && !outlasted)
     fail("the listener could not be opened again: " + status.to_string());
 }
 
@@ -363,7 +366,8 @@ Status World::open_listener() {
     wanted = address.port == 0 ? Ipv4Address{kLoopbackHost, 0} : address;
   }
   Status status;
-  for (std::uint32_t attempt = 0; attempt < 32; ++attempt) {
+  for (std::uint32_t attempt = 0; attempt < kRetryAttempts; ++attempt) {
+    if (attempt > 0) retry_pause(attempt - 1);
     const Socket s = os.socket(kAfInet, kSockStream, kIpprotoTcp);
     if (s == kInvalidSocket) return Status(StatusCode::kOsError, "listener: socket() failed");
     Ipv4Address bound = wanted;
@@ -388,11 +392,17 @@ Status World::open_listener() {
   return Status(StatusCode::kOsError, "listener: add() kept failing: " + status.to_string());
 }
 
+void World::retry_pause(std::uint32_t attempt) {
+  const std::uint32_t shift = std::min<std::uint32_t>(attempt, 10);
+  os.sleep_ms(std::min<std::uint32_t>(1u << shift, kRetryPauseMaxMs));
+}
+
 void World::notify_start(const Known& k, std::uint32_t events) {
   // An edge registration reports nothing for a condition that held before it (spec C5): the
   // handler must be run once, so a failed post (an injected fault) is retried, as an embedder
   // would. NotFound: the connection is already gone, nothing to start.
-  for (std::uint32_t attempt = 0; attempt < 64; ++attempt) {
+  for (std::uint32_t attempt = 0; attempt < kRetryAttempts; ++attempt) {
+    if (attempt > 0) retry_pause(attempt - 1);
     const Status status = engine.notify(k.id, events);
     record("wl.notify s=" + std::to_string(k.socket) + " id=" + id_text(k.id) + " ev=" +
            hex_text(events) + " -> " + (status.ok() ? "ok" : status_code_name(status.code())));

@@ -201,7 +201,8 @@ void director_action(World& world, std::vector<Peer>& peers) {
 // engine.start(), retried while the port cannot be created (an injected fault).
 Status start_engine(World& world) {
   Status status;
-  for (std::uint32_t attempt = 0; attempt < 32; ++attempt) {
+  for (std::uint32_t attempt = 0; attempt < World::kRetryAttempts; ++attempt) {
+    if (attempt > 0) world.retry_pause(attempt - 1);
     status = world.engine.start();
     if (status.ok() || status.code() != StatusCode::kOsError) return status;
     Guard guard(*world.mutex);
@@ -226,7 +227,9 @@ void poll_until_stopped(Engine& engine) {
 Status start_workers(World& world, std::vector<std::unique_ptr<Thread>>& threads) {
   Engine& engine = world.engine;
   const std::uint32_t wanted = world.workload.workers + world.workload.pollers;
+  std::uint32_t failures = 0;
   for (std::uint32_t attempt = 0; attempt < 64 && threads.size() < wanted; ++attempt) {
+    if (failures > 0) world.retry_pause(failures - 1);
     Result<std::unique_ptr<Thread>> thread =
         threads.size() < world.workload.workers
             ? world.os.thread_start(
@@ -234,8 +237,10 @@ Status start_workers(World& world, std::vector<std::unique_ptr<Thread>>& threads
             : world.os.thread_start("poller", [&engine] { poll_until_stopped(engine); });
     if (thread.ok()) {
       threads.push_back(std::move(thread).value());
+      failures = 0;
       continue;
     }
+    ++failures;
     Guard guard(*world.mutex);
     ++world.counts.start_retries;
   }
@@ -307,6 +312,7 @@ Status liveness_phase(World& world, std::vector<Peer>& peers) {
   if (world.hooks.set_faults_enabled) world.hooks.set_faults_enabled(false);
   {
     Guard guard(*world.mutex);
+    world.faults_off = true;
     world.launching = false;
   }
   // A quiet period first: a fault of the chaos phase can still be acting (a refused re-arm whose
@@ -402,7 +408,15 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
   if (!result.status.ok()) return result;
   std::vector<std::unique_ptr<Thread>> workers;
   result.status = start_workers(world, workers);
-  if (result.status.ok()) result.status = world.open_listener();
+  if (result.status.ok()) {
+    // A port that refuses every registration for longer than the retries (a drawn outage) is a
+    // state to wait out in the chaos phase: the director opens the listener once it can.
+    const Status opened = world.open_listener();
+    Guard guard(*world.mutex);
+    world.listener_down = !opened.ok();
+    if (!opened.ok() && opened.code() != StatusCode::kOsError) result.status = opened;
+    if (!opened.ok()) ++world.counts.listener_retries_exhausted;
+  }
   std::vector<Peer> peers(workload.peers);
   for (std::uint32_t i = 0; i < workload.peers; ++i)
     peers[i].stream = workload.clients + workload.liveness_clients + i;

@@ -101,6 +101,9 @@ struct ChaosCounts {
   std::uint64_t bytes_received = 0;
   std::uint64_t bytes_mismatched = 0;  // never allowed
   std::uint32_t start_retries = 0;     // engine.start() or thread_start() retried after a failure
+  // The listener's add() refused through every retry while faults fired (an outage): left down
+  // until the director could open it.
+  std::uint32_t listener_retries_exhausted = 0;
   std::uint32_t listener_reopens = 0;  // the engine closed the listener (a refused re-arm)
   // Client and server connections open at once at most (added, on_closed not yet called; the
   // listener not included): the engine slots the workload held at its peak.

@@ -134,6 +134,12 @@ struct World {
   void notify(const Known& known, std::uint32_t events);
   // The notify after adding an edge connection, retried while the post fails.
   void notify_start(const Known& known, std::uint32_t events);
+  // Before retry `attempt` (0-based) of a call that an injected fault refused: sleeps as an
+  // embedder backs off, 1, 2, 4 ... ms up to kRetryPauseMaxMs (virtual time), so that the
+  // kRetryAttempts tries of each retry loop outlast the longest drawn outage (5 s, 16 hits).
+  void retry_pause(std::uint32_t attempt);
+  static constexpr std::uint32_t kRetryPauseMaxMs = 1000;
+  static constexpr std::uint32_t kRetryAttempts = 32;
   bool pick_known(Known* known_out);
   // Opens the listener on `address` (port 0 the first time: the port is kept for reopens) and
   // adds it, retrying while the port refuses the registration (injected faults).
@@ -177,7 +183,8 @@ struct World {
   std::uint32_t tasks_posted = 0;  // tasks[0..tasks_posted) were posted
   bool launching = true;           // clients start others as they finish (chaos phase)
   bool stopping = false;           // stop() was called: the listener is not reopened
-  bool listener_down = false;      // closed, and not yet opened again (table full)
+  bool listener_down = false;      // closed, and not yet opened again (table full, an outage)
+  bool faults_off = false;         // the liveness phase began: faults no longer fire
   ChaosCounts counts;
   std::string failure;
 

@@ -84,6 +84,21 @@ FaultPlan FaultPlan::draw(std::uint64_t seed) {
     const std::uint64_t rate = rng.below(kDrawRatesPercent.size());
     if (active) plan.rates_percent_[i] = static_cast<std::uint8_t>(kDrawRatesPercent[rate]);
   }
+  // Outages after the rates (so the rates are those of the draw before outages existed): three
+  // numbers per site, whatever the outcome.
+  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+    const bool outage = rng.chance(1, 4);
+    const bool in_hits = rng.chance(1, 2);
+    const std::uint64_t length = rng.below(kDrawOutageHits.size());
+    if (!outage || plan.rates_percent_[i] == 0) continue;
+    // A short wait passes no virtual time when every thread keeps waiting short: a time outage
+    // of it would never end in the simulation. It gets hits.
+    if (in_hits || static_cast<FaultSite>(i) == FaultSite::kPsnWaitShort) {
+      plan.outage_hits_[i] = static_cast<std::uint16_t>(kDrawOutageHits[length]);
+    } else {
+      plan.outage_ms_[i] = kDrawOutageMs[length];
+    }
+  }
   return plan;
 }
 
@@ -97,7 +112,7 @@ Result<FaultPlan> FaultPlan::parse(std::string_view text) {
     const std::string_view token = text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (token.empty()) return bad_token(token, "empty token in '" + std::string(text) + "'");
-    const std::size_t at = token.find_first_of("@#");
+    const std::size_t at = token.find_first_of("@#!~");
     const Result<FaultSite> site = fault_site_parse(token.substr(0, at));
     if (!site.ok()) {
       return bad_token(token, "unknown site (known: " + known_sites() + ")");
@@ -120,9 +135,37 @@ Result<FaultPlan> FaultPlan::parse(std::string_view text) {
       }
       plan.hits_.push_back(entry);
     } else {
+      // site[@rate][!hits|~msms]
+      std::string_view rest = at == std::string_view::npos ? std::string_view() : token.substr(at);
+      const std::size_t outage_at = rest.find_first_of("!~");
+      const std::string_view outage =
+          outage_at == std::string_view::npos ? std::string_view() : rest.substr(outage_at);
+      rest = rest.substr(0, outage_at);
       std::uint32_t rate = kRateDefaultPercent;
-      if (at != std::string_view::npos && !parse_rate(token.substr(at + 1), &rate)) {
+      if (!rest.empty() && (rest.front() != '@' || !parse_rate(rest.substr(1), &rate))) {
         return bad_token(token, "the rate must be a whole percent from 1 to 100");
+      }
+      if (!outage.empty()) {
+        std::uint64_t length = 0;
+        const bool in_hits = outage.front() == '!';
+        std::string_view digits = outage.substr(1);
+        if (!in_hits) {
+          if (digits.size() < 3 || digits.substr(digits.size() - 2) != "ms") {
+            return bad_token(token, "a time outage is written ~<milliseconds>ms");
+          }
+          digits.remove_suffix(2);
+        }
+        const std::uint64_t low = in_hits ? kOutageHitsMin : 1;
+        const std::uint64_t high = in_hits ? kOutageHitsMax : kOutageMsMax;
+        if (!parse_hit(digits, &length) || length < low || length > high) {
+          return bad_token(token, in_hits ? "an outage of hits is !2 to !1000"
+                                          : "an outage of time is ~1ms to ~60000ms");
+        }
+        if (in_hits) {
+          plan.outage_hits_[i] = static_cast<std::uint16_t>(length);
+        } else {
+          plan.outage_ms_[i] = static_cast<std::uint32_t>(length);
+        }
       }
       if (plan.rates_percent_[i] != 0) return bad_token(token, "the site is given twice");
       if (plan.pinned(site.value())) {
@@ -155,6 +198,8 @@ FaultPlan FaultPlan::restricted_to(const std::vector<FaultSite>& sites) const {
   for (const FaultSite site : sites) {
     const std::size_t i = index_of(site);
     plan.rates_percent_[i] = rates_percent_[i];
+    plan.outage_hits_[i] = outage_hits_[i];
+    plan.outage_ms_[i] = outage_ms_[i];
     for (const FaultHit& entry : hits_) {
       if (entry.site == site) plan.hits_.push_back(entry);
     }
@@ -165,7 +210,7 @@ FaultPlan FaultPlan::restricted_to(const std::vector<FaultSite>& sites) const {
 }
 
 FaultPlan FaultPlan::without(FaultSite site) const {
-  FaultPlan plan = *this;
+  FaultPlan plan = without_outage(site);
   plan.rates_percent_[index_of(site)] = 0;
   std::erase_if(plan.hits_, [site](const FaultHit& entry) { return entry.site == site; });
   return plan;
@@ -176,6 +221,32 @@ FaultPlan FaultPlan::with(FaultSite site, std::uint32_t rate_percent) const {
   FaultPlan plan = without(site);
   plan.rates_percent_[index_of(site)] = static_cast<std::uint8_t>(rate_percent);
   return plan;
+}
+
+FaultPlan FaultPlan::with_outage(FaultSite site, std::uint32_t hits, std::uint32_t ms) const {
+  READYPORT_ASSERT(rate_percent(site) != 0);
+  READYPORT_ASSERT((hits == 0) != (ms == 0));
+  READYPORT_ASSERT(hits == 0 || (hits >= kOutageHitsMin && hits <= kOutageHitsMax));
+  READYPORT_ASSERT(ms <= kOutageMsMax);
+  FaultPlan plan = *this;
+  plan.outage_hits_[index_of(site)] = static_cast<std::uint16_t>(hits);
+  plan.outage_ms_[index_of(site)] = ms;
+  return plan;
+}
+
+FaultPlan FaultPlan::without_outage(FaultSite site) const {
+  FaultPlan plan = *this;
+  plan.outage_hits_[index_of(site)] = 0;
+  plan.outage_ms_[index_of(site)] = 0;
+  return plan;
+}
+
+std::uint32_t FaultPlan::outage_hits(FaultSite site) const { return outage_hits_[index_of(site)]; }
+
+std::uint32_t FaultPlan::outage_ms(FaultSite site) const { return outage_ms_[index_of(site)]; }
+
+bool FaultPlan::has_time_outage() const {
+  return std::any_of(outage_ms_.begin(), outage_ms_.end(), [](std::uint32_t ms) { return ms != 0; });
 }
 
 std::uint32_t FaultPlan::rate_percent(FaultSite site) const {
@@ -207,6 +278,14 @@ std::string FaultPlan::to_string() const {
       text += kSiteNames[i];
       text += '@';
       text += std::to_string(rates_percent_[i]);
+      if (outage_hits_[i] != 0) {
+        text += '!';
+        text += std::to_string(outage_hits_[i]);
+      } else if (outage_ms_[i] != 0) {
+        text += '~';
+        text += std::to_string(outage_ms_[i]);
+        text += "ms";
+      }
     }
     for (const FaultHit& entry : hits_) {
       if (index_of(entry.site) != i) continue;

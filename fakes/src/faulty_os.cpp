@@ -69,6 +69,7 @@ FaultyOs::FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
       context_(context),
       decision_seed_(decision_seed(seed)) {
   READYPORT_ASSERT(trace_ == nullptr || context_ != nullptr);
+  READYPORT_ASSERT(!plan_.has_time_outage() || context_ != nullptr);
   scratch_free_.push_back(std::make_unique<Scratch>());
 }
 
@@ -82,6 +83,15 @@ FaultyOs::~FaultyOs() {
 void FaultyOs::set_enabled(bool enabled) {
   std::lock_guard<std::mutex> lock(mutex_);
   enabled_ = enabled;
+  if (enabled) return;
+  // Disabling ends every outage (the liveness phase is fault-free); one still going is counted.
+  const std::uint64_t now_ns = context_ != nullptr ? context_->trace_time_ns() : 0;
+  for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+    const bool down = counts_.hits[i] < down_through_hit_[i] || now_ns < down_until_ns_[i];
+    if (down) ++counts_.outages_cut[i];
+    down_through_hit_[i] = 0;
+    down_until_ns_[i] = 0;
+  }
 }
 
 bool FaultyOs::enabled() const {
@@ -112,6 +122,53 @@ FaultCounts FaultyOs::counts() const {
 
 // ---- Drawing ----------------------------------------------------------------------------------
 
+bool FaultyOs::outage_holds(std::size_t i, std::uint64_t hit) const {
+  if (hit <= down_through_hit_[i]) return true;
+  return down_until_ns_[i] != 0 && context_->trace_time_ns() < down_until_ns_[i];
+}
+
+void FaultyOs::start_outage(FaultSite site, std::uint64_t hit) {
+  const std::size_t i = index_of(site);
+  if (!plan_.has_outage(site)) return;
+  ++counts_.outages[i];
+  if (plan_.outage_hits(site) != 0) down_through_hit_[i] = hit + plan_.outage_hits(site) - 1;
+  if (plan_.outage_ms(site) != 0) {
+    down_until_ns_[i] =
+        context_->trace_time_ns() + std::uint64_t{plan_.outage_ms(site)} * 1'000'000;
+  }
+}
+
+void FaultyOs::note_run(Run run, bool failed) {
+  if (context_ == nullptr) return;
+  const std::uint32_t thread = context_->trace_thread();
+  if (thread >= kRunThreadsMax) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::uint32_t& length = runs_[thread][static_cast<std::size_t>(run)];
+  if (!failed) {
+    length = 0;
+    return;
+  }
+  ++length;
+  const bool psn = run == Run::kPsnRegs || run == Run::kPsnDequeue;
+  if (length != (psn ? kRunLongPsn : kRunLongOther)) return;
+  switch (run) {
+    case Run::kPsnRegs:
+      ++counts_.psn_regs_runs;
+      break;
+    case Run::kPsnDequeue:
+      ++counts_.psn_dequeue_runs;
+      break;
+    case Run::kPost:
+      ++counts_.post_runs;
+      break;
+    case Run::kThreadStart:
+      ++counts_.thread_start_runs;
+      break;
+    case Run::kCount:
+      READYPORT_UNREACHABLE();
+  }
+}
+
 bool FaultyOs::hit(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out) {
   std::lock_guard<std::mutex> lock(mutex_);
   return hit_locked(site, choices, choice_out);
@@ -132,7 +189,13 @@ bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* 
   } else if (enabled_ && plan_.pinned(site)) {
     fire = plan_.fires_at(site, hit);
   } else if (enabled_ && plan_.active(site)) {
-    fire = hit_rng(decision_seed_, i, hit, Purpose::kFire).chance(plan_.rate_percent(site), 100);
+    fire = outage_holds(i, hit);
+    if (fire) {
+      ++counts_.outage_fired[i];
+    } else {
+      fire = hit_rng(decision_seed_, i, hit, Purpose::kFire).chance(plan_.rate_percent(site), 100);
+      if (fire) start_outage(site, hit);
+    }
   }
   if (!fire) return false;
   ++counts_.fired[i];
@@ -252,7 +315,9 @@ std::uint32_t FaultyOs::process_socket_notifications(Port port, std::uint32_t re
                                                      std::uint32_t* received_out) {
   before_call();
   std::uint64_t choice = 0;
-  if (hit(FaultSite::kPsnCallFails, kCallFailCodes.size(), &choice)) {
+  const bool call_fails = hit(FaultSite::kPsnCallFails, kCallFailCodes.size(), &choice);
+  note_run(registration_count > 0 ? Run::kPsnRegs : Run::kPsnDequeue, call_fails);
+  if (call_fails) {
     // Spec A3: the whole call fails before anything is applied or dequeued.
     const std::uint32_t code = kCallFailCodes[choice];
     std::string event = site_event(FaultSite::kPsnCallFails) + " code=" + os_error_name(code);
@@ -328,7 +393,9 @@ bool FaultyOs::post_queued_completion_status(Port port, std::uint32_t bytes_tran
                                              std::uintptr_t completion_key,
                                              std::uintptr_t overlapped) {
   before_call();
-  if (hit(FaultSite::kPostFails)) {
+  const bool post_fails = hit(FaultSite::kPostFails);
+  note_run(Run::kPost, post_fails);
+  if (post_fails) {
     record_fault(site_event(FaultSite::kPostFails) +
                  " code=" + os_error_name(kErrorNotEnoughMemory));
     inject_last_error(kErrorNotEnoughMemory);
@@ -410,7 +477,9 @@ int FaultyOs::closesocket(Socket s) {
 Result<std::unique_ptr<Thread>> FaultyOs::thread_start(std::string_view name,
                                                        std::function<void()> body) {
   before_call();
-  if (hit(FaultSite::kThreadStartFails)) {
+  const bool start_fails = hit(FaultSite::kThreadStartFails);
+  note_run(Run::kThreadStart, start_fails);
+  if (start_fails) {
     record_fault(site_event(FaultSite::kThreadStartFails) + " name=" + std::string(name));
     return Status(StatusCode::kOsError, "injected: thread_start failed");
   }

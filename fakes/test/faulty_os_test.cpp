@@ -882,5 +882,136 @@ TEST(FaultyOsReplay, SameSeedSameDecisionsOtherSeedOthers) {
   EXPECT_NE(first_trace, other_trace);
 }
 
+// ---- Outages (`site@rate!k`, `site@rate~tms`) -----------------------------------------------
+
+TEST(FaultPlan, OutagesRoundTripAndBadOnesNameTheToken) {
+  const char* text = "psn.call_fails@2!8,post.fails@10~500ms,accept.emfile@25";
+  const Result<FaultPlan> plan = FaultPlan::parse(text);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_EQ(plan.value().to_string(), text);
+  EXPECT_EQ(plan.value().outage_hits(FaultSite::kPsnCallFails), 8u);
+  EXPECT_EQ(plan.value().outage_ms(FaultSite::kPostFails), 500u);
+  EXPECT_FALSE(plan.value().has_outage(FaultSite::kAcceptEmfile));
+  EXPECT_TRUE(plan.value().has_time_outage());
+  // An outage without a rate takes the default rate.
+  EXPECT_EQ(FaultPlan::parse("post.fails!3").value().to_string(), "post.fails@25!3");
+  // without() and with() drop the outage; restricted_to keeps it.
+  EXPECT_FALSE(plan.value().without(FaultSite::kPsnCallFails).has_outage(FaultSite::kPsnCallFails));
+  EXPECT_EQ(plan.value().restricted_to({FaultSite::kPsnCallFails}).to_string(),
+            "psn.call_fails@2!8");
+  EXPECT_EQ(plan.value().without_outage(FaultSite::kPostFails).to_string(),
+            "psn.call_fails@2!8,post.fails@10,accept.emfile@25");
+  for (const auto& [bad, why] : std::vector<std::pair<std::string, std::string>>{
+           {"post.fails@10!1", "!2 to !1000"},
+           {"post.fails@10!1001", "!2 to !1000"},
+           {"post.fails@10~0ms", "~1ms to ~60000ms"},
+           {"post.fails@10~60001ms", "~1ms to ~60000ms"},
+           {"post.fails@10~500", "~<milliseconds>ms"},
+           {"post.fails@x!3", "whole percent"},
+           {"post.fails#3!2", "whole number"},
+       }) {
+    const Result<FaultPlan> parsed = FaultPlan::parse(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_NE(parsed.status().message().find(why), std::string::npos)
+        << bad << ": " << parsed.status().message();
+  }
+}
+
+// draw() gives outages to rated sites only, of both kinds and every length, and the rates are
+// drawn as before outages existed (the outage numbers come after them in the stream).
+TEST(FaultPlan, DrawGivesRatedSitesOutagesOfEveryKind) {
+  std::set<std::uint32_t> hits_seen;
+  std::set<std::uint32_t> ms_seen;
+  std::uint32_t sites_with_outage = 0;
+  std::uint32_t sites_rated = 0;
+  for (std::uint64_t seed = 1; seed <= 500; ++seed) {
+    const FaultPlan plan = FaultPlan::draw(seed);
+    EXPECT_EQ(FaultPlan::parse(plan.to_string()).value(), plan) << plan.to_string();
+    for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
+      const auto site = static_cast<FaultSite>(i);
+      sites_rated += plan.rate_percent(site) != 0 ? 1 : 0;
+      if (!plan.has_outage(site)) continue;
+      ++sites_with_outage;
+      EXPECT_NE(plan.rate_percent(site), 0u) << plan.to_string();
+      if (plan.outage_hits(site) != 0) hits_seen.insert(plan.outage_hits(site));
+      if (plan.outage_ms(site) != 0) ms_seen.insert(plan.outage_ms(site));
+    }
+  }
+  EXPECT_EQ(hits_seen, (std::set<std::uint32_t>{3, 8, 16}));
+  EXPECT_EQ(ms_seen, (std::set<std::uint32_t>{50, 500, 5000}));
+  // About a quarter of the rated sites.
+  EXPECT_GT(sites_with_outage * 5, sites_rated);
+  EXPECT_LT(sites_with_outage * 3, sites_rated);
+}
+
+// A clock the test moves.
+class SetClock final : public TraceContext {
+ public:
+  std::uint64_t trace_time_ns() const override { return now_ns; }
+  std::uint32_t trace_thread() const override { return 0; }
+  std::uint64_t now_ns = 0;
+};
+
+// An outage of k hits: the firing hit and the k-1 after it fire, whatever the rate says.
+TEST_F(FaultyOsTest, AnOutageOfHitsFiresItsHits) {
+  // A 1 % site: its first firing starts the outage; the next two hits fire with it.
+  FaultyOs& os = faulty(FaultPlan::parse("post.fails@1!3").value(), 3);
+  std::vector<bool> posted;
+  for (int i = 0; i < 2000; ++i) posted.push_back(os.post_queued_completion_status(port_, 0, 1, 0));
+  const auto first = std::find(posted.begin(), posted.end(), false);
+  ASSERT_NE(first, posted.end()) << "no firing in 2000 hits at 1 %";
+  ASSERT_LE(first + 3, posted.end());
+  EXPECT_FALSE(*(first + 1));
+  EXPECT_FALSE(*(first + 2));
+  const FaultCounts counts = os.counts();
+  const auto i = static_cast<std::size_t>(FaultSite::kPostFails);
+  EXPECT_GE(counts.outages[i], 1u);
+  EXPECT_EQ(counts.outage_fired[i], 2 * counts.outages[i]);
+  EXPECT_EQ(counts.fired[i], 3 * counts.outages[i]);
+}
+
+// Disabling firing (the liveness phase) ends an outage, and counts it as cut.
+TEST_F(FaultyOsTest, DisablingEndsAnOutage) {
+  FaultyOs& os = faulty(FaultPlan::parse("post.fails@100!3").value());
+  EXPECT_FALSE(os.post_queued_completion_status(port_, 0, 1, 0));
+  os.set_enabled(false);
+  EXPECT_TRUE(os.post_queued_completion_status(port_, 0, 2, 0));
+  const FaultCounts counts = os.counts();
+  EXPECT_EQ(counts.outages_cut[static_cast<std::size_t>(FaultSite::kPostFails)], 1u);
+  EXPECT_EQ(counts.fired_of(FaultSite::kPostFails), 1u);
+  EXPECT_EQ(FaultPlan::of_hits(os.fired_hits()).to_string(), "post.fails#1");
+}
+
+// An outage of t ms: every hit fires until t ms of the context's time have passed.
+TEST_F(FaultyOsTest, AnOutageOfTimeFiresUntilItsTimeHasPassed) {
+  SetClock clock;
+  FaultyOs os(fake_, FaultPlan::parse("post.fails@100~5ms").value(), 1, &trace_, &clock);
+  EXPECT_FALSE(os.post_queued_completion_status(port_, 0, 1, 0));  // starts at 0 ms
+  clock.now_ns = 4'999'999;
+  EXPECT_FALSE(os.post_queued_completion_status(port_, 0, 2, 0));
+  EXPECT_FALSE(os.post_queued_completion_status(port_, 0, 3, 0));
+  clock.now_ns = 5'000'000;
+  os.set_enabled(false);  // the rate (100 %) would start another outage
+  EXPECT_TRUE(os.post_queued_completion_status(port_, 0, 4, 0));
+  EXPECT_EQ(os.counts().outages[static_cast<std::size_t>(FaultSite::kPostFails)], 1u);
+  EXPECT_EQ(fake_.queued_packet_count(port_), 1u);
+}
+
+// A run with outages replays exactly from the hits that fired, as a run without them does.
+TEST(FaultyOsReplay, ARunWithOutagesReplaysFromItsFiredHits) {
+  const FaultPlan plan =
+      FaultPlan::parse("psn.call_fails@10!8,post.fails@10!3,psn.enable_fails@25").value();
+  std::string rated_trace;
+  FaultPlan fired;
+  const std::vector<std::uint32_t> rated = script(7, &rated_trace, plan, &fired);
+  ASSERT_GT(fired.hits().size(), 20u);
+  std::string pinned_trace;
+  EXPECT_EQ(script(7, &pinned_trace, fired), rated);
+  EXPECT_EQ(pinned_trace, rated_trace);
+  // Eight whole-call failures in a row: the engine's default retry budget, spent.
+  const std::vector<std::string> calls = lines_with(rated_trace, "fault psn.call_fails");
+  EXPECT_GE(calls.size(), 8u);
+}
+
 }  // namespace
 }  // namespace readyport

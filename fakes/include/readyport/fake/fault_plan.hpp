@@ -40,6 +40,13 @@
 //                hits from the start of the run), and at no other; one token per firing, so a
 //                site pinned this way is given by all its `#n` tokens, e.g.
 //                `psn.remove_fails#3,psn.remove_fails#17`.
+//   `site@rate!k` a rated site with an outage of k hits (2..1000): once it fires by its rate, it
+//                also fires at its next k-1 hits;
+//   `site@rate~tms` a rated site with an outage of t milliseconds of virtual time (1..60000): once
+//                it fires by its rate, it fires at every hit until t ms have passed since.
+//                (FoundationDB's clogged links and machines down for a while, Jepsen's
+//                partitions: independent per-hit faults reach the first failure of a path and
+//                almost never the last; an outage reaches the paths behind an exhausted retry.)
 // A site is either rated or pinned, never both. to_string writes the sites in enum order, rated
 // ones with `@rate`, pinned ones as their `#n` tokens in increasing n; parse accepts any order
 // but refuses a site given twice, a hit given twice, and a site both rated and pinned.
@@ -57,6 +64,11 @@
 // paths (connect, many re-arms, REMOVE handshake, quarantine drain) take dozens of seam calls:
 // at 25% per hit almost no connection would survive to the end of such a path, at 2% most do and
 // the fault lands in the middle of one.
+//
+// draw() also gives each active site an outage with probability 1/4: half of them k hits (3, 8
+// or 16: 8 and 16 exhaust the engine's default call_retry_max), half a window (50, 500 or 5000
+// ms: the longest outlasts every backoff in the engine and the workload); psn.wait_short always
+// in hits (early wakes pass no virtual time when all threads get them: a window would not end).
 //
 // Ownership: a plain value. Threading: not synchronised; const methods may be called from any
 // thread on an object nobody modifies. Errors: parse and fault_site_parse return a Status naming
@@ -120,6 +132,12 @@ struct FaultPlan {
   static constexpr std::array<std::uint32_t, 3> kDrawRatesPercent = {2, 10, 25};
   // The most pinned hits a plan holds (parse refuses more; of_hits asserts).
   static constexpr std::size_t kHitsMax = 20000;
+  // Outages: their bounds, and the lengths draw() picks from.
+  static constexpr std::uint32_t kOutageHitsMin = 2;
+  static constexpr std::uint32_t kOutageHitsMax = 1000;
+  static constexpr std::uint32_t kOutageMsMax = 60'000;
+  static constexpr std::array<std::uint32_t, 3> kDrawOutageHits = {3, 8, 16};
+  static constexpr std::array<std::uint32_t, 3> kDrawOutageMs = {50, 500, 5000};
 
   // No site active (the same as none()).
   FaultPlan() = default;
@@ -141,12 +159,24 @@ struct FaultPlan {
   FaultPlan restricted_to(const std::vector<FaultSite>& sites) const;
   // This plan with `site` inactive (its rate or its pinned hits gone).
   FaultPlan without(FaultSite site) const;
-  // This plan with `site` active at `rate_percent`, which must be in 1..100 (asserted).
+  // This plan with `site` active at `rate_percent`, which must be in 1..100 (asserted); no outage.
   FaultPlan with(FaultSite site, std::uint32_t rate_percent) const;
+  // This plan with the rated `site` given an outage of `hits` hits (kOutageHitsMin..Max) or `ms`
+  // milliseconds (1..kOutageMsMax): exactly one of the two non-zero (asserted, as the site being
+  // rated).
+  FaultPlan with_outage(FaultSite site, std::uint32_t hits, std::uint32_t ms) const;
+  // This plan without `site`'s outage (its rate kept).
+  FaultPlan without_outage(FaultSite site) const;
 
   bool active(FaultSite site) const { return rate_percent(site) != 0 || pinned(site); }
   // Per-hit probability in percent: 1..100 when rated, 0 when not (inactive or pinned).
   std::uint32_t rate_percent(FaultSite site) const;
+  // The outage of a rated site: its length in hits, or in milliseconds; 0 when it has none.
+  std::uint32_t outage_hits(FaultSite site) const;
+  std::uint32_t outage_ms(FaultSite site) const;
+  bool has_outage(FaultSite site) const { return outage_hits(site) != 0 || outage_ms(site) != 0; }
+  // Whether any site has a time outage (FaultyOs then needs a clock: its trace context).
+  bool has_time_outage() const;
   // Whether `site` fires at listed hits only (`site#n`).
   bool pinned(FaultSite site) const;
   // For a pinned site: whether its `hit`-th hit is listed.
@@ -158,12 +188,15 @@ struct FaultPlan {
   std::string to_string() const;
 
   friend bool operator==(const FaultPlan& a, const FaultPlan& b) {
-    return a.rates_percent_ == b.rates_percent_ && a.hits_ == b.hits_;
+    return a.rates_percent_ == b.rates_percent_ && a.hits_ == b.hits_ &&
+           a.outage_hits_ == b.outage_hits_ && a.outage_ms_ == b.outage_ms_;
   }
 
  private:
   std::array<std::uint8_t, kFaultSiteCount> rates_percent_{};  // 0: not rated
   std::vector<FaultHit> hits_;                                 // sorted, unique
+  std::array<std::uint16_t, kFaultSiteCount> outage_hits_{};   // 0: none; rated sites only
+  std::array<std::uint32_t, kFaultSiteCount> outage_ms_{};     // 0: none; rated sites only
 };
 
 }  // namespace readyport

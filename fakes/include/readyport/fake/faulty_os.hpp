@@ -85,6 +85,12 @@
 // FaultPlan::of_hits) replays the run, and leaving one hit out of it changes that one fault and
 // what follows from it, nothing else (the shrinker's per-fault step, stress_shrink.hpp). A
 // pinned site (`site#n`) fires at its listed hits only; an armed hit fires whatever the plan.
+// OUTAGES (fault_plan.hpp, `site@rate!k` and `site@rate~tms`): a rated site that fires by its rate
+// starts an outage when its plan gives one; the site then fires at every hit until k hits (the
+// first included) or t ms of virtual time (the trace context's clock) have passed.
+// set_enabled(false) ends every outage (the liveness phase is fault-free; one cut short is
+// counted in FaultCounts::outages_cut). Every hit an outage fires is a fired hit like any other,
+// so fired_hits() still replays the run exactly.
 // The state is guarded by a std::mutex that is never held across a call into the inner Os (nor
 // while recording). In simulation one logical thread runs at a time, so the order of hits, and
 // hence the run, is a pure function of the seed. With real threads (FreeRuntime) it is not.
@@ -115,8 +121,20 @@ namespace readyport {
 
 // What FaultyOs did, per site (indexed by FaultSite) and in total.
 struct FaultCounts {
-  std::array<std::uint64_t, kFaultSiteCount> hits{};   // times the site was drawn
-  std::array<std::uint64_t, kFaultSiteCount> fired{};  // times it fired (hits include these)
+  std::array<std::uint64_t, kFaultSiteCount> hits{};     // times the site was drawn
+  std::array<std::uint64_t, kFaultSiteCount> fired{};    // times it fired (hits include these)
+  std::array<std::uint64_t, kFaultSiteCount> outages{};  // outages started (each fired first)
+  // Hits an outage fired after the one that started it (fired includes them).
+  std::array<std::uint64_t, kFaultSiteCount> outage_fired{};
+  // Outages still going when set_enabled(false) ended them (the liveness boundary).
+  std::array<std::uint64_t, kFaultSiteCount> outages_cut{};
+  // Failures in a row on one thread (the trace context's thread; none without a context): each
+  // counts once when a thread's run of failures reaches its length, so that the paths behind a
+  // spent retry budget show. kRunLongPsn is EngineOptions::call_retry_max's default.
+  std::uint64_t psn_regs_runs = 0;     // PSN calls carrying registrations, kRunLongPsn in a row
+  std::uint64_t psn_dequeue_runs = 0;  // PSN calls with none (dequeue only), kRunLongPsn in a row
+  std::uint64_t post_runs = 0;         // posts, kRunLongOther in a row
+  std::uint64_t thread_start_runs = 0;  // thread starts, kRunLongOther in a row
   std::uint64_t hits_total = 0;
   std::uint64_t fired_total = 0;
 
@@ -126,17 +144,24 @@ struct FaultCounts {
 
 class FaultyOs final : public ForwardingOs {
  public:
+  // The lengths of a run of failures that FaultCounts counts (see there), and the threads (by
+  // trace context thread number, below this) whose runs are followed.
+  static constexpr std::uint32_t kRunLongPsn = 8;
+  static constexpr std::uint32_t kRunLongOther = 3;
+  static constexpr std::uint32_t kRunThreadsMax = 256;
   // The most registration elements a PSN call may carry to be drawn for psn.enable_fails and
   // psn.remove_fails (FakeOptions::batch_max's default; larger calls are forwarded unstripped).
   static constexpr std::uint32_t kRegistrationsMax = 4096;
 
-  // `trace` may be null (no fault lines); when it is not, `context` must not be null.
+  // `trace` may be null (no fault lines); when it is not, `context` must not be null; a plan with
+  // a time outage needs `context` too (its clock; asserted).
   FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
            const TraceContext* context);
   ~FaultyOs() override;
 
   // ---- Controls: any thread, any time; take effect at the next hit. ----
-  // false: no site fires (armed ones still do); hits are still counted. Initially true.
+  // false: no site fires (armed ones still do), and every outage ends; hits are still counted.
+  // Initially true.
   void set_enabled(bool enabled);
   bool enabled() const;
   // The next hit of `site` fires, once, even if the site is inactive or firing is disabled. Each
@@ -181,6 +206,14 @@ class FaultyOs final : public ForwardingOs {
   // *choice_out uniformly in [0, choices). Takes mutex_.
   bool hit(FaultSite site, std::uint64_t choices = 0, std::uint64_t* choice_out = nullptr);
   bool hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out);
+  // Whether site index `i` is inside an outage at its hit `hit`; starting one after a firing.
+  // Both with mutex_ held.
+  bool outage_holds(std::size_t i, std::uint64_t hit) const;
+  void start_outage(FaultSite site, std::uint64_t hit);
+  // One call of kind `run` on the calling thread failed (true) or not: its run of failures, and
+  // `counted` when the run reaches `length`. Takes mutex_.
+  enum class Run : std::uint8_t { kPsnRegs, kPsnDequeue, kPost, kThreadStart, kCount };
+  void note_run(Run run, bool failed);
   // Draws every element's site; writes each element's injected code (0: kept) to codes_out.
   // Returns how many are left out.
   std::uint32_t draw_elements(const SockNotifyRegistration* registrations, std::uint32_t count,
@@ -206,6 +239,12 @@ class FaultyOs final : public ForwardingOs {
   const std::uint64_t decision_seed_;
   bool enabled_ = true;                                 // guarded by mutex_
   std::array<std::uint32_t, kFaultSiteCount> armed_{};  // guarded by mutex_
+  // The current outage of each site: down through this hit, or until this virtual time (0: none).
+  std::array<std::uint64_t, kFaultSiteCount> down_through_hit_{};  // guarded by mutex_
+  std::array<std::uint64_t, kFaultSiteCount> down_until_ns_{};     // guarded by mutex_
+  // Each followed thread's current run of failures, per kind.
+  std::array<std::array<std::uint32_t, static_cast<std::size_t>(Run::kCount)>, kRunThreadsMax>
+      runs_{};  // guarded by mutex_
   FaultCounts counts_;                                  // guarded by mutex_
   std::vector<FaultHit> fired_hits_;                    // guarded by mutex_
   bool fired_hits_complete_ = true;                     // guarded by mutex_
