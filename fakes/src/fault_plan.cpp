@@ -68,6 +68,20 @@ bool parse_hit(std::string_view text, std::uint64_t* hit_out) {
 
 const char* fault_site_name(FaultSite site) { return kSiteNames[index_of(site)]; }
 
+bool fault_site_outage_in_time(FaultSite site) {
+  switch (site) {
+    case FaultSite::kPsnWaitShort:
+    case FaultSite::kRecvWouldblock:
+    case FaultSite::kSendWouldblock:
+    case FaultSite::kSendNobufs:
+    case FaultSite::kAcceptEmfile:
+    case FaultSite::kAcceptConnreset:
+      return false;
+    default:
+      return true;
+  }
+}
+
 Result<FaultSite> fault_site_parse(std::string_view name) {
   for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
     if (name == kSiteNames[i]) return static_cast<FaultSite>(i);
@@ -91,9 +105,7 @@ FaultPlan FaultPlan::draw(std::uint64_t seed) {
     const bool in_hits = rng.chance(1, 2);
     const std::uint64_t length = rng.below(kDrawOutageHits.size());
     if (!outage || plan.rates_percent_[i] == 0) continue;
-    // A short wait passes no virtual time when every thread keeps waiting short: a time outage
-    // of it would never end in the simulation. It gets hits.
-    if (in_hits || static_cast<FaultSite>(i) == FaultSite::kPsnWaitShort) {
+    if (in_hits || !fault_site_outage_in_time(static_cast<FaultSite>(i))) {
       plan.outage_hits_[i] = static_cast<std::uint16_t>(kDrawOutageHits[length]);
     } else {
       plan.outage_ms_[i] = kDrawOutageMs[length];

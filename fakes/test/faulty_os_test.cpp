@@ -935,6 +935,7 @@ TEST(FaultPlan, DrawGivesRatedSitesOutagesOfEveryKind) {
       EXPECT_NE(plan.rate_percent(site), 0u) << plan.to_string();
       if (plan.outage_hits(site) != 0) hits_seen.insert(plan.outage_hits(site));
       if (plan.outage_ms(site) != 0) ms_seen.insert(plan.outage_ms(site));
+      EXPECT_TRUE(plan.outage_ms(site) == 0 || fault_site_outage_in_time(site)) << plan.to_string();
     }
   }
   EXPECT_EQ(hits_seen, (std::set<std::uint32_t>{3, 8, 16}));

@@ -67,8 +67,8 @@
 //
 // draw() also gives each active site an outage with probability 1/4: half of them k hits (3, 8
 // or 16: 8 and 16 exhaust the engine's default call_retry_max), half a window (50, 500 or 5000
-// ms: the longest outlasts every backoff in the engine and the workload); psn.wait_short always
-// in hits (early wakes pass no virtual time when all threads get them: a window would not end).
+// ms: the longest outlasts every backoff in the engine and the workload), in hits always for the
+// sites fault_site_outage_in_time() excludes.
 //
 // Ownership: a plain value. Threading: not synchronised; const methods may be called from any
 // thread on an object nobody modifies. Errors: parse and fault_site_parse return a Status naming
@@ -110,6 +110,13 @@ inline constexpr std::size_t kFaultSiteCount = static_cast<std::size_t>(FaultSit
 
 // The site's stable name ("psn.call_fails"). Asserts a valid site (not kCount). Never null.
 const char* fault_site_name(FaultSite site);
+// Whether draw() gives `site` outages in time as well as in hits. Not for the sites whose failure
+// is answered at once by another try with nothing waiting (a short wait; a stale readiness mask
+// or a refused accept on a level registration, whose packet comes straight back): every thread
+// would spin through the outage, and in the simulation virtual time passes only when every
+// thread waits, so the outage would never end. A plan may still give them one (`~tms`): in the
+// simulation such a run spins to its step limit.
+bool fault_site_outage_in_time(FaultSite site);
 // The site named `name` exactly; kInvalidArgument naming `name` otherwise.
 Result<FaultSite> fault_site_parse(std::string_view name);
 
