@@ -31,16 +31,30 @@ constexpr std::uint32_t kLivenessLimitMs = 10'000;
 // of a run that converges at once take well under this on loopback.
 constexpr std::uint32_t kSeedMsMin = 3'000;
 
+// The Os's own time for FaultyOs's time outages: the lines of a real-OS trace carry no time
+// (CountingTraceContext), the outages need some, and the workload's backoff sleeps on this Os
+// (a stand-in's clock may be virtual).
+class OsClock final : public TraceContext {
+ public:
+  explicit OsClock(Os& os) : os_(os) {}
+  std::uint64_t trace_time_ns() const override { return os_.now_ns(); }
+  std::uint32_t trace_thread() const override { return 0; }
+
+ private:
+  Os& os_;
+};
+
 // The world of one seed, in construction order (real_os_run.hpp).
 struct RealWorld {
   RealWorld(Os& os, const SeedParameters& parameters)
       : oracle(),
         // The full text: on a failure it is written out to be judged offline (--check-trace).
         trace(TraceOptions{true, kTraceTailLines}),
+        clock(os),
         ledger(os),
         recording(ledger, trace, context),
         faulty(recording, parameters.plan, SeedStreams(parameters.seed).seed(SeedStream::kFaults),
-               &trace, &context),
+               &trace, &context, &clock),
         observer(trace, context),
         workload(parameters.workload) {
     trace.set_sink(&oracle);
@@ -61,6 +75,7 @@ struct RealWorld {
   LifetimeOracle oracle;  // first: the trace's sink outlives every recorder
   Trace trace;
   CountingTraceContext context;
+  OsClock clock;  // the real OS's time, for the fault plan's time outages
   SocketLedgerOs ledger;
   RecordingOs recording;
   FaultyOs faulty;

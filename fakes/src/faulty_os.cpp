@@ -62,14 +62,15 @@ struct FaultyOs::Scratch {
 };
 
 FaultyOs::FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
-                   const TraceContext* context)
+                   const TraceContext* context, const TraceContext* clock)
     : ForwardingOs(inner),
       plan_(plan),
       trace_(trace),
       context_(context),
+      clock_(clock != nullptr ? clock : context),
       decision_seed_(decision_seed(seed)) {
   READYPORT_ASSERT(trace_ == nullptr || context_ != nullptr);
-  READYPORT_ASSERT(!plan_.has_time_outage() || context_ != nullptr);
+  READYPORT_ASSERT(!plan_.has_time_outage() || clock_ != nullptr);
   scratch_free_.push_back(std::make_unique<Scratch>());
 }
 
@@ -81,11 +82,11 @@ FaultyOs::~FaultyOs() {
 // ---- Controls ---------------------------------------------------------------------------------
 
 void FaultyOs::set_enabled(bool enabled) {
+  const std::uint64_t now_ns = clock_now_ns();  // before the lock: the clock may be an Os call
   std::lock_guard<std::mutex> lock(mutex_);
   enabled_ = enabled;
   if (enabled) return;
   // Disabling ends every outage (the liveness phase is fault-free); one still going is counted.
-  const std::uint64_t now_ns = context_ != nullptr ? context_->trace_time_ns() : 0;
   for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
     const bool down = counts_.hits[i] < down_through_hit_[i] || now_ns < down_until_ns_[i];
     if (down) ++counts_.outages_cut[i];
@@ -122,19 +123,22 @@ FaultCounts FaultyOs::counts() const {
 
 // ---- Drawing ----------------------------------------------------------------------------------
 
-bool FaultyOs::outage_holds(std::size_t i, std::uint64_t hit) const {
-  if (hit <= down_through_hit_[i]) return true;
-  return down_until_ns_[i] != 0 && context_->trace_time_ns() < down_until_ns_[i];
+std::uint64_t FaultyOs::clock_now_ns() const {
+  return plan_.has_time_outage() ? clock_->trace_time_ns() : 0;
 }
 
-void FaultyOs::start_outage(FaultSite site, std::uint64_t hit) {
+bool FaultyOs::outage_holds(std::size_t i, std::uint64_t hit, std::uint64_t now_ns) const {
+  if (hit <= down_through_hit_[i]) return true;
+  return down_until_ns_[i] != 0 && now_ns < down_until_ns_[i];
+}
+
+void FaultyOs::start_outage(FaultSite site, std::uint64_t hit, std::uint64_t now_ns) {
   const std::size_t i = index_of(site);
   if (!plan_.has_outage(site)) return;
   ++counts_.outages[i];
   if (plan_.outage_hits(site) != 0) down_through_hit_[i] = hit + plan_.outage_hits(site) - 1;
   if (plan_.outage_ms(site) != 0) {
-    down_until_ns_[i] =
-        context_->trace_time_ns() + std::uint64_t{plan_.outage_ms(site)} * 1'000'000;
+    down_until_ns_[i] = now_ns + std::uint64_t{plan_.outage_ms(site)} * 1'000'000;
   }
 }
 
@@ -170,11 +174,13 @@ void FaultyOs::note_run(Run run, bool failed) {
 }
 
 bool FaultyOs::hit(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out) {
+  const std::uint64_t now_ns = clock_now_ns();  // before the lock: the clock may be an Os call
   std::lock_guard<std::mutex> lock(mutex_);
-  return hit_locked(site, choices, choice_out);
+  return hit_locked(site, choices, choice_out, now_ns);
 }
 
-bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out) {
+bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out,
+                          std::uint64_t now_ns) {
   const std::size_t i = index_of(site);
   READYPORT_ASSERT(i < kFaultSiteCount);
   const std::uint64_t hit = ++counts_.hits[i];
@@ -189,12 +195,12 @@ bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* 
   } else if (enabled_ && plan_.pinned(site)) {
     fire = plan_.fires_at(site, hit);
   } else if (enabled_ && plan_.active(site)) {
-    fire = outage_holds(i, hit);
+    fire = outage_holds(i, hit, now_ns);
     if (fire) {
       ++counts_.outage_fired[i];
     } else {
       fire = hit_rng(decision_seed_, i, hit, Purpose::kFire).chance(plan_.rate_percent(site), 100);
-      if (fire) start_outage(site, hit);
+      if (fire) start_outage(site, hit, now_ns);
     }
   }
   if (!fire) return false;
@@ -215,15 +221,18 @@ bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* 
 std::uint32_t FaultyOs::draw_elements(const SockNotifyRegistration* registrations,
                                       std::uint32_t count, std::uint32_t* codes_out) {
   std::uint32_t stripped = 0;
+  const std::uint64_t now_ns = clock_now_ns();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (std::uint32_t i = 0; i < count; ++i) {
       const std::uint8_t operation = registrations[i].operation;
       codes_out[i] = 0;
       if (operation == kSockNotifyOpEnable || operation == kSockNotifyOpDisable) {
-        if (hit_locked(FaultSite::kPsnEnableFails, 0, nullptr)) codes_out[i] = kEnableFailCode;
+        if (hit_locked(FaultSite::kPsnEnableFails, 0, nullptr, now_ns))
+          codes_out[i] = kEnableFailCode;
       } else if (operation == kSockNotifyOpRemove) {
-        if (hit_locked(FaultSite::kPsnRemoveFails, 0, nullptr)) codes_out[i] = kRemoveFailCode;
+        if (hit_locked(FaultSite::kPsnRemoveFails, 0, nullptr, now_ns))
+          codes_out[i] = kRemoveFailCode;
       }
       // OP_NONE and unknown operations: no site (the OS treats them on its own).
       if (codes_out[i] != 0) ++stripped;

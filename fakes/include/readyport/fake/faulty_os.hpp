@@ -153,10 +153,12 @@ class FaultyOs final : public ForwardingOs {
   // psn.remove_fails (FakeOptions::batch_max's default; larger calls are forwarded unstripped).
   static constexpr std::uint32_t kRegistrationsMax = 4096;
 
-  // `trace` may be null (no fault lines); when it is not, `context` must not be null; a plan with
-  // a time outage needs `context` too (its clock; asserted).
+  // `trace` may be null (no fault lines); when it is not, `context` must not be null. Time
+  // outages are measured on `clock`'s trace_time_ns() (null: `context`'s; a recorder whose lines
+  // carry no time, such as CountingTraceContext, needs a clock of its own); a plan with a time
+  // outage needs one (asserted).
   FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
-           const TraceContext* context);
+           const TraceContext* context, const TraceContext* clock = nullptr);
   ~FaultyOs() override;
 
   // ---- Controls: any thread, any time; take effect at the next hit. ----
@@ -205,11 +207,16 @@ class FaultyOs final : public ForwardingOs {
   // Draws `site` once: counts the hit and decides. When it fires and `choices` > 0, also draws
   // *choice_out uniformly in [0, choices). Takes mutex_.
   bool hit(FaultSite site, std::uint64_t choices = 0, std::uint64_t* choice_out = nullptr);
-  bool hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out);
+  // `now_ns`: clock_now_ns(), read before mutex_ was taken.
+  bool hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out,
+                  std::uint64_t now_ns);
+  // The time outages' clock (0 when the plan has none). Called without mutex_: a clock may call
+  // into an Os.
+  std::uint64_t clock_now_ns() const;
   // Whether site index `i` is inside an outage at its hit `hit`; starting one after a firing.
   // Both with mutex_ held.
-  bool outage_holds(std::size_t i, std::uint64_t hit) const;
-  void start_outage(FaultSite site, std::uint64_t hit);
+  bool outage_holds(std::size_t i, std::uint64_t hit, std::uint64_t now_ns) const;
+  void start_outage(FaultSite site, std::uint64_t hit, std::uint64_t now_ns);
   // One call of kind `run` on the calling thread failed (true) or not: its run of failures, and
   // `counted` when the run reaches `length`. Takes mutex_.
   enum class Run : std::uint8_t { kPsnRegs, kPsnDequeue, kPost, kThreadStart, kCount };
@@ -234,6 +241,7 @@ class FaultyOs final : public ForwardingOs {
   const FaultPlan plan_;
   Trace* const trace_;
   const TraceContext* const context_;
+  const TraceContext* const clock_;  // time outages' clock: `clock`, else context_
 
   mutable std::mutex mutex_;
   const std::uint64_t decision_seed_;
