@@ -305,8 +305,7 @@ void fill_report(const StressOptions& options, World& world, SeedReport& report)
   std::uint64_t outages_cut = 0;
   for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
     const auto site = static_cast<FaultSite>(i);
-    report.coverage.emplace_back(std::string("outage.") + fault_site_name(site),
-                                 faults.outages[i]);
+    report.coverage.emplace_back(std::string("outage.") + fault_site_name(site), faults.outages[i]);
     outages_cut += faults.outages_cut[i];
   }
   report.coverage.emplace_back("deep.psn_regs_failed_8_in_a_row", faults.psn_regs_runs);
@@ -479,10 +478,9 @@ std::vector<std::string> stress_coverage_rows() {
     rows.push_back(std::string("outage.") + fault_site_name(static_cast<FaultSite>(i)));
   // The paths behind a spent retry budget, from FaultyOs's runs of failures on one thread (the
   // engine's call_retry_max is 8 by default) and the workload's own budget.
-  for (const char* row :
-       {"deep.psn_regs_failed_8_in_a_row", "deep.psn_dequeue_failed_8_in_a_row",
-        "deep.post_failed_3_in_a_row", "deep.thread_start_failed_3_in_a_row",
-        "deep.outage_cut_by_liveness", "deep.listener_add_retries_exhausted"})
+  for (const char* row : {"deep.psn_regs_failed_8_in_a_row", "deep.psn_dequeue_failed_8_in_a_row",
+                          "deep.post_failed_3_in_a_row", "deep.thread_start_failed_3_in_a_row",
+                          "deep.outage_cut_by_liveness", "deep.listener_add_retries_exhausted"})
     rows.push_back(row);
   return rows;
 }

@@ -258,7 +258,8 @@ std::uint32_t FaultPlan::outage_hits(FaultSite site) const { return outage_hits_
 std::uint32_t FaultPlan::outage_ms(FaultSite site) const { return outage_ms_[index_of(site)]; }
 
 bool FaultPlan::has_time_outage() const {
-  return std::any_of(outage_ms_.begin(), outage_ms_.end(), [](std::uint32_t ms) { return ms != 0; });
+  return std::any_of(outage_ms_.begin(), outage_ms_.end(),
+                     [](std::uint32_t ms) { return ms != 0; });
 }
 
 std::uint32_t FaultPlan::rate_percent(FaultSite site) const {

@@ -131,9 +131,9 @@ struct FaultCounts {
   // Failures in a row on one thread (the trace context's thread; none without a context): each
   // counts once when a thread's run of failures reaches its length, so that the paths behind a
   // spent retry budget show. kRunLongPsn is EngineOptions::call_retry_max's default.
-  std::uint64_t psn_regs_runs = 0;     // PSN calls carrying registrations, kRunLongPsn in a row
-  std::uint64_t psn_dequeue_runs = 0;  // PSN calls with none (dequeue only), kRunLongPsn in a row
-  std::uint64_t post_runs = 0;         // posts, kRunLongOther in a row
+  std::uint64_t psn_regs_runs = 0;      // PSN calls carrying registrations, kRunLongPsn in a row
+  std::uint64_t psn_dequeue_runs = 0;   // PSN calls with none (dequeue only), kRunLongPsn in a row
+  std::uint64_t post_runs = 0;          // posts, kRunLongOther in a row
   std::uint64_t thread_start_runs = 0;  // thread starts, kRunLongOther in a row
   std::uint64_t hits_total = 0;
   std::uint64_t fired_total = 0;
@@ -157,8 +157,8 @@ class FaultyOs final : public ForwardingOs {
   // outages are measured on `clock`'s trace_time_ns() (null: `context`'s; a recorder whose lines
   // carry no time, such as CountingTraceContext, needs a clock of its own); a plan with a time
   // outage needs one (asserted).
-  FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
-           const TraceContext* context, const TraceContext* clock = nullptr);
+  FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace, const TraceContext* context,
+           const TraceContext* clock = nullptr);
   ~FaultyOs() override;
 
   // ---- Controls: any thread, any time; take effect at the next hit. ----
@@ -252,7 +252,7 @@ class FaultyOs final : public ForwardingOs {
   std::array<std::uint64_t, kFaultSiteCount> down_until_ns_{};     // guarded by mutex_
   // Each followed thread's current run of failures, per kind.
   std::array<std::array<std::uint32_t, static_cast<std::size_t>(Run::kCount)>, kRunThreadsMax>
-      runs_{};  // guarded by mutex_
+      runs_{};                                          // guarded by mutex_
   FaultCounts counts_;                                  // guarded by mutex_
   std::vector<FaultHit> fired_hits_;                    // guarded by mutex_
   bool fired_hits_complete_ = true;                     // guarded by mutex_
