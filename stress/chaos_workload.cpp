@@ -429,7 +429,12 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
     Guard guard(*world.mutex);
     world.stopping = true;
   }
-  world.record("phase stop");
+  if (workload.faults_at_stop && world.hooks.set_faults_enabled) {
+    world.record("phase stop faults=on");
+    world.hooks.set_faults_enabled(true);
+  } else {
+    world.record("phase stop");
+  }
   const Status stopped = engine.stop();
   for (std::unique_ptr<Thread>& worker : workers) worker->join();
   world.record("phase end");

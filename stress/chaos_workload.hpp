@@ -55,8 +55,11 @@ struct ChaosWorkload {
   Mode mode = Mode::kOneshotLevel;        // clients' and server connections' mode
   std::uint32_t workers = 2;              // run_worker() threads
   std::uint32_t pollers = 0;              // threads calling poll() beside them until it fails
-  std::uint32_t connections_max = 16;     // the engine's table (small: slots are reused)
-  std::uint32_t actions = 40;             // director actions in the chaos phase
+  // Faults fire again while stop() runs (the listener's REMOVE, stop()'s own port calls, the exit
+  // packet's posts): the paths behind a failure during stop().
+  bool faults_at_stop = false;
+  std::uint32_t connections_max = 16;  // the engine's table (small: slots are reused)
+  std::uint32_t actions = 40;          // director actions in the chaos phase
   // Director action weights in percent (the rest of 100 sleeps). close: engine.close of a known
   // connection (maybe already closed); notify; post; peer: one step of a raw peer; client: start
   // another client; behind: close a server socket behind the engine's back (needs no reuse).

@@ -762,13 +762,14 @@ TEST(LifetimeOracleCoverage, FixedRowsThenFaultSitesByName) {
       {"socket_reused_while_stale", 0},
       {"close_in_handler", 0},
       {"handler_entered", 0},
+      {"remove_refused_in_stop", 0},
       {"fault.close.abortive", 1},
       {"fault.psn.call_fails", 1},
       {"fault.recv.wouldblock", 2},
   };
   EXPECT_EQ(oracle.coverage(), expected);
   const std::vector<std::string> names = LifetimeOracle::coverage_names();
-  ASSERT_EQ(names.size(), 9u);
+  ASSERT_EQ(names.size(), 10u);
   for (std::size_t i = 0; i < names.size(); ++i) EXPECT_EQ(names[i], expected[i].first);
   EXPECT_EQ(oracle.counts().faults, 4u);
   EXPECT_EQ(oracle.counts().lines, 5u);

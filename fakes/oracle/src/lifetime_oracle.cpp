@@ -102,7 +102,8 @@ std::vector<std::string> LifetimeOracle::coverage_names() {
           "full_batch",
           "socket_reused_while_stale",
           "close_in_handler",
-          "handler_entered"};
+          "handler_entered",
+          "remove_refused_in_stop"};
 }
 
 std::vector<std::pair<std::string, std::uint64_t>> LifetimeOracle::coverage() const {
@@ -117,7 +118,8 @@ std::vector<std::pair<std::string, std::uint64_t>> LifetimeOracle::coverage() co
                                   c.full_batch,
                                   c.socket_reused_while_stale,
                                   c.close_in_handler,
-                                  c.handler_entered};
+                                  c.handler_entered,
+                                  c.remove_refused_in_stop};
   const std::vector<std::string> names = coverage_names();
   std::vector<std::pair<std::string, std::uint64_t>> rows;
   for (std::size_t i = 0; i < names.size() && i < std::size(values); ++i) {

@@ -220,6 +220,7 @@ void LifetimeOracle::State::refuse_remove(Socket socket, Reg* reg) {
   ++counts.removes_refused;
   // A REMOVE refused because one is already pending proves nothing (B7): no E4 path then.
   if (reg != nullptr && (reg->state == RegState::kRemovePending || reg->remove_applied)) return;
+  if (stopping) ++coverage.remove_refused_in_stop;
   const bool live = reg != nullptr && reg->state == RegState::kLive;
   if (reg != nullptr) reg->remove_refused = true;
   Conn* conn = reg != nullptr && reg->conn != 0 ? find_conn(reg->conn) : open_conn(socket);

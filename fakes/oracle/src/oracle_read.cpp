@@ -138,7 +138,12 @@ void LifetimeOracle::State::dispatch(ThreadState& t) {
   if (name == "hnd.leave") return on_hnd_leave(t);
   if (name == "hnd.closed") return on_hnd_closed();
   if (starts_with(name, "obs.")) return on_observer(t);
-  // Everything else (send, recv, locks, phase, ...) only moves its thread on.
+  if (name == "phase") {
+    // Coverage only: a `phase stop` line marks stop() (the workload writes it before the call).
+    if (!line.words.empty() && line.words.front() == "stop") stopping = true;
+    return;
+  }
+  // Everything else (send, recv, locks, ...) only moves its thread on.
 }
 
 // ==== Verdicts ===================================================================================

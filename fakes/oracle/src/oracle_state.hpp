@@ -238,6 +238,7 @@ struct Coverage {
   std::uint64_t socket_reused_while_stale = 0;
   std::uint64_t close_in_handler = 0;
   std::uint64_t handler_entered = 0;
+  std::uint64_t remove_refused_in_stop = 0;  // a REMOVE refused after the `phase stop` line
 };
 
 }  // namespace lifetime_oracle_internal
@@ -350,6 +351,7 @@ struct LifetimeOracle::State {
   std::string violation;
   OracleCounts counts;
   Coverage coverage;
+  bool stopping = false;  // a `phase stop` line was read (the workload called stop())
   std::map<std::string, std::uint64_t> fault_sites;
 
   std::map<std::uint32_t, ThreadState> threads;
