@@ -212,6 +212,22 @@ TEST_F(EngineBadInputTest, InterestBitsOutsideInOutHangupAreRefused) {
   ASSERT_TRUE(engine_->stop().ok());
 }
 
+// notify() checks its events first: bits outside IN|OUT|HANGUP|ERR are refused whatever the id,
+// with no post and nothing changed.
+TEST_F(EngineBadInputTest, NotifyEventsOutsideTheHandlersBitsAreRefused) {
+  InSequence in_order;
+  start();
+  for (const std::uint32_t events : {0x08u, 0x80u, 0x100u, 0x47u | 0x10u}) {
+    const Status status = engine_->notify(ConnId{0, 1}, events);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << events;
+    EXPECT_THAT(status.message(), HasSubstr("outside IN|OUT|HANGUP|ERR"));
+  }
+  expect_unchanged(0);
+  EXPECT_EQ(engine_->stats().posts, 0u);
+  expect_stop_empty();
+  ASSERT_TRUE(engine_->stop().ok());
+}
+
 TEST_F(EngineBadInputTest, CallsAfterStopFail) {
   InSequence in_order;
   start();
