@@ -31,7 +31,7 @@ void stress_sweep_write(int fd, const Json& record) {
 
 Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t>, std::uint32_t, std::uint32_t,
                                             const SweepCallbacks&) {
-  return Status(StatusCode::kUnimplemented, "the sweep supervisor needs fork (POSIX)");
+  return Status(StatusCode::kUnavailable, "the sweep supervisor needs fork (POSIX)");
 }
 
 #else

@@ -217,11 +217,23 @@ TEST(LifetimeOracleTraces, RefusedRemoveThenDrainPasses) {
   const Status status = judge(kAdded + kHandled + kRefusedAndDrained, &oracle);
   EXPECT_TRUE(status.ok()) << status.message();
   const auto coverage = oracle.coverage();
-  ASSERT_EQ(coverage.size(), 10u);
+  ASSERT_EQ(coverage.size(), 11u);
   EXPECT_EQ(coverage[3], (std::pair<std::string, std::uint64_t>{"remove_refused_quarantined", 1}));
-  EXPECT_EQ(coverage[9], (std::pair<std::string, std::uint64_t>{"fault.psn.remove_fails", 1}));
+  EXPECT_EQ(coverage[9], (std::pair<std::string, std::uint64_t>{"remove_refused_in_stop", 0}));
+  EXPECT_EQ(coverage[10], (std::pair<std::string, std::uint64_t>{"fault.psn.remove_fails", 1}));
   EXPECT_EQ(oracle.counts().closed_unremoved, 1u);
   EXPECT_EQ(oracle.counts().posted_packets, 1u);
+}
+
+// The same refusal after the workload's `phase stop` line: a REMOVE refused while stop() waits.
+TEST(LifetimeOracleTraces, ARefusedRemoveAfterPhaseStopIsCountedAsInStop) {
+  LifetimeOracle oracle;
+  const std::vector<Event> stop = {{1, "phase stop faults=on"}};
+  const Status status = judge(kAdded + kHandled + stop + kRefusedAndDrained, &oracle);
+  EXPECT_TRUE(status.ok()) << status.message();
+  const auto coverage = oracle.coverage();
+  ASSERT_EQ(coverage.size(), 11u);
+  EXPECT_EQ(coverage[9], (std::pair<std::string, std::uint64_t>{"remove_refused_in_stop", 1}));
 }
 
 TEST(LifetimeOracleTraces, CloseBehindTheEnginesBackPasses) {
