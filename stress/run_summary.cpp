@@ -134,20 +134,18 @@ StressSeedShare stress_seed_share_lost(std::uint64_t seed) {
   return share;
 }
 
+const std::vector<std::uint64_t StressTotals::*>& stress_totals_counters() {
+  static const std::vector<std::uint64_t StressTotals::*> counters = {
+      &StressTotals::seeds,         &StressTotals::failures,      &StressTotals::connections,
+      &StressTotals::notifications, &StressTotals::port_calls,    &StressTotals::bytes_received,
+      &StressTotals::trace_lines,   &StressTotals::stale_packets, &StressTotals::dropped_packets,
+      &StressTotals::quarantined,   &StressTotals::steps,         &StressTotals::switches,
+      &StressTotals::seeds_cut};
+  return counters;
+}
+
 void stress_totals_add(StressTotals& totals, const StressTotals& more) {
-  totals.seeds += more.seeds;
-  totals.failures += more.failures;
-  totals.connections += more.connections;
-  totals.notifications += more.notifications;
-  totals.port_calls += more.port_calls;
-  totals.bytes_received += more.bytes_received;
-  totals.trace_lines += more.trace_lines;
-  totals.stale_packets += more.stale_packets;
-  totals.dropped_packets += more.dropped_packets;
-  totals.quarantined += more.quarantined;
-  totals.steps += more.steps;
-  totals.switches += more.switches;
-  totals.seeds_cut += more.seeds_cut;
+  for (const auto counter : stress_totals_counters()) totals.*counter += more.*counter;
   totals.judgement.add(more.judgement);
   // Rows are matched by name: the summary's rows are stress_coverage_rows(); a seed's rows are
   // those, then one per fault site fired (not summed).

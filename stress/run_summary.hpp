@@ -101,6 +101,10 @@ struct StressSeedShare {
   StressTotals totals;     // this seed alone: seeds 1, failures 0 or 1
 };
 
+// StressTotals's counters (every field but coverage and judgement), in one order: what
+// stress_totals_add sums and sweep_record.hpp writes as one array.
+const std::vector<std::uint64_t StressTotals::*>& stress_totals_counters();
+
 StressSeedShare stress_seed_share(const SeedReport& report);
 // A seed whose process died before its report: one failing seed, nothing else counted.
 StressSeedShare stress_seed_share_lost(std::uint64_t seed);

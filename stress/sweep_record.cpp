@@ -7,16 +7,6 @@
 namespace readyport {
 namespace {
 
-// A range seed's totals as one array, in this order.
-std::vector<std::uint64_t StressTotals::*> totals_fields() {
-  return {
-      &StressTotals::seeds,         &StressTotals::failures,      &StressTotals::connections,
-      &StressTotals::notifications, &StressTotals::port_calls,    &StressTotals::bytes_received,
-      &StressTotals::trace_lines,   &StressTotals::stale_packets, &StressTotals::dropped_packets,
-      &StressTotals::quarantined,   &StressTotals::steps,         &StressTotals::switches,
-      &StressTotals::seeds_cut};
-}
-
 std::vector<std::uint64_t StressFigures::*> figures_fields() {
   return {&StressFigures::notifications, &StressFigures::port_calls,
           &StressFigures::remove_ored_with_in, &StressFigures::remove_separate,
@@ -61,7 +51,7 @@ Json share_json(const StressSeedShare& share) {
   object["seed"] = share.seed;
   object["hash"] = share.trace_hash;
   Json totals = Json::array();
-  for (const auto field : totals_fields()) totals.push_back(share.totals.*field);
+  for (const auto field : stress_totals_counters()) totals.push_back(share.totals.*field);
   object["totals"] = std::move(totals);
   Json coverage = Json::array();
   for (const auto& [name, count] : share.totals.coverage)
@@ -82,7 +72,7 @@ Status share_from_json(const Json& object, StressSeedShare* share) {
     return s;
   if (Status s = json_field_string(object, where, "hash", &share->trace_hash); !s.ok()) return s;
   std::vector<std::uint64_t> totals;
-  const auto fields = totals_fields();
+  const auto fields = stress_totals_counters();
   if (Status s = numbers_from_json(object, "totals", fields.size(), &totals); !s.ok()) return s;
   for (std::size_t i = 0; i < fields.size(); ++i) share->totals.*fields[i] = totals[i];
   if (!object.contains("coverage") || !object["coverage"].is_array()) {
