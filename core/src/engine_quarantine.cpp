@@ -22,15 +22,14 @@ void Engine::service_quarantine() {
       // Close the socket first: closesocket deregisters it (spec E2), so no new packet can be
       // queued for the key; the marker posted after it is then behind every packet that was.
       socket = slot.socket;
-      if (socket != kInvalidSocket) {
-        slots_->socket_erase(socket);
-        slot.socket = kInvalidSocket;
-      }
-      internal::slot_on_marker_posting(slot);  // before the post: it may be dequeued at once
       key = slots_->key_of(index);
       id = slots_->id_of(index);
+      if (socket != kInvalidSocket) {
+        slot.socket = kInvalidSocket;
+        close_socket_locked(id, socket);
+      }
+      internal::slot_on_marker_posting(slot);  // before the post: it may be dequeued at once
     }
-    if (socket != kInvalidSocket) close_socket_reported(id, socket);
     const bool posted = os_.post_queued_completion_status(port_, 0, internal::kDrainKey, key);
     EngineLock lock(mutex_);
     ++stats_.posts;
@@ -95,8 +94,7 @@ void Engine::move_to_closing(std::uint32_t index, Driver& d) {
   READYPORT_ASSERT(!slot.op_in_flight);
   READYPORT_ASSERT(!slot.deferred);
   READYPORT_ASSERT(slot.link == kSlotNone);
-  // Out of the socket index before closesocket: the value may be reused at once (spec E5).
-  if (slot.socket != kInvalidSocket) slots_->socket_erase(slot.socket);
+  // The socket stays in the index until closed: an add() of it meanwhile gets kAlreadyExists.
   // Appended: the list's last link is its head when it is empty, else its tail slot's link.
   std::uint32_t& last_link =
       d.dispose_head == kSlotNone ? d.dispose_head : slots_->at(d.dispose_tail).link;
@@ -110,8 +108,10 @@ void Engine::release_slot(std::uint32_t index) {
   if (options_.observer) options_.observer->on_slot_freed(id);
 }
 
-void Engine::close_socket_reported(ConnId id, Socket socket) {
-  // Reported before the call: once closed, the value may be reused at once (spec E5).
+void Engine::close_socket_locked(ConnId id, Socket socket) {
+  // Erased and closed under the lock: an add() of the value sees the engine's socket (refused) or
+  // a closed or new one (reused at once, spec E5), never a stale entry. Reported before the call.
+  slots_->socket_erase(socket);
   if (options_.observer) options_.observer->on_socket_closed(id, socket);
   (void)os_.closesocket(socket);
 }
@@ -132,10 +132,10 @@ void Engine::dispose(Driver& d) {
       socket = slot.socket;  // kInvalidSocket: the quarantine closed it already
       handler = slot.handler;
       id = slots_->id_of(index);
+      // The REMOVE packet was seen (or the quarantine drained): the port will not hand out this
+      // key again, so the socket can be closed and the handler told (spec E1, E2).
+      if (socket != kInvalidSocket) close_socket_locked(id, socket);
     }
-    // The REMOVE packet was seen (or the quarantine drained): the port will not hand out this
-    // key again, so the socket can be closed and the handler told (spec E1, E2).
-    if (socket != kInvalidSocket) close_socket_reported(id, socket);
     READYPORT_ASSERT(handler != nullptr);
     handler->on_closed(id);
     EngineLock lock(mutex_);

@@ -232,9 +232,12 @@ class Engine final {
   Status start();
 
   // Registers `socket` with `interest` in `mode`; on success the engine owns the socket and
-  // closes it (closesocket) before on_closed. Issues one registration call on the calling thread
-  // (the ENABLE's result decides the answer). `handler` must outlive the connection until
-  // on_closed returned; it may be entered on a driver thread before add() returns.
+  // closes it (closesocket, under the engine's lock: a socket with SO_LINGER that makes
+  // closesocket block stalls every driver meanwhile) before on_closed; until then add() of it
+  // gets kAlreadyExists, even while it is being closed. Issues one registration call on the
+  // calling thread (the ENABLE's result decides the answer). `handler` must outlive the
+  // connection until on_closed returned; it may be entered on a driver thread before add()
+  // returns.
   // Threading: any thread, also from a handler or task. Errors, the socket stays the caller's:
   // kInvalidArgument (kInvalidSocket, interest bits outside IN/OUT/HANGUP, a bad mode, not a
   // socket: WSAENOTSOCK), kAlreadyExists (the socket is already added; or the port refused it
@@ -378,7 +381,8 @@ class Engine final {
   // The slot leaves the table.
   void move_to_closing(std::uint32_t slot, internal::Driver& d) READYPORT_REQUIRES(mutex_);
   void release_slot(std::uint32_t slot) READYPORT_REQUIRES(mutex_);
-  void close_socket_reported(ConnId id, Socket socket) READYPORT_EXCLUDES(mutex_);
+  // Out of the socket index and closed in one lock section (close_socket_locked's comment).
+  void close_socket_locked(ConnId id, Socket socket) READYPORT_REQUIRES(mutex_);
   Status check_running(const char* call) const READYPORT_REQUIRES(mutex_);
 
   EngineOs& os_;
