@@ -57,6 +57,12 @@ std::string command_text(const EngineCommand& c) {
       return std::string("arm(") + fault_site_name(c.site) + ")";
     case EngineCommandKind::kRun:
       return "run(" + std::to_string(c.value) + " ms)";
+    case EngineCommandKind::kAddAgain:
+      return "add_again(" + conn + ")";
+    case EngineCommandKind::kCloseForeign:
+      return "close_foreign(" + std::to_string(c.value) + ")";
+    case EngineCommandKind::kStopInside:
+      return "stop_inside(" + conn + ")";
   }
   return "?";
 }
@@ -202,6 +208,15 @@ Result<EngineCommand> parse_command(std::string_view token) {
   if (name == "peer_shutdown") return conn_only(K::kPeerShutdown);
   if (name == "peer_reset") return conn_only(K::kPeerReset);
   if (name == "close") return conn_only(K::kClose);
+  if (name == "add_again") return conn_only(K::kAddAgain);
+  if (name == "stop_inside") return conn_only(K::kStopInside);
+  if (name == "close_foreign") {
+    Result<std::uint32_t> slot = parse_number<std::uint32_t>(trim(inside), token);
+    if (!slot.ok()) return slot.status();
+    c.kind = K::kCloseForeign;
+    c.value = slot.value();
+    return c;
+  }
   if (name == "post") {
     if (!inside.empty()) return bad("post() takes no argument", token);
     c.kind = K::kPost;

@@ -27,7 +27,10 @@ EngineCommand normalised(EngineCommand c) {
     if (c.kind != K::kRun) c.value = 0;
     c.conn = 0;
   }
-  if (c.kind == K::kPeerShutdown || c.kind == K::kPeerReset || c.kind == K::kClose) c.value = 0;
+  if (c.kind == K::kPeerShutdown || c.kind == K::kPeerReset || c.kind == K::kClose ||
+      c.kind == K::kAddAgain || c.kind == K::kStopInside)
+    c.value = 0;
+  if (c.kind == K::kCloseForeign) c.conn = 0;
   if (c.kind == K::kCloseInside) c.value %= 2;
   return c;
 }

@@ -18,7 +18,10 @@ rc::Gen<EngineCommand> gen_engine_command() {
                                                  {8, K::kNotify},
                                                  {6, K::kPost},
                                                  {12, K::kArm},
-                                                 {14, K::kRun}});
+                                                 {14, K::kRun},
+                                                 {2, K::kAddAgain},
+                                                 {2, K::kCloseForeign},
+                                                 {2, K::kStopInside}});
   const auto mode = rc::gen::element(Mode::kOneshotLevel, Mode::kPersistentLevel,
                                      Mode::kPersistentEdge, Mode::kOneshotEdge);
   const auto interest =
@@ -43,6 +46,7 @@ rc::Gen<EngineCommand> gen_engine_command() {
         c.interest = std::get<4>(t);
         c.site = std::get<5>(t);
         if (c.kind == K::kRun) c.value = 1 + c.value % 50;  // 1..50 ms
+        if (c.kind == K::kCloseForeign) c.value %= 64;      // a slot of a small table
         if (c.kind == K::kNotify) {
           c.value = kSockNotifyEventIn | ((c.value & 1) != 0 ? kSockNotifyEventOut : 0) |
                     ((c.value & 2) != 0 ? kSockNotifyEventHangup : 0) |

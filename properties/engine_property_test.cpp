@@ -29,6 +29,20 @@ TEST(EngineProperty, PinnedCasesPass) {
   }
 }
 
+// Found by the property's misuse commands (2026-11-25): an add() of a socket whose REMOVE had been
+// applied but which the engine had not closed yet passed the socket index (erased before the
+// close) and registered the socket a second time; the engine then closed it under the new
+// registration (O1) and the refused add()'s handler, gone with its scope, was called. add() now
+// gets kAlreadyExists until the engine has closed the socket.
+TEST(EngineProperty, AddOfASocketTheEngineIsClosingIsRefused) {
+  const Result<EngineCase> found = engine_case_parse(
+      "seed=110126431889434466 workers=3 batch=1; add(oneshot_edge IN|HANGUP); post(); "
+      "close_inside(c0, call); post(); add_again(c0)");
+  ASSERT_TRUE(found.ok()) << found.status().to_string();
+  const EngineRunResult r = run_engine_case_isolated(found.value());
+  EXPECT_TRUE(r.status.ok()) << engine_failure_text(found.value(), r);
+}
+
 #else
 
 // With a canary compiled in: its pinned case still fails with the same rule, and the property

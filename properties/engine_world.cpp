@@ -85,6 +85,16 @@ class EchoHandler final : public Handler {
     std::lock_guard<std::mutex> lock(mutex_);
     close_inside_ = by_call ? 2 : 1;
   }
+  // At its next call the handler calls engine.stop(), which must refuse (a handler may not stop
+  // the engine), then goes on as usual.
+  void request_stop_inside() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_inside_ = true;
+  }
+  bool ended() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ended_;
+  }
   std::uint32_t closed_count() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return closed_count_;
@@ -107,6 +117,7 @@ class EchoHandler final : public Handler {
   std::uint32_t length_ = 0;
   mutable std::mutex mutex_;        // never held across a seam call
   std::uint32_t close_inside_ = 0;  // 1: return kInterestClose; 2: call engine.close
+  bool stop_inside_ = false;        // call engine.stop() (refused) at the next call
   std::uint32_t closed_count_ = 0;
   bool ended_ = false;  // on_closed ran
 };
@@ -191,6 +202,9 @@ struct World {
   void execute(const EngineCommand& command);
   void add(const EngineCommand& command);
   void close(Conn& conn);
+  // API misuse (engine_case.hpp): each checks its Status and that nothing else changed.
+  void add_again(Conn& conn);
+  void close_foreign(std::uint32_t slot);
   Status notify(Conn& conn, std::uint32_t events);
   void peer_send(Conn& conn, std::uint32_t bytes);
   std::uint64_t read_peers();  // bytes read back
@@ -251,10 +265,21 @@ Interest EchoHandler::on_events(ConnId id, Socket socket, std::uint32_t events) 
 
 Interest EchoHandler::body(ConnId id, std::uint32_t events) {
   std::uint32_t close_inside = 0;
+  bool stop_inside = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     close_inside = close_inside_;
     close_inside_ = 0;
+    stop_inside = stop_inside_;
+    stop_inside_ = false;
+  }
+  if (stop_inside) {
+    const Status status = world_.engine->stop();
+    world_.record("prop.stop_inside s=" + std::to_string(socket_) + " id=" + id_text(id) + " -> " +
+                  status_text(status));
+    if (status.code() != StatusCode::kFailedPrecondition)
+      world_.fail("misuse", "stop() from the handler of " + id_text(id) + " returned " +
+                                status.to_string() + ", not failed_precondition");
   }
   if (close_inside == 1) return kInterestClose;
   if (close_inside == 2) {
@@ -296,6 +321,13 @@ void EchoHandler::on_closed(ConnId id) noexcept {
   ended_ = true;
   ++closed_count_;
 }
+
+// The handler of an add() that must be refused: the engine never calls it (asserted).
+class RefusedHandler final : public Handler {
+ public:
+  Interest on_events(ConnId, Socket, std::uint32_t) noexcept override { READYPORT_UNREACHABLE(); }
+  void on_closed(ConnId) noexcept override { READYPORT_UNREACHABLE(); }
+};
 
 void RecordTask::run() noexcept { world_.record("wl.task_run task=" + std::to_string(index_)); }
 
@@ -466,7 +498,56 @@ void World::execute(const EngineCommand& c) {
       faulty.sleep_ms(c.value);
       (void)read_peers();
       return;
+    case K::kAddAgain:
+      if (conn != nullptr) add_again(*conn);
+      return;
+    case K::kCloseForeign:
+      close_foreign(c.value);
+      return;
+    case K::kStopInside:
+      if (conn != nullptr && !conn->close_requested) {
+        conn->handler->request_stop_inside();
+        (void)notify(*conn, kSockNotifyEventIn);
+      }
+      return;
   }
+}
+
+void World::add_again(Conn& conn) {
+  // Only while the handler has not ended: after that the socket value may belong to a socket the
+  // engine never held (a peer's), whose add() would rightly succeed.
+  if (conn.handler->ended()) return;
+  const EngineStats before = engine->stats();
+  RefusedHandler unused;
+  const Result<ConnId> id = engine->add(conn.socket, kInterestIn, Mode::kOneshotLevel, unused);
+  record("prop.add_again s=" + std::to_string(conn.socket) + " -> " +
+         (id.ok() ? std::string("ok") : status_code_name(id.status().code())));
+  if (id.ok()) {
+    fail("misuse", "add() of socket " + std::to_string(conn.socket) + " already added as " +
+                       id_text(conn.id) + " succeeded as " + id_text(id.value()));
+    return;
+  }
+  // kAlreadyExists while the engine holds the socket; once it closed it (before on_closed, which
+  // the director may not have seen yet) the port says it is not a socket (kInvalidArgument), or an
+  // armed fault refuses the element first (kOsError).
+  const StatusCode code = id.status().code();
+  if (code != StatusCode::kAlreadyExists && code != StatusCode::kInvalidArgument &&
+      code != StatusCode::kOsError) {
+    fail("misuse", "add() of socket " + std::to_string(conn.socket) +
+                       " already added: " + id.status().to_string() +
+                       ", not already_exists, invalid_argument or os_error");
+  }
+  if (engine->stats().connections_added != before.connections_added)
+    fail("misuse", "a refused add() counted a connection");
+}
+
+void World::close_foreign(std::uint32_t slot) {
+  const ConnId foreign{slot, 0};  // generation 0: never handed out (generations start at 1)
+  const Status status = engine->close(foreign);
+  record("prop.close_foreign id=" + id_text(foreign) + " -> " + status_text(status));
+  if (status.code() != StatusCode::kNotFound)
+    fail("misuse", "close() of " + id_text(foreign) + ", an id never handed out, returned " +
+                       status.to_string() + ", not not_found");
 }
 
 void World::liveness() {
@@ -527,6 +608,20 @@ void World::main() {
   for (auto& worker : workers) worker->join();
   record("phase end");
   if (!stopped.ok()) fail("stop", "stop() failed: " + stopped.to_string());
+  // API misuse after the end: add() after stop() is refused, and stop() again.
+  {
+    const Socket late = recording.socket(kAfInet, kSockStream, kIpprotoTcp);
+    READYPORT_ASSERT(late != kInvalidSocket);
+    RefusedHandler unused;
+    const Status added = engine->add(late, kInterestIn, Mode::kOneshotLevel, unused).status();
+    if (added.code() != StatusCode::kFailedPrecondition)
+      fail("misuse",
+           "add() after stop() returned " + added.to_string() + ", not failed_precondition");
+    const Status again = engine->stop();
+    if (again.code() != StatusCode::kFailedPrecondition)
+      fail("misuse", "stop() twice returned " + again.to_string() + ", not failed_precondition");
+    READYPORT_ASSERT(recording.closesocket(late) == 0);
+  }
   for (auto& conn : conns) {
     if (conn->peer != kInvalidSocket) READYPORT_ASSERT(recording.closesocket(conn->peer) == 0);
     conn->peer = kInvalidSocket;
