@@ -149,6 +149,13 @@ struct Conn {
   bool echo_required = true;
 };
 
+// The handler of an add() that must be refused: the engine never calls it (asserted).
+class RefusedHandler final : public Handler {
+ public:
+  Interest on_events(ConnId, Socket, std::uint32_t) noexcept override { READYPORT_UNREACHABLE(); }
+  void on_closed(ConnId) noexcept override { READYPORT_UNREACHABLE(); }
+};
+
 struct World {
   World(const EngineCase& engine_case_in, const std::function<void(const Status&)>& hook)
       : engine_case(engine_case_in),
@@ -231,6 +238,9 @@ struct World {
   RecordingOs recording;
   FaultyOs faulty;
   TraceObserver observer;
+  // The handler of the misuse add() calls, which must be refused: declared before the engine, so
+  // that an add() that wrongly succeeds fails the case without a dangling handler.
+  RefusedHandler refused;
   std::unique_ptr<Engine> engine;
   const bool edge_in_case;
 
@@ -321,13 +331,6 @@ void EchoHandler::on_closed(ConnId id) noexcept {
   ended_ = true;
   ++closed_count_;
 }
-
-// The handler of an add() that must be refused: the engine never calls it (asserted).
-class RefusedHandler final : public Handler {
- public:
-  Interest on_events(ConnId, Socket, std::uint32_t) noexcept override { READYPORT_UNREACHABLE(); }
-  void on_closed(ConnId) noexcept override { READYPORT_UNREACHABLE(); }
-};
 
 void RecordTask::run() noexcept { world_.record("wl.task_run task=" + std::to_string(index_)); }
 
@@ -514,17 +517,23 @@ void World::execute(const EngineCommand& c) {
 }
 
 void World::add_again(Conn& conn) {
-  // Only while the handler has not ended: after that the socket value may belong to a socket the
-  // engine never held (a peer's), whose add() would rightly succeed.
-  if (conn.handler->ended()) return;
+  // Only while the handler has not ended, and while no other socket of the world has the value:
+  // the engine may have closed the socket before on_closed (a quarantine drains after the close),
+  // and the fake may have handed the value to a new socket since, whose add() would rightly
+  // succeed.
+  if (conn.handler->ended() || conn.socket == listener) return;
+  for (const auto& other : conns) {
+    if (other.get() != &conn && (other->socket == conn.socket || other->peer == conn.socket))
+      return;
+  }
   const EngineStats before = engine->stats();
-  RefusedHandler unused;
-  const Result<ConnId> id = engine->add(conn.socket, kInterestIn, Mode::kOneshotLevel, unused);
+  const Result<ConnId> id = engine->add(conn.socket, kInterestIn, Mode::kOneshotLevel, refused);
   record("prop.add_again s=" + std::to_string(conn.socket) + " -> " +
          (id.ok() ? std::string("ok") : status_code_name(id.status().code())));
   if (id.ok()) {
     fail("misuse", "add() of socket " + std::to_string(conn.socket) + " already added as " +
                        id_text(conn.id) + " succeeded as " + id_text(id.value()));
+    (void)engine->close(id.value());  // `refused` lives as long as the world: no dangling handler
     return;
   }
   // kAlreadyExists while the engine holds the socket; once it closed it (before on_closed, which
@@ -612,8 +621,7 @@ void World::main() {
   {
     const Socket late = recording.socket(kAfInet, kSockStream, kIpprotoTcp);
     READYPORT_ASSERT(late != kInvalidSocket);
-    RefusedHandler unused;
-    const Status added = engine->add(late, kInterestIn, Mode::kOneshotLevel, unused).status();
+    const Status added = engine->add(late, kInterestIn, Mode::kOneshotLevel, refused).status();
     if (added.code() != StatusCode::kFailedPrecondition)
       fail("misuse",
            "add() after stop() returned " + added.to_string() + ", not failed_precondition");
