@@ -41,8 +41,8 @@ enum class EngineCommandKind : std::uint8_t {
   kRun,           // the director sleeps `value` virtual ms (workers run), then reads its peers
   // API misuse: each must get its documented Status and change nothing else.
   kAddAgain,      // add() of the connection's socket again: kAlreadyExists while the engine
-                  // holds it, kInvalidArgument (not a socket) once it closed it, kOsError when
-                  // an armed fault refuses the element first; never ok
+                  // holds it; once it closed it, as any socket: kResourceExhausted (table
+                  // full), kInvalidArgument (not a socket), kOsError (an armed fault); never ok
   kCloseForeign,  // close() of an id the engine never handed out (slot `value`, generation 0):
                   // kNotFound
   kStopInside,    // the handler calls stop() at its next call (then notify(IN) to call it):

@@ -537,14 +537,15 @@ void World::add_again(Conn& conn) {
     return;
   }
   // kAlreadyExists while the engine holds the socket; once it closed it (before on_closed, which
-  // the director may not have seen yet) the port says it is not a socket (kInvalidArgument), or an
-  // armed fault refuses the element first (kOsError).
+  // the director may not have seen yet) add() treats it as any socket: the table is full
+  // (kResourceExhausted), the port says it is not a socket (kInvalidArgument), or an armed fault
+  // refuses the element first (kOsError).
   const StatusCode code = id.status().code();
   if (code != StatusCode::kAlreadyExists && code != StatusCode::kInvalidArgument &&
-      code != StatusCode::kOsError) {
+      code != StatusCode::kOsError && code != StatusCode::kResourceExhausted) {
     fail("misuse", "add() of socket " + std::to_string(conn.socket) +
                        " already added: " + id.status().to_string() +
-                       ", not already_exists, invalid_argument or os_error");
+                       ", not already_exists, resource_exhausted, invalid_argument or os_error");
   }
   if (engine->stats().connections_added != before.connections_added)
     fail("misuse", "a refused add() counted a connection");
