@@ -225,6 +225,51 @@ TEST(LifetimeOracleTraces, RefusedRemoveThenDrainPasses) {
   EXPECT_EQ(oracle.counts().posted_packets, 1u);
 }
 
+// Two alike drain packets (key 3, bytes 0) on real threads: T4's post began before the close and
+// is still open when T2's, made after the close, is dequeued. Matched in the order the posts
+// began, the packet dequeued is T4's and nothing proves the drain; but T4's packet may have
+// queued after T2's, so the drain is not forced to be missing: O9 ambiguous, not violated.
+// (Seen in the test command's TSan leg, seed 157 on real threads: an oracle false positive.)
+TEST(LifetimeOracleTraces, AnOpenAlikePostMakesTheDrainAmbiguousNotViolated) {
+  const std::vector<Event> drain = {
+      {4, "post.begin port=1000 bytes=0x0 key=3"},  // open until below
+      {2, "fault psn.remove_fails s=256 code=WSAEINVAL"},
+      {2, "psn port=1000 timeout=1000 count=8 -> WAIT_TIMEOUT n=0"},
+      {2, "closesocket.begin s=256"},
+      {2, "closesocket s=256 -> 0"},
+      {2, "post.begin port=1000 bytes=0x0 key=3"},
+      {2, "post port=1000 bytes=0x0 key=3 -> 1"},
+      {2, "dequeue.begin port=1000"},
+      {2, "psn port=1000 timeout=1000 count=8 -> ERROR_SUCCESS n=1 entries=[key=3/mask=0x0]"},
+      {2, "hnd.closed s=256 id=1/1"},
+      {4, "post port=1000 bytes=0x0 key=3 -> 1"},
+      {1, "close_port port=1000 -> 1"},
+  };
+  LifetimeOracle oracle;
+  const Status status = judge(kAdded + kHandled + drain, &oracle);
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(oracle.counts().judgement.ambiguous[9], 1u);
+  EXPECT_EQ(oracle.counts().judgement.violated[9], 0u);
+}
+
+// Without the open alike post, the same order is a violation: the drain is forced missing.
+TEST(LifetimeOracleTraces, WithNoOpenAlikePostAnUndrainedCloseIsAViolation) {
+  const std::vector<Event> drain = {
+      {4, "post.begin port=1000 bytes=0x0 key=3"},
+      {4, "post port=1000 bytes=0x0 key=3 -> 1"},  // ended before the close
+      {2, "fault psn.remove_fails s=256 code=WSAEINVAL"},
+      {2, "psn port=1000 timeout=1000 count=8 -> WAIT_TIMEOUT n=0"},
+      {2, "closesocket.begin s=256"},
+      {2, "closesocket s=256 -> 0"},
+      {2, "post.begin port=1000 bytes=0x0 key=3"},
+      {2, "post port=1000 bytes=0x0 key=3 -> 1"},
+      {2, "dequeue.begin port=1000"},
+      {2, "psn port=1000 timeout=1000 count=8 -> ERROR_SUCCESS n=1 entries=[key=3/mask=0x0]"},
+      {2, "hnd.closed s=256 id=1/1"},
+  };
+  expect_rule(judge(kAdded + kHandled + drain), "O9");
+}
+
 // The same refusal after the workload's `phase stop` line: a REMOVE refused while stop() waits.
 TEST(LifetimeOracleTraces, ARefusedRemoveAfterPhaseStopIsCountedAsInStop) {
   LifetimeOracle oracle;

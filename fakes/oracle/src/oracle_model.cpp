@@ -350,6 +350,18 @@ void LifetimeOracle::State::bury(Conn& conn) {
   }
 }
 
+bool LifetimeOracle::State::drained_in_another_order(const Conn& conn) const {
+  auto it = regs.find(conn.reg);
+  if (it == regs.end()) return false;
+  const Reg& reg = it->second;
+  if (reg.state != RegState::kClosedUnremoved || !reg.alt_drain || !reg.alt_waiting.empty())
+    return false;
+  for (const auto& [thread, seq] : reg.dequeuers) {
+    if (!thread_moved(thread, seq)) return false;
+  }
+  return true;
+}
+
 bool LifetimeOracle::State::drained_for(const Conn& conn) const {
   if (conn.drained || conn.reg == 0) return true;
   auto it = regs.find(conn.reg);

@@ -303,7 +303,9 @@ void LifetimeOracle::State::end_dequeue(ThreadState& t) {
   t.dequeue_open = false;
   for (const std::uint64_t number : closed_unremoved) {
     Reg* reg = find_reg(number);
-    if (reg != nullptr) reg->waiting.erase(t.id);  // a packet it took is in reg->dequeuers
+    if (reg == nullptr) continue;
+    reg->waiting.erase(t.id);  // a packet it took is in reg->dequeuers
+    reg->alt_waiting.erase(t.id);
   }
   for (auto it = pending_closes.begin(); it != pending_closes.end();) {
     it->waiting.erase(t.id);
@@ -324,6 +326,11 @@ void LifetimeOracle::State::take_entries(ThreadState& t, std::uintptr_t port) {
     auto post = posts.find({port, entry.key, entry.mask});
     if (post != posts.end()) {
       const std::uint64_t number = post->second.front();
+      // While an alike post's call is open (its packet may have queued at any time within it),
+      // the order in which alike packets queued is not known: any of them may be this one.
+      if (post->second.size() > 1 && alike_post_open(post->first)) {
+        for (std::size_t i = 1; i < post->second.size(); ++i) note_alt_drain(port, post->second[i]);
+      }
       post->second.pop_front();
       if (post->second.empty()) posts.erase(post);
       ++counts.posted_packets;
@@ -392,6 +399,25 @@ void LifetimeOracle::State::stray_packet(ThreadState& t, std::uintptr_t port,
   if (orphans.size() > kOrphansMax) {
     bound_hit(OracleBound::kOrphans);
     orphans.pop_front();
+  }
+}
+
+bool LifetimeOracle::State::alike_post_open(const PostPacket& packet) const {
+  for (const auto& [id, thread] : threads) {
+    if (thread.post_open && thread.post_packet == packet) return true;
+  }
+  return false;
+}
+
+void LifetimeOracle::State::note_alt_drain(std::uintptr_t port, std::uint64_t post) {
+  for (const std::uint64_t number : closed_unremoved) {
+    Reg* reg = find_reg(number);
+    if (reg == nullptr || reg->port != port || post <= reg->close_post || reg->drain_post_seen ||
+        reg->alt_drain) {
+      continue;
+    }
+    reg->alt_drain = true;
+    reg->alt_waiting = open_dequeuers(port, line.thread);
   }
 }
 

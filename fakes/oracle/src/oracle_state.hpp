@@ -104,6 +104,12 @@ struct Reg {
   // Threads whose dequeue was open when the drain's packet was dequeued: each may hold a packet
   // of the key until its dequeue's line shows what it took.
   std::set<std::uint32_t> waiting;
+  // Another order of the posts allowed the drain earlier: a dequeued packet matched (in the order
+  // the posts began) a post made before the close while a post made after it, alike, was also
+  // queued and an alike post's call was open, so either packet may have been the one dequeued.
+  // alt_waiting as `waiting`, for that order. O9 counts such a case ambiguous.
+  bool alt_drain = false;
+  std::set<std::uint32_t> alt_waiting;
 };
 
 // One life of a socket value: from socket/accept to a successful closesocket (spec E5).
@@ -281,6 +287,8 @@ struct LifetimeOracle::State {
   void socket_packet(ThreadState& t, Reg& reg, const TraceEntry& entry);
   void stray_packet(ThreadState& t, std::uintptr_t port, const TraceEntry& entry);
   void post_dequeued(std::uintptr_t port, std::uint64_t post);
+  // A post after a close, alike to one dequeued first, may have been the one dequeued.
+  void note_alt_drain(std::uintptr_t port, std::uint64_t post);
   void count_batch(std::uint64_t received, std::uint64_t count);
 
   // ---- Socket lines -----------------------------------------------------------------------------
@@ -331,6 +339,10 @@ struct LifetimeOracle::State {
   void drop_conn(Conn& conn);
   void bury(Conn& conn);
   bool drained_for(const Conn& conn) const;
+  // Whether the other order of alike posts (Reg::alt_drain) drains `conn`'s registration.
+  bool drained_in_another_order(const Conn& conn) const;
+  // Whether a post of `packet` has its call still open (its post line not yet read).
+  bool alike_post_open(const PostPacket& packet) const;
   bool closing(Socket socket) const;
   std::set<std::uint32_t> open_dequeuers(std::uintptr_t port, std::uint32_t except) const;
   void pend_or_fail(const char* rule, std::string text, const ThreadState& t, const Reg& reg,
