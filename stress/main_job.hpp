@@ -10,7 +10,9 @@
 // (seed_pool.hpp), each seed in its own world, and are taken back in order: every line printed,
 // every figure, the failure list and --stop-on-failure's first failure (the lowest failing seed)
 // are those of a serial run; only the wall time and the rates differ. --os windows runs one seed at
-// a time.
+// a time. With --os fake (and not --in-process, on a platform with fork) the sweep runs in child
+// processes (sweep_supervisor.hpp): a seed that aborts, crashes or hangs is that seed's failure,
+// the rest run, and the summary is the same as in one process.
 //
 // Ownership: none kept. Threading: the process's main thread (stress_run_seed's rule). Errors: the
 // exit status: 0 every seed and entry passed (and with --require-coverage every coverage row was
