@@ -408,7 +408,21 @@ void World::notify_start(const Known& k, std::uint32_t events) {
            hex_text(events) + " -> " + (status.ok() ? "ok" : status_code_name(status.code())));
     if (status.code() != StatusCode::kOsError) return;
   }
-  fail("notify(" + id_text(k.id) + ") kept failing: an edge connection never started");
+  // Every try refused while faults fire (posts down for longer than the retries: an outage that
+  // keeps starting again): the connection can never start, so it is closed, as an embedder
+  // would give it up. With faults off a refused post is a failure.
+  bool off = false;
+  {
+    Guard guard(*mutex);
+    off = faults_off;
+    if (!off) ++counts.notify_retries_exhausted;
+  }
+  if (off) {
+    fail("notify(" + id_text(k.id) + ") kept failing with faults off: an edge connection never "
+         "started");
+    return;
+  }
+  close_known(k, false);
 }
 
 void World::adopt(Socket s) {

@@ -107,6 +107,9 @@ struct ChaosCounts {
   // The listener's add() refused through every retry while faults fired (an outage): left down
   // until the director could open it.
   std::uint32_t listener_retries_exhausted = 0;
+  // An edge connection's starting notify() refused through every retry while faults fired: the
+  // connection was closed instead.
+  std::uint32_t notify_retries_exhausted = 0;
   std::uint32_t listener_reopens = 0;  // the engine closed the listener (a refused re-arm)
   // Client and server connections open at once at most (added, on_closed not yet called; the
   // listener not included): the engine slots the workload held at its peak.
