@@ -418,7 +418,8 @@ void World::notify_start(const Known& k, std::uint32_t events) {
     if (!off) ++counts.notify_retries_exhausted;
   }
   if (off) {
-    fail("notify(" + id_text(k.id) + ") kept failing with faults off: an edge connection never "
+    fail("notify(" + id_text(k.id) +
+         ") kept failing with faults off: an edge connection never "
          "started");
     return;
   }
