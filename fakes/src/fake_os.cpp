@@ -203,6 +203,7 @@ std::uint32_t FakeOs::wait_and_dequeue(std::unique_lock<std::mutex>& lock, FakeP
       return kWaitTimeout;  // spec A2, A5, F3: *received_out stays 0
     }
     PortWaiter waiter;
+    waiter.begins = effect_begins_current();
     port.push_waiter(waiter);
     runtime_.park(lock, waiter.waiter, deadline_ns, call);
     if (waiter.abandoned) return kErrorAbandonedWait0;  // spec F3, F6: the port is gone

@@ -97,6 +97,8 @@ void FakePort::release_most_recent(const OverlappedEntry& entry) {
   // GetQueuedCompletionStatusEx and PSN says nothing of a batch handed at release, so the rest of
   // the batch is taken when the thread runs, from what is queued then (remove_waiter).
   waiter->handoff = entry;
+  // The hand-off is the waiter's dequeue: its begin line goes here, not where it next runs.
+  effect_point_for(waiter->begins, EffectPoint::kDequeue);
   released_.push_back(waiter);
   runtime_.wake(waiter->waiter);
 }

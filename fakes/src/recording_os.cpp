@@ -13,7 +13,23 @@
 
 namespace readyport {
 
+// One call's begin lines not yet written (effect_point.hpp): at most a PSN's two, and the thread
+// they belong to (a hand-off writes them from another thread).
+struct EffectBegins {
+  struct Begin {
+    EffectPoint point = EffectPoint::kCall;
+    std::string line;
+    bool written = false;
+  };
+  RecordingOs* os = nullptr;
+  std::uint32_t thread = 0;
+  std::array<Begin, 2> begins;
+  std::uint32_t count = 0;
+};
+
 namespace {
+
+using PendingBegins = EffectBegins;
 
 // Appends 0x<lower-case hex>.
 void append_hex(std::string* text_out, std::uint64_t value) {
@@ -193,18 +209,6 @@ class RecordingThread final : public Thread {
   const std::string name_;
 };
 
-// The calling thread's begin lines not yet written (effect_point.hpp): at most a PSN's two.
-struct PendingBegins {
-  struct Begin {
-    EffectPoint point = EffectPoint::kCall;
-    std::string line;
-    bool written = false;
-  };
-  RecordingOs* os = nullptr;
-  std::array<Begin, 2> begins;
-  std::uint32_t count = 0;
-};
-
 // The calling logical thread's pending begin lines (a fiber's own, under SimScheduler).
 PendingBegins* pending_get() {
   return static_cast<PendingBegins*>(fake_internal::logical_locals().pending_begins);
@@ -221,6 +225,7 @@ class IntervalBegins {
   IntervalBegins(RecordingOs& os, RecordingOs::BeginLines mode)
       : os_(os), at_effect_(mode == RecordingOs::BeginLines::kAtEffect), outer_(pending_get()) {
     pending_.os = &os;
+    pending_.thread = os.trace_thread();
     if (at_effect_) pending_set(&pending_);
   }
   ~IntervalBegins() {
@@ -278,14 +283,17 @@ std::string trace_registrations(const SockNotifyRegistration* registrations, std
   return text;
 }
 
-void effect_point(EffectPoint point) {
-  PendingBegins* const pending = pending_get();
-  if (pending == nullptr) return;
-  for (std::uint32_t i = 0; i < pending->count; ++i) {
-    PendingBegins::Begin& begin = pending->begins[i];
+void effect_point(EffectPoint point) { effect_point_for(pending_get(), point); }
+
+EffectBegins* effect_begins_current() { return pending_get(); }
+
+void effect_point_for(EffectBegins* begins, EffectPoint point) {
+  if (begins == nullptr) return;
+  for (std::uint32_t i = 0; i < begins->count; ++i) {
+    EffectBegins::Begin& begin = begins->begins[i];
     if (begin.written || begin.point > point) continue;
     begin.written = true;
-    pending->os->record(begin.line);
+    begins->os->record_as(begins->thread, begin.line);
   }
 }
 

@@ -300,6 +300,58 @@ TEST(LifetimeOracleTraces, CloseBehindTheEnginesBackPasses) {
   EXPECT_TRUE(status.ok()) << status.message();
 }
 
+// A REMOVE packet handed to a thread waiting on the port (spec F1) while the REMOVE is applied:
+// the waiter's dequeue begins there, though it writes its own line only when it runs, after a
+// close behind the engine's back and a drain marker another thread posted and dequeued. (Seen on
+// real threads, seed 100: before RecordingOs wrote the waiter's begin line at the hand-off, it
+// came after the drain, and the oracle rightly found the trace impossible, below.)
+std::vector<Event> remove_handed_to_waiter(bool begin_at_hand_off) {
+  std::vector<Event> events = {
+      {1, "psn.begin port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0]"},
+  };
+  if (begin_at_hand_off) events.push_back({3, "dequeue.begin port=1000"});
+  const std::vector<Event> rest = {
+      {1,
+       "psn port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0/res=0] timeout=0 "
+       "count=0 -> ERROR_SUCCESS"},
+      {1, "wl.close s=256 id=1/1 -> ok"},
+      {1, "wl.close_behind s=256"},
+      {1, "closesocket.begin s=256"},
+      {1, "closesocket s=256 -> 0"},
+      {1, "wl.close s=256 id=1/1 -> ok"},
+      {1, "post.begin port=1000 bytes=0x0 key=3"},
+      {1, "post port=1000 bytes=0x0 key=3 -> 1"},
+      {2, "dequeue.begin port=1000"},
+      {2, "psn port=1000 timeout=1000 count=8 -> ERROR_SUCCESS n=1 entries=[key=3/mask=0x0]"},
+      {2, "dequeue.begin port=1000"},
+      {2, "psn port=1000 timeout=0 count=8 -> WAIT_TIMEOUT n=0"},
+  };
+  events = events + rest;
+  if (!begin_at_hand_off) events.push_back({3, "dequeue.begin port=1000"});
+  const std::vector<Event> waiter = {
+      {3, "psn port=1000 timeout=20 count=8 -> ERROR_SUCCESS n=1 entries=[key=9/mask=0x80]"},
+      {3, "obs.remove_seen id=1/1"},
+      {3, "obs.socket_closed id=1/1 s=256"},
+      {3, "closesocket.begin s=256"},
+      {3, "closesocket s=256 -> -1"},
+      {3, "hnd.closed s=256 id=1/1"},
+      {3, "obs.freed id=1/1"},
+      {1, "close_port port=1000 -> 1"},
+  };
+  return events + waiter;
+}
+
+TEST(LifetimeOracleTraces, ARemoveHandedToAWaiterBeforeACloseBehindPasses) {
+  const Status status = judge(kAdded + kHandled + remove_handed_to_waiter(true));
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+// The same lines with the waiter's dequeue beginning after the drain: the REMOVE queued before
+// the marker (FIFO, F1) would have come out first, so its packet is no longer the connection's.
+TEST(LifetimeOracleTraces, ARemoveDequeuedAfterItsKeyDrainedIsAViolation) {
+  expect_rule(judge(kAdded + kHandled + remove_handed_to_waiter(false)), "O12");
+}
+
 TEST(LifetimeOracleTraces, NotifyPaidByAWlNotifyWrittenAfterTheEntryPasses) {
   // T1's notify: its post is dequeued and the handler entered on T2 before T1 writes wl.notify.
   const std::vector<Event> notify = {

@@ -7,10 +7,19 @@
 // the first effect_point() that inner Os calls for it. FakeOs calls effect_point() under its
 // state lock just before each effect, after its scheduling point and any wait, so in simulation
 // a begin line and its call's line have no other thread's line between them (an exact order),
-// and on real threads the interval is as tight as the fake can make it.
+// except for a dequeue handed its packet while it waited (below), and on real threads the
+// interval is as tight as the fake can make it.
+//
+// A dequeue's effect can happen on another thread: a packet queued while a thread waits is handed
+// to that waiter at once (spec F1) by the thread that queued it. The waiter keeps a handle to its
+// pending lines (effect_begins_current) and the handing thread writes them at the hand-off
+// (effect_point_for), as lines of the waiter's thread: the dequeue's begin line is where its effect
+// is, not where the waiter next runs, which on real threads can be many lines later.
 //
 // Ownership: the pending lines belong to RecordingOs's call on the calling logical thread and live
-// only while that call runs. Threading: per logical thread (a fiber's own under SimScheduler).
+// only while that call runs. Threading: per logical thread (a fiber's own under SimScheduler);
+// effect_point_for() from another thread only while the owner waits, both under the inner Os's
+// one lock (FakeOs's state mutex), which orders the owner's accesses after it.
 // Errors: none; a call with nothing pending does nothing.
 #pragma once
 
@@ -27,5 +36,15 @@ enum class EffectPoint : std::uint8_t {
 
 // Writes the calling thread's pending begin lines up to `point`, if any.
 void effect_point(EffectPoint point);
+
+// The calling logical thread's pending begin lines, for a call about to wait for an effect another
+// thread may complete on its behalf; null when the call has none pending. Valid while that call
+// runs.
+struct EffectBegins;
+EffectBegins* effect_begins_current();
+
+// Writes the pending begin lines of `begins` up to `point` now, stamped with the thread that owns
+// them. Null does nothing.
+void effect_point_for(EffectBegins* begins, EffectPoint point);
 
 }  // namespace readyport

@@ -25,6 +25,7 @@
 #include <optional>
 #include <vector>
 
+#include "readyport/fake/effect_point.hpp"
 #include "readyport/fake/fake_registration.hpp"
 #include "readyport/fake/runtime.hpp"
 #include "readyport/os.hpp"
@@ -51,6 +52,9 @@ struct PortWaiter {
   // The packet handed to it when it was released (spec F1), already dequeued: its registration's
   // consequences (one-shot disarm, REMOVE, spec C2, B5) were applied then.
   std::optional<OverlappedEntry> handoff;
+  // The waiting call's pending trace begin lines (effect_point.hpp), written when a packet is
+  // handed to it: the hand-off is its dequeue. Null when it has none.
+  EffectBegins* begins = nullptr;
 };
 
 class FakePort {

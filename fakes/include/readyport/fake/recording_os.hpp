@@ -47,7 +47,8 @@
 //   post.begin port=<p> bytes=0x<b> key=<k>          closesocket.begin s=<s>
 // With BeginLines::kBeforeCall (any backend) they are written before the inner call; with
 // kAtEffect (an inner FakeOs, which calls effect_point()) when the fake reaches the effect, so in
-// simulation the two lines are exact. A PSN's registrations apply at its start and its dequeue
+// simulation the two lines are exact; a waiting dequeue's effect is the hand-off of a packet to it
+// (spec F1), and its begin line is written there by the thread that hands it (effect_point.hpp). A PSN's registrations apply at its start and its dequeue
 // after any wait, hence its two begin lines.
 //
 // Handle values are printed as the wrapped Os returns them: FakeOs's are deterministic; a real
@@ -135,6 +136,13 @@ class RecordingOs final : public ForwardingOs {
 
   // Records `event` as a line of the calling thread now (for wrappers such as RecordingMutex).
   void record(std::string_view event) { trace_.record(context_, event); }
+  // Records `event` now as a line of `thread` (a trace_thread() value), from any thread: a begin
+  // line written on behalf of a waiter (effect_point.hpp).
+  void record_as(std::uint32_t thread, std::string_view event) {
+    trace_.record(context_.trace_time_ns(), thread, event);
+  }
+  // The calling thread's number in this trace.
+  std::uint32_t trace_thread() const { return context_.trace_thread(); }
 
  private:
   Trace& trace_;
