@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The engine's size budget (issue 12): its own sources (core/src without the Windows backend,
-# status.cpp and os_names.cpp) at most 1,500 lines, and no function longer than 70 lines.
+# The engine's size budget: its own sources (core/src without the Windows backend, status.cpp and
+# os_names.cpp) at most 1,600 lines, and no function longer than 70 lines. Issue 12 set 1,500
+# for the reshaped engine (1,488 then); issue 23 raised it once, openly, for what it asked the
+# engine to do (the socket index kept until the close, a lost REMOVE found by a probe: 1,556),
+# rather than meet the old number by squeezing code. Raise it again only with such a reason.
 #
 #   bash ci/engine_size.sh
 #
@@ -10,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-lines_max=1500
+lines_max=1600
 function_lines_max=70
 files=(core/src/engine*.cpp core/src/engine_internal.hpp core/src/slot_machine.cpp
   core/include/readyport/internal/slot_machine_hot.hpp

@@ -8,8 +8,8 @@
 // behind the engine's back and then tells the engine (spec E4). Closing a socket the engine owns
 // breaks the embedder's side of the contract, so it is drawn only where an engine can still keep
 // its own: where socket values are never reused (otherwise the engine's later closesocket would
-// close a stranger's socket) and where a REMOVE already applied is still delivered when the
-// socket is closed (otherwise the engine would wait for it forever; spec "Fake defaults"), and
+// close a stranger's socket). Where the close drops a REMOVE already applied (spec "Fake
+// defaults") the engine must find it lost (engine.hpp) or stop() would wait for ever. And it
 // adds while others close. Handlers close themselves (kInterestClose) and other connections from
 // inside. The engine's table is small, so slots and socket values are reused within a run.
 //

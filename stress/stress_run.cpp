@@ -112,9 +112,9 @@ ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
   w.weight_post = pick(rng, kPostWeights);
   w.weight_peer = w.peers == 0 ? 0 : pick(rng, kPeerWeights);
   w.weight_client = pick(rng, kClientWeights);
-  // Behind-the-back closes only where socket values are never reused and a REMOVE already
-  // applied is still delivered when the socket is closed (chaos_workload.hpp says why).
-  w.weight_behind = fake.socket_reuse || fake.remove_dropped_on_close ? 0 : 5;
+  // Behind-the-back closes only where socket values are never reused (chaos_workload.hpp says
+  // why); a REMOVE they drop is the engine's to find (engine.hpp, "A lost REMOVE").
+  w.weight_behind = fake.socket_reuse ? 0 : 5;
   w.handler_close_percent = pick(rng, kHandlerClose);
   w.handler_close_other_percent = pick(rng, kHandlerCloseOther);
   w.seed = rng.next();
@@ -286,6 +286,15 @@ Status verdict(const Status& run_status, World& world, bool completed) {
     return Status(StatusCode::kInternal, "engine reports " +
                                              std::to_string(world.result.engine.connections_live) +
                                              " live connections after stop()");
+  // Every REMOVE the fake dropped with a close behind the engine's back was found lost (or stop()
+  // would not have returned), and no other: one that still came answered its probe.
+  const std::uint64_t dropped = world.fake.stats().removes_dropped;
+  if (world.result.engine.removes_lost != dropped)
+    return Status(StatusCode::kInternal,
+                  "the fake dropped " + std::to_string(dropped) +
+                      " REMOVE packets with closes behind the engine's back, and the engine "
+                      "counts " +
+                      std::to_string(world.result.engine.removes_lost) + " lost REMOVEs");
   return check_fake_empty(world.fake);
 }
 
@@ -317,6 +326,7 @@ void fill_report(const StressOptions& options, World& world, SeedReport& report)
   report.coverage.emplace_back("deep.outage_cut_by_liveness", outages_cut);
   report.coverage.emplace_back("deep.listener_add_retries_exhausted",
                                world.result.counts.listener_retries_exhausted);
+  report.coverage.emplace_back("deep.remove_dropped_by_close", world.fake.stats().removes_dropped);
   if (world.faulty.fired_hits_complete()) {
     report.fired_hits = FaultPlan::of_hits(world.faulty.fired_hits()).to_string();
   }
@@ -483,7 +493,8 @@ std::vector<std::string> stress_coverage_rows() {
   // engine's call_retry_max is 8 by default) and the workload's own budget.
   for (const char* row : {"deep.psn_regs_failed_8_in_a_row", "deep.psn_dequeue_failed_8_in_a_row",
                           "deep.post_failed_3_in_a_row", "deep.thread_start_failed_3_in_a_row",
-                          "deep.outage_cut_by_liveness", "deep.listener_add_retries_exhausted"})
+                          "deep.outage_cut_by_liveness", "deep.listener_add_retries_exhausted",
+                          "deep.remove_dropped_by_close"})
     rows.push_back(row);
   return rows;
 }

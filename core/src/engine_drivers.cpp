@@ -77,6 +77,10 @@ std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32
   stats_.packets += *received;
   apply_results(d.sent, d.pending);
   d.sent.count = 0;
+  // Idle calls in a row with REMOVEs awaited: any of them may be lost (engine.hpp). The probes
+  // are posted at this batch's end (quiesce: whoever adds to the quarantine services it).
+  d.idle_calls = error == kWaitTimeout ? d.idle_calls + 1 : 0;
+  if (d.idle_calls >= internal::kIdleCallsToProbe && removes_awaited_ > 0) probe_awaited(d);
   classify_entries(d, *received);
   spin_check(d, *received);
   return (error == kWaitTimeout) ? kErrorSuccess : error;
@@ -152,7 +156,12 @@ READYPORT_FORCE_INLINE void Engine::classify_socket_packet(Driver& d, std::uintp
     case PacketAction::kRemoveSeen:
       // The last packet for the key (spec E3): kRemoving -> kClosing.
       if (options_.observer) options_.observer->on_remove_seen(id);
+      if (slot.remove_applied) --removes_awaited_;
       move_to_closing(index, d);
+      return;
+    case PacketAction::kProbeAnswered:
+      // A probed REMOVE came after all: the drain under way ends the slot.
+      if (options_.observer) options_.observer->on_remove_seen(id);
       return;
     case PacketAction::kDropClosing:
       ++stats_.closing_dropped;

@@ -20,11 +20,12 @@ void Engine::service_quarantine() {
       if (index == kSlotNone) return;
       Slot& slot = slots_->at(index);
       // Close the socket first: closesocket deregisters it (spec E2), so no new packet can be
-      // queued for the key; the marker posted after it is then behind every packet that was.
+      // queued for the key; the marker posted after it is then behind every packet that was. A
+      // probe's socket stays open: its REMOVE was applied, so nothing follows it (spec B5).
       socket = slot.socket;
       key = slots_->key_of(index);
       id = slots_->id_of(index);
-      if (socket != kInvalidSocket) {
+      if (socket != kInvalidSocket && !slot.probe) {
         slot.socket = kInvalidSocket;
         close_socket_locked(id, socket);
       }
@@ -81,8 +82,24 @@ void Engine::check_grace(Driver& d) {
     // Every packet queued before the marker was dequeued (FIFO, spec F1) and every driver that
     // could hold one has finished its batch: kGrace -> kClosing.
     slots_->list_pop(*link);
-    internal::slot_on_grace_over(slot);
+    if (internal::slot_on_grace_over(slot)) ++stats_.removes_lost;
     move_to_closing(index, d);
+  }
+}
+
+void Engine::probe(std::uint32_t index) {
+  internal::slot_probe(slots_->at(index));  // kRemoving -> kQuarantined
+  slots_->list_push(quarantine_head_, index);
+  --removes_awaited_;
+  ++stats_.removes_probed;
+}
+
+void Engine::probe_awaited(Driver& d) {
+  // Bounded by the table; only after idle calls with REMOVEs awaited.
+  d.idle_calls = 0;
+  for (std::uint32_t i = 0; i < options_.connections_max && removes_awaited_ > 0; ++i) {
+    const Slot& slot = slots_->at(i);
+    if (slot.state == SlotState::kRemoving && slot.remove_applied) probe(i);
   }
 }
 

@@ -21,9 +21,10 @@ void Engine::apply_results(const RegSink& done, RegSink& follow_ups) {
     const SockNotifyRegistration& reg = regs[i];
     const RegRef ref = refs[i];
     if (reg.operation == kSockNotifyOpRemove) {
-      // Applied: the REMOVE packet frees the slot, maybe already on another driver, so the
-      // slot is not touched here.
-      if (reg.registration_result == 0) continue;
+      if (reg.registration_result == 0) {
+        note_remove_applied(ref);
+        continue;
+      }
       ++stats_.registration_failures;
 #if defined(READYPORT_CANARY_remove_failure_as_done)
       // CANARY remove_failure_as_done: a refused REMOVE read as "nothing is registered, nothing
@@ -56,6 +57,15 @@ void Engine::apply_remove_failed(RegRef ref) {
   slots_->list_push(quarantine_head_, ref.slot);
   ++stats_.quarantined;
   if (options_.observer) options_.observer->on_quarantined(slots_->id_of(ref.slot));
+}
+
+void Engine::note_remove_applied(RegRef ref) {
+  // Its REMOVE packet may have been dequeued already, on another driver (spec A7): then the slot
+  // moved on, or was freed and taken again (another generation), and is not touched.
+  Slot& slot = slots_->at(ref.slot);
+  if (slot.generation != ref.generation || slot.state != SlotState::kRemoving) return;
+  slot.remove_applied = true;
+  ++removes_awaited_;
 }
 
 // ---- Calls --------------------------------------------------------------------------------------

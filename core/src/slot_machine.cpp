@@ -57,7 +57,7 @@ PacketAction slot_on_packet_closing(SlotMachine& m, std::uint32_t mask,
   // No key carries a free slot's generation yet; slot_on_packet() takes every packet of a
   // dispatching slot but a REMOVE, which only kRemoving can see (issued on kLive -> kRemoving).
   READYPORT_ASSERT(m.state != S::kFree && m.state != S::kDispatching);
-  READYPORT_ASSERT(!remove || m.state == S::kRemoving);
+  READYPORT_ASSERT(!remove || m.state == S::kRemoving || m.probe);
 #if defined(READYPORT_CANARY_dispatch_after_close)
   // CANARY dispatch_after_close: packets of a connection being closed still reach its handler.
   if (m.state == S::kLive) return slot_on_live_packet(m, mask & kEventsForHandler, driver);
@@ -73,6 +73,10 @@ PacketAction slot_on_packet_closing(SlotMachine& m, std::uint32_t mask,
 #endif
     slot_transition(m, S::kClosing);
     return PacketAction::kRemoveSeen;
+  }
+  if (remove && m.probe) {
+    m.probe = false;  // not lost: the grace period ends the drain as for any quarantine
+    return PacketAction::kProbeAnswered;
   }
   // Live and closing, removing (not the REMOVE), quarantined (no REMOVE applied) or closing (its
   // REMOVE seen, spec B7): dropped.
@@ -92,10 +96,21 @@ CloseAction slot_on_close(SlotMachine& m) {
   return CloseAction::kSettle;
 }
 
+void slot_probe(SlotMachine& m) {
+  READYPORT_ASSERT(m.state == S::kRemoving && m.remove_applied && !m.probe);
+  m.probe = true;
+  slot_transition(m, S::kQuarantined);
+}
+
 void slot_on_marker_posting(SlotMachine& m) { slot_transition(m, S::kDraining); }
 void slot_on_marker_post_failed(SlotMachine& m) { slot_transition(m, S::kQuarantined); }
 void slot_on_marker_seen(SlotMachine& m) { slot_transition(m, S::kGrace); }
-void slot_on_grace_over(SlotMachine& m) { slot_transition(m, S::kClosing); }
+bool slot_on_grace_over(SlotMachine& m) {
+  slot_transition(m, S::kClosing);
+  const bool lost = m.probe;
+  m.probe = false;  // a REMOVE after the drain would break FIFO (spec F1): asserted, not taken
+  return lost;
+}
 void slot_on_disposed(SlotMachine& m) { slot_transition(m, S::kFree); }
 
 }  // namespace readyport::internal

@@ -203,6 +203,78 @@ TEST_F(EngineFakeTest, SocketClosedBehindTheEngineIsQuarantinedUntilDrained) {
   EXPECT_EQ(os_.closesocket(pair.peer_end), 0);
 }
 
+// A REMOVE applied, then the socket closed behind the engine's back: under the reading where the
+// close drops the REMOVE packet, no packet will ever tell the engine. After two idle port calls
+// it asks the port (a drain marker: the probe); the marker comes back, the REMOVE never does:
+// lost. The slot is disposed of once and stop() has nothing left to wait for. Under the other
+// reading the REMOVE is still delivered and nothing is probed.
+class EngineLostRemoveTest : public testing::TestWithParam<bool> {
+ protected:
+  static FakeOptions fake_options() {
+    FakeOptions o;
+    o.remove_dropped_on_close = GetParam();
+    return o;
+  }
+  FakeOs os_{fake_options()};
+  Engine engine_{os_, EngineOptions{}};
+  RecordingHandler handler_;
+};
+
+TEST_P(EngineLostRemoveTest, IdleCallsProbeAndTheSlotIsDisposedOfOnce) {
+  const bool dropped = GetParam();
+  ASSERT_TRUE(engine_.start().ok());
+  const Pair pair = make_pair(os_);
+  const ConnId id =
+      engine_.add(pair.engine_end, kInterestIn, Mode::kOneshotLevel, handler_).value();
+  ASSERT_TRUE(engine_.close(id).ok());  // the REMOVE is applied at once (no driver: direct)
+  ASSERT_EQ(os_.closesocket(pair.engine_end), 0);  // misuse: dropped with it, or still queued
+  ASSERT_TRUE(engine_.close(id).ok());             // closing: idempotent, nothing issued
+  EXPECT_EQ(engine_.stats().removes_probed, 0u);
+  if (dropped) {
+    EXPECT_EQ(engine_.poll(0).value(), 0u);  // idle once: not yet
+    EXPECT_EQ(engine_.stats().removes_probed, 0u);
+    EXPECT_EQ(engine_.poll(0).value(), 0u);  // idle twice: the probe's marker is posted
+    EXPECT_EQ(engine_.stats().removes_probed, 1u);
+    EXPECT_TRUE(handler_.closed().empty());
+    EXPECT_EQ(engine_.poll(0).value(), 1u);  // the marker, and no REMOVE before it
+  } else {
+    EXPECT_EQ(engine_.poll(0).value(), 1u);  // the REMOVE, still delivered
+  }
+  EXPECT_EQ(handler_.closed(), std::vector<ConnId>{id});
+  EXPECT_TRUE(handler_.calls().empty());
+  EXPECT_EQ(engine_.stats().removes_probed, dropped ? 1u : 0u);
+  EXPECT_EQ(engine_.stats().removes_lost, dropped ? 1u : 0u);
+  EXPECT_EQ(engine_.stats().connections_live, 0u);
+  EXPECT_EQ(engine_.close(id).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(engine_.stop().ok());
+  EXPECT_EQ(handler_.closed().size(), 1u);
+  EXPECT_EQ(os_.stats().registrations_live, 0u);
+  EXPECT_EQ(os_.closesocket(pair.peer_end), 0);
+}
+
+TEST_P(EngineLostRemoveTest, StopProbesWhenItsPortIsIdleAndReturns) {
+  const bool dropped = GetParam();
+  ASSERT_TRUE(engine_.start().ok());
+  const Pair pair = make_pair(os_);
+  const ConnId id =
+      engine_.add(pair.engine_end, kInterestIn, Mode::kPersistentEdge, handler_).value();
+  ASSERT_TRUE(engine_.close(id).ok());
+  ASSERT_EQ(os_.closesocket(pair.engine_end), 0);
+  ASSERT_TRUE(engine_.stop().ok());  // would wait for ever without the probe, when dropped
+  EXPECT_EQ(handler_.closed(), std::vector<ConnId>{id});
+  EXPECT_EQ(engine_.stats().removes_lost, dropped ? 1u : 0u);
+  // A REMOVE still delivered is seen by stop()'s first poll: no probe then.
+  EXPECT_EQ(engine_.stats().removes_probed, dropped ? 1u : 0u);
+  EXPECT_EQ(os_.stats().registrations_live, 0u);
+  EXPECT_EQ(os_.stats().ports_open, 0u);
+  EXPECT_EQ(os_.closesocket(pair.peer_end), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(RemoveOnClose, EngineLostRemoveTest, testing::Values(true, false),
+                         [](const testing::TestParamInfo<bool>& param_info) {
+                           return std::string(param_info.param ? "Dropped" : "Delivered");
+                         });
+
 TEST_F(EngineFakeTest, StaleKeysAfterSlotReuseAreDroppedNotDelivered) {
   // The queued IN and the REMOVE come out OR-ed together (spec D4, the fake's default): the IN
   // of a removing slot is dropped, and the slot's next generation never sees anything of it.

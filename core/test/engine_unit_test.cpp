@@ -343,6 +343,38 @@ TEST_F(EngineUnitTest, QuarantineWaitsForADriverWhoseCallBeganBeforeTheMarker) {
   ASSERT_TRUE(engine_->stop().ok());
 }
 
+// A lost REMOVE probed (engine.hpp): after two idle calls with an applied REMOVE awaited, a drain
+// marker is posted for its slot, the socket left open (its REMOVE was applied, spec E1). Here the
+// REMOVE was on its way after all: it comes before the marker (FIFO) and answers the probe, and
+// the slot ends with the drain: closed once, nothing counted lost. (The fake's tests cover the
+// REMOVE that never comes.)
+TEST_F(EngineUnitTest, AProbedRemoveThatComesAfterAllEndsWithTheDrain) {
+  InSequence in_order;
+  start();
+  expect_add_call(kSockA, key(0), kInterestIn, kOneshotLevelFlags);
+  const ConnId a = engine_->add(kSockA, kInterestIn, Mode::kOneshotLevel, handler_).value();
+  expect_direct_remove(kSockA);
+  ASSERT_TRUE(engine_->close(a).ok());
+  expect_driver_call({}, {}, {}, kWaitTimeout);
+  ASSERT_EQ(engine_->poll(kWait).value(), 0u);
+  EXPECT_EQ(engine_->stats().removes_probed, 0u);  // one idle call proves little
+  expect_driver_call({}, {}, {}, kWaitTimeout);
+  EXPECT_CALL(os_, post_queued_completion_status(kPort, 0, internal::kDrainKey, key(0)))
+      .WillOnce(Return(true));
+  ASSERT_EQ(engine_->poll(kWait).value(), 0u);
+  EXPECT_EQ(engine_->stats().removes_probed, 1u);
+  EXPECT_TRUE(handler_.closed().empty());
+  expect_driver_call({}, {},
+                     {packet(key(0), kSockNotifyEventRemove), posted(internal::kDrainKey, key(0))});
+  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
+  ASSERT_EQ(engine_->poll(kWait).value(), 2u);
+  EXPECT_EQ(handler_.closed(), std::vector<ConnId>{a});
+  EXPECT_EQ(engine_->stats().removes_lost, 0u);
+  EXPECT_EQ(engine_->stats().connections_live, 0u);
+  expect_stop_empty();
+  ASSERT_TRUE(engine_->stop().ok());
+}
+
 TEST_F(EngineUnitTest, StopWithConnectionsOpenRemovesAllThenReleasesWorkers) {
   InSequence in_order;
   start();

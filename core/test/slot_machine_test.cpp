@@ -104,11 +104,17 @@ std::vector<EdgeCase> edge_cases() {
        },
        0},
       {"grace_over", S::kGrace, S::kClosing, none,
+       [](SlotMachine& m) { return static_cast<int>(slot_on_grace_over(m)); }, 0},
+      // A probe for a lost REMOVE: the quarantine's path with the socket left open.
+      {"probe", S::kRemoving, S::kQuarantined, [](SlotMachine& m) { m.remove_applied = true; },
        [](SlotMachine& m) {
-         slot_on_grace_over(m);
-         return 0;
+         slot_probe(m);
+         return static_cast<int>(m.probe);
        },
-       0},
+       1},
+      // Its grace period ended without the REMOVE: lost.
+      {"grace_over_probe_lost", S::kGrace, S::kClosing, [](SlotMachine& m) { m.probe = true; },
+       [](SlotMachine& m) { return static_cast<int>(slot_on_grace_over(m)); }, 1},
       {"disposed", S::kClosing, S::kFree, none,
        [](SlotMachine& m) {
          slot_on_disposed(m);
@@ -324,6 +330,17 @@ std::vector<StayCase> stay_cases() {
        [](const SlotMachine& m) { return m.close_requested; }},
       {"close_draining", S::kDraining, ol, none, close,
        static_cast<int>(CloseAction::kAlreadyClosing), any},
+      {"close_removing_not_applied_yet", S::kRemoving, ol, none, close,
+       static_cast<int>(CloseAction::kAlreadyClosing), any},
+      {"close_removing_applied", S::kRemoving, ol, [](SlotMachine& m) { m.remove_applied = true; },
+       close, static_cast<int>(CloseAction::kAlreadyClosing), any},
+      {"probe_answered_in_grace", S::kGrace, ol, [](SlotMachine& m) { m.probe = true; },
+       packet(kSockNotifyEventRemove, kSelf), static_cast<int>(PacketAction::kProbeAnswered),
+       [](const SlotMachine& m) { return !m.probe; }},
+      {"probe_answered_in_draining", S::kDraining, ol, [](SlotMachine& m) { m.probe = true; },
+       packet(kSockNotifyEventRemove | kSockNotifyEventIn, kOther),
+       static_cast<int>(PacketAction::kProbeAnswered),
+       [](const SlotMachine& m) { return !m.probe; }},
       {"handler_close_settles", S::kDispatching, ol,
        [](SlotMachine& m) { m.pending_events = kSockNotifyEventIn; },
        [](SlotMachine& m) {

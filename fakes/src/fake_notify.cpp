@@ -314,7 +314,7 @@ void handoff_to_waiters(FakePort& port, const FakeOptions& options) {
 namespace {
 
 // closesocket after REMOVE, before its packet was dequeued (table row "closesocket after REMOVE").
-void socket_closed_while_removing(FakeRegistration& registration, const FakeOptions& options) {
+bool socket_closed_while_removing(FakeRegistration& registration, const FakeOptions& options) {
   READYPORT_ASSERT(registration.remove_packet.has_value());
   const bool merged = registration.event_packet == registration.remove_packet;
   if (!options.remove_dropped_on_close) {
@@ -324,7 +324,7 @@ void socket_closed_while_removing(FakeRegistration& registration, const FakeOpti
       drop_event_packet(registration);
     }
     registration.state = RegistrationState::kDetachedRemoving;
-    return;
+    return false;
   }
   if (merged) {
     // Strip REMOVE from the packet it was OR-ed into; the event bits stay.
@@ -342,11 +342,12 @@ void socket_closed_while_removing(FakeRegistration& registration, const FakeOpti
   } else {
     registration.port->registration_destroy(registration);
   }
+  return true;
 }
 
 }  // namespace
 
-void registration_socket_closed(FakeRegistration& registration, const FakeOptions& options) {
+bool registration_socket_closed(FakeRegistration& registration, const FakeOptions& options) {
   READYPORT_ASSERT(registration_attached(registration.state));
   detach_socket(registration);
   switch (registration.state) {
@@ -363,10 +364,9 @@ void registration_socket_closed(FakeRegistration& registration, const FakeOption
       } else {
         registration.port->registration_destroy(registration);
       }
-      return;
+      return false;
     case RegistrationState::kRemoving:
-      socket_closed_while_removing(registration, options);
-      return;
+      return socket_closed_while_removing(registration, options);
     case RegistrationState::kDetachedRemoving:
     case RegistrationState::kDetached:
       // Unreachable: asserted attached above.

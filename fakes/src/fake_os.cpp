@@ -360,6 +360,7 @@ FakeStats FakeOs::stats() const {
     waiters += entry.second->waiter_count();
   }
   stats.waiters = static_cast<std::uint32_t>(waiters);
+  stats.removes_dropped = removes_dropped_;
   return stats;
 }
 

@@ -501,8 +501,9 @@ int FakeOs::closesocket(Socket s) {
   if (socket == nullptr) return fail(kWsaEnotsock);
   effect_point(EffectPoint::kCall);
   // Spec E2: deregistered without a REMOVE packet; queued packets follow the options.
-  if (socket->registration != nullptr) {
-    fake_internal::registration_socket_closed(*socket->registration, options_);
+  if (socket->registration != nullptr &&
+      fake_internal::registration_socket_closed(*socket->registration, options_)) {
+    ++removes_dropped_;
   }
   READYPORT_ASSERT(socket->registration == nullptr);
   switch (socket->state) {

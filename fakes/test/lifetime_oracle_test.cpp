@@ -1035,10 +1035,10 @@ SimOptions sim_options(std::uint64_t seed, Trace* trace) {
 // Everything one recorded run builds: Engine(RecordingOs(FakeOs)) under SimScheduler, with the
 // oracle as the trace's sink and a TraceObserver as the engine's observer.
 struct RunWorld {
-  explicit RunWorld(std::uint64_t seed)
+  explicit RunWorld(std::uint64_t seed, FakeOptions fake_options = {})
       : sim(sim_options(seed, &trace)),
         context(sim),
-        fake(FakeOptions{}, sim),
+        fake(fake_options, sim),
         os(fake, trace, context),
         observer(trace, context) {
     trace.set_sink(&oracle);
@@ -1256,6 +1256,89 @@ TEST(LifetimeOracleRecorded, RealEngineRunsPassOverManySeeds) {
     offline.observe_text(outcome.text);
     EXPECT_TRUE(offline.finish().ok());
   }
+}
+
+// A REMOVE lost to a close behind the engine's back (the fake drops it: remove_dropped_on_close).
+// No worker waits, so the REMOVE stays queued until the close drops it. The engine finds it lost
+// after two idle port calls, of the embedder's poll() or of stop(); the connection is closed once
+// and the oracle, which models the drop itself, finds nothing wrong.
+struct LostRemoveRun {
+  Status sim;
+  std::string workload;
+  Status verdict;
+  EngineStats stats;
+  int closed_calls = 0;
+};
+
+LostRemoveRun lost_remove_run(bool poll_first) {
+  FakeOptions fake_options;
+  fake_options.remove_dropped_on_close = true;
+  RunWorld w(1, fake_options);
+  EngineOptions options;
+  options.connections_max = 4;
+  options.observer = &w.observer;
+  LostRemoveRun run;
+  {
+    Engine engine(w.os, options);
+    w.engine = &engine;
+    run.sim = w.sim.run([&] {
+      Os& os = w.os;
+      if (!engine.start().ok()) return void(run.workload = "start failed");
+      const Socket listener = os.socket(kAfInet, kSockStream, kIpprotoTcp);
+      Ipv4Address address{kLoopbackHost, 0};
+      if (os.bind(listener, address) != 0 || os.listen(listener, 4) != 0 ||
+          os.getsockname(listener, &address) != 0) {
+        return void(run.workload = "listener setup failed");
+      }
+      const Socket peer = os.socket(kAfInet, kSockStream, kIpprotoTcp);
+      if (os.connect(peer, address) != 0) return void(run.workload = "connect failed");
+      const Socket server = os.accept(listener, nullptr);
+      if (server == kInvalidSocket || os.set_nonblocking(server, true) != 0) {
+        return void(run.workload = "accept failed");
+      }
+      TracedEcho echo(w, server, 0);
+      w.record("wl.adding s=" + std::to_string(server));
+      Result<ConnId> id = engine.add(server, kInterestIn, Mode::kOneshotLevel, echo);
+      if (!id.ok()) return void(run.workload = "add: " + id.status().to_string());
+      w.record("wl.add s=" + std::to_string(server) + " -> ok id=" + id_text(id.value()));
+      w.close(server, id.value());  // its REMOVE is applied and queued
+      w.record("wl.close_behind s=" + std::to_string(server));
+      (void)os.closesocket(server);  // ... and dropped with the socket
+      w.close(server, id.value());  // idempotent: closing already
+      for (int i = 0; poll_first && i < 3; ++i) (void)engine.poll(10);
+      if (Status stopped = engine.stop(); !stopped.ok()) {
+        return void(run.workload = "stop: " + stopped.to_string());
+      }
+      run.closed_calls = echo.closed ? 1 : 0;
+      (void)os.closesocket(peer);
+      (void)os.closesocket(listener);
+    });
+    run.stats = engine.stats();
+  }
+  run.verdict = w.oracle.finish();
+  return run;
+}
+
+TEST(LifetimeOracleRecorded, ALostRemoveIsFoundByIdlePollsAndTheOracleIsClean) {
+  const LostRemoveRun run = lost_remove_run(true);
+  ASSERT_TRUE(run.sim.ok()) << run.sim.to_string();
+  ASSERT_EQ(run.workload, "");
+  EXPECT_TRUE(run.verdict.ok()) << run.verdict.message();
+  EXPECT_EQ(run.closed_calls, 1);
+  EXPECT_EQ(run.stats.removes_probed, 1u);
+  EXPECT_EQ(run.stats.removes_lost, 1u);
+  EXPECT_EQ(run.stats.connections_closed, 1u);
+}
+
+TEST(LifetimeOracleRecorded, ALostRemoveIsFoundByStopAndTheOracleIsClean) {
+  const LostRemoveRun run = lost_remove_run(false);
+  ASSERT_TRUE(run.sim.ok()) << run.sim.to_string();
+  ASSERT_EQ(run.workload, "");
+  EXPECT_TRUE(run.verdict.ok()) << run.verdict.message();
+  EXPECT_EQ(run.closed_calls, 1);
+  EXPECT_EQ(run.stats.removes_probed, 1u);
+  EXPECT_EQ(run.stats.removes_lost, 1u);
+  EXPECT_EQ(run.stats.connections_closed, 1u);
 }
 
 // Renumbers `lines` (each "<seq> <rest>") from 0.

@@ -46,6 +46,16 @@
 // key may exist for an unbounded time. The quarantine closes the socket (no new packet, spec E2),
 // posts a drain marker behind the queued ones, and frees the slot only after the marker was
 // dequeued and every driver passed a quiescent point: reused with no packet for its old key left.
+//
+// A lost REMOVE: a socket closed behind the engine's back after its REMOVE was applied may take
+// the REMOVE packet with it (Windows does not say; spec psn.md, "Fake defaults"). No packet tells
+// the engine, so it asks: when a driver's port calls come back empty twice in a row
+// (run_worker's wait_timeout_ms, a poll's timeout, stop()'s polls) while REMOVEs that were
+// applied have not come, it posts a drain marker for each of their slots (the probe). A REMOVE
+// that still comes is dequeued before its marker (FIFO, spec F1); when the marker was dequeued
+// and every driver passed a quiescent point without it, it was lost: the socket is closed,
+// on_closed called and the slot freed, as after a drain, and EngineStats::removes_lost counts it.
+// A probe of a REMOVE on its way costs a post and delays on_closed to the drain's end.
 #pragma once
 
 #include <cstdint>
@@ -204,6 +214,8 @@ struct EngineStats {
   std::uint64_t registration_failures = 0;  // per-registration failures (spec A8)
   std::uint64_t timeouts = 0;               // WAIT_TIMEOUT returns (spec A2)
   std::uint64_t quarantined = 0;            // REMOVE failures handled by drain markers (spec E4)
+  std::uint64_t removes_probed = 0;         // applied REMOVEs asked after by a marker (above)
+  std::uint64_t removes_lost = 0;           // of those, the ones that never came
   std::uint64_t tasks_run = 0;
   std::uint64_t notifies = 0;     // notify() packets dequeued
   std::uint64_t spin_sleeps = 0;  // spin guard sleeps (internal/engine_tuning.hpp)
@@ -297,10 +309,10 @@ class Engine final {
   // kFailedPrecondition. Threading: any one thread that is not a driver; not from a handler or
   // task (returns kFailedPrecondition). Errors: kFailedPrecondition (not started, already
   // stopped or stopping, or called from a driver thread).
-  // Not bounded in time: stop() returns only once every REMOVE was seen and every handler
-  // returned. A handler that never returns, or a port whose every call fails for good (spec A3
-  // without end), keeps it retrying with the capped backoff; it never closes a socket or frees a
-  // slot on a guess instead.
+  // Not bounded in time: stop() returns only once every REMOVE was seen or found lost (a probe,
+  // above, when its polls find the port idle) and every handler returned. A handler
+  // that never returns, or a port whose every call fails for good (spec A3 without end), keeps it
+  // retrying with the capped backoff; it never closes a socket or frees a slot on a guess.
   Status stop();
 
   EngineStats stats() const;
@@ -363,6 +375,10 @@ class Engine final {
   void apply_results(const internal::RegSink& done, internal::RegSink& follow_ups)
       READYPORT_REQUIRES(mutex_);
   void apply_remove_failed(internal::RegRef ref) READYPORT_REQUIRES(mutex_);
+  void note_remove_applied(internal::RegRef ref) READYPORT_REQUIRES(mutex_);
+  // A lost REMOVE (above): one slot's probe, and the probes of every awaited one.
+  void probe(std::uint32_t slot) READYPORT_REQUIRES(mutex_);
+  void probe_awaited(internal::Driver& d) READYPORT_REQUIRES(mutex_);
   // One port call retried while it fails as a whole (spec A3); `d` null: registrations only.
   std::uint32_t call_retrying(SockNotifyRegistration* regs, std::uint32_t count,
                               internal::Driver* d, std::uint32_t timeout_ms,
@@ -397,6 +413,8 @@ class Engine final {
   std::uint32_t drivers_claimed_ READYPORT_GUARDED_BY(mutex_) = 0;
   std::uint32_t tasks_outstanding_ READYPORT_GUARDED_BY(mutex_) = 0;
   std::uint64_t epoch_ READYPORT_GUARDED_BY(mutex_) = 1;  // grace periods (spec E4)
+  // Slots in kRemoving whose REMOVE was applied (a probe's candidates).
+  std::uint32_t removes_awaited_ READYPORT_GUARDED_BY(mutex_) = 0;
   // Slots whose next registration waits for a driver.
   std::uint32_t deferred_head_ READYPORT_GUARDED_BY(mutex_);
   // Quarantined slots whose marker is not posted yet.

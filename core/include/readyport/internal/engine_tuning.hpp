@@ -22,6 +22,11 @@ static_assert((std::uint64_t{kRetryBackoffMs} << kRetryBackoffShiftMax) >= kRetr
 inline constexpr std::uint32_t kStopPollMs = 10;
 static_assert(kStopPollMs >= 1, "a zero wait would make stop() spin on an empty port");
 static_assert(kStopPollMs <= kRetryBackoffMaxMs, "stop() polls at least as often as it retries");
+// A driver's port calls in a row that dequeue nothing before it probes the REMOVEs the engine
+// awaits (a lost REMOVE, engine.hpp). An applied REMOVE is in the port or on another driver: a
+// probe after one idle call would mostly ask after REMOVEs on their way (harmless, a marker each).
+inline constexpr std::uint32_t kIdleCallsToProbe = 2;
+static_assert(kIdleCallsToProbe >= 1, "an idle engine must probe at some point, or stop() hangs");
 
 // Spin guard. A persistent level registration re-queues its packet while its condition holds
 // (spec C4); while another driver is about to apply its DISABLE, ENABLE or REMOVE, a driver can

@@ -61,6 +61,8 @@ struct SlotMachine {
   bool rearm_needed = false;     // an ENABLE is wanted once op_in_flight clears
   bool close_requested = false;  // close(), kInterestClose, stop() or a failed registration
   bool deferred = false;         // on the engine's deferred list (a driver will settle it)
+  bool remove_applied = false;   // kRemoving: its REMOVE's call returned it applied (A8)
+  bool probe = false;            // a drain marker asks whether that REMOVE still comes
   std::uint16_t dispatcher = kDriverNone;     // the driver running the handler (kDispatching)
   Interest interest = kInterestNone;          // wanted: from add() or the last handler return
   Interest interest_applied = kInterestNone;  // the filter of the last ENABLE issued
@@ -99,13 +101,14 @@ void slot_on_remove_failed(SlotMachine& m);
 
 // A packet (or notify()) for the slot's current generation, dequeued by driver `driver`.
 enum class PacketAction : std::uint8_t {
-  kDispatch,      // kLive -> kDispatching: run the handler with the events
-  kMergeOwn,      // merged into this driver's running dispatch
-  kMergeForeign,  // merged into another driver's dispatch
-  kMergePause,    // as kMergeForeign, and a DISABLE may stop the re-queued packets (spec C4)
-  kRemoveSeen,    // kRemoving -> kClosing: the last packet for the key (spec E3)
-  kDropClosing,   // the connection is closing: dropped (spec B5, D4)
-  kDropUnwanted,  // persistent: no bit of the interest and no ERR
+  kDispatch,       // kLive -> kDispatching: run the handler with the events
+  kMergeOwn,       // merged into this driver's running dispatch
+  kMergeForeign,   // merged into another driver's dispatch
+  kMergePause,     // as kMergeForeign, and a DISABLE may stop the re-queued packets (spec C4)
+  kRemoveSeen,     // kRemoving -> kClosing: the last packet for the key (spec E3)
+  kProbeAnswered,  // the REMOVE of a probed slot: it came after all; the drain goes on
+  kDropClosing,    // the connection is closing: dropped (spec B5, D4)
+  kDropUnwanted,   // persistent: no bit of the interest and no ERR
 };
 inline PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint16_t driver);
 // slot_on_packet()'s rarer cases (out of line): a slot that is closing or past kLive.
@@ -122,12 +125,22 @@ inline ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result,
 enum class CloseAction : std::uint8_t { kNone, kSettle, kAlreadyClosing };
 CloseAction slot_on_close(SlotMachine& m);
 
+// A lost REMOVE. A socket closed behind the engine's back after its REMOVE was applied may take
+// the REMOVE packet with it (spec psn.md, "closesocket after REMOVE, before its packet": Windows
+// does not say). The probe asks the port: kRemoving -> kQuarantined, and the quarantine's marker
+// and grace period follow with the socket left open (spec E1: closed after the REMOVE or the
+// drain). A REMOVE queued before the marker is dequeued before it (FIFO, spec F1) and seen by the
+// grace period's end; slot_on_grace_over() reports it lost when it never came. kRemoving with
+// remove_applied only.
+void slot_probe(SlotMachine& m);
+
 // The quarantine (spec E4): marker about to be posted, its post failed, marker dequeued, grace
 // period over.
 void slot_on_marker_posting(SlotMachine& m);
 void slot_on_marker_post_failed(SlotMachine& m);
 void slot_on_marker_seen(SlotMachine& m);
-void slot_on_grace_over(SlotMachine& m);
+// kGrace -> kClosing; true when a probed REMOVE never came (lost).
+bool slot_on_grace_over(SlotMachine& m);
 // Socket closed and on_closed returned: kClosing -> kFree.
 void slot_on_disposed(SlotMachine& m);
 

@@ -55,8 +55,9 @@ AfterDequeue registration_dequeue_front(FakePort& port, FakeRegistration& regist
 // REMOVE packet.
 void handoff_to_waiters(FakePort& port, const FakeOptions& options);
 
-// closesocket (spec E2): deregisters without a REMOVE packet. May destroy `registration`.
-void registration_socket_closed(FakeRegistration& registration, const FakeOptions& options);
+// closesocket (spec E2): deregisters without a REMOVE packet. May destroy `registration`. True
+// when an applied REMOVE's packet was dropped with it (FakeOptions::remove_dropped_on_close).
+bool registration_socket_closed(FakeRegistration& registration, const FakeOptions& options);
 
 // close_port (spec F6): drops the registration and its packets, no REMOVE. Destroys it.
 void registration_port_closed(FakeRegistration& registration);

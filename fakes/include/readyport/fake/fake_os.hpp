@@ -80,6 +80,9 @@ struct FakeStats {
   std::uint32_t registrations_live = 0;  // all ports; includes closed sockets' queued leftovers
   std::uint32_t packets_queued = 0;      // all ports; socket and posted packets
   std::uint32_t waiters = 0;             // threads parked in port waits or blocking socket calls
+  // Since construction: REMOVE packets a closesocket dropped (remove_dropped_on_close), each a
+  // REMOVE no engine will ever dequeue.
+  std::uint64_t removes_dropped = 0;
 };
 
 // First completion port handle value and the step between values: never a SOCKET value (those
@@ -244,7 +247,8 @@ class FakeOs final : public Os {
   std::map<std::uintptr_t, std::unique_ptr<FakePort>> ports_;
   std::uintptr_t next_port_value_ = kFakePortFirst;
   std::uint64_t next_registration_id_ = 1;
-  Rng early_rng_;  // early wakes (spec A5), from SeedStream::kFake
+  std::uint64_t removes_dropped_ = 0;  // FakeStats::removes_dropped
+  Rng early_rng_;                      // early wakes (spec A5), from SeedStream::kFake
 };
 
 }  // namespace readyport

@@ -48,8 +48,9 @@
 // With BeginLines::kBeforeCall (any backend) they are written before the inner call; with
 // kAtEffect (an inner FakeOs, which calls effect_point()) when the fake reaches the effect, so in
 // simulation the two lines are exact; a waiting dequeue's effect is the hand-off of a packet to it
-// (spec F1), and its begin line is written there by the thread that hands it (effect_point.hpp). A PSN's registrations apply at its start and its dequeue
-// after any wait, hence its two begin lines.
+// (spec F1), and its begin line is written there by the thread that hands it (effect_point.hpp).
+// A PSN's registrations apply at its start and its dequeue after any wait, hence its two begin
+// lines.
 //
 // Handle values are printed as the wrapped Os returns them: FakeOs's are deterministic; a real
 // backend's are not, and neither are its traces across runs (use CountingTraceContext there).
