@@ -73,8 +73,8 @@ struct Driver {
   std::uint64_t call_epoch = 0;  // engine epoch when its current call began; 0: quiescent
   std::uint32_t failures_in_row = 0;
   std::uint32_t idle_calls = 0;  // port calls in a row that dequeued nothing (a lost REMOVE)
-  RegBuffer pending;  // decided, for the next call
-  RegBuffer sent;     // in the current call
+  RegBuffer pending;             // decided, for the next call
+  RegBuffer sent;                // in the current call
   std::vector<OverlappedEntry> entries;
   std::vector<Dispatch> dispatches;
   std::uint32_t dispatch_count = 0;

@@ -1304,7 +1304,7 @@ LostRemoveRun lost_remove_run(bool poll_first) {
       w.close(server, id.value());  // its REMOVE is applied and queued
       w.record("wl.close_behind s=" + std::to_string(server));
       (void)os.closesocket(server);  // ... and dropped with the socket
-      w.close(server, id.value());  // idempotent: closing already
+      w.close(server, id.value());   // idempotent: closing already
       for (int i = 0; poll_first && i < 3; ++i) (void)engine.poll(10);
       if (Status stopped = engine.stop(); !stopped.ok()) {
         return void(run.workload = "stop: " + stopped.to_string());
