@@ -69,6 +69,8 @@ Json fake_json(const FakeOptions& f) {
   object["oneshot_disarm"] = f.oneshot_disarm == OneshotDisarm::kAtQueue ? "queue" : "dequeue";
   object["early_wake_ms_max"] = f.early_wake_ms_max;
   object["socket_reuse"] = f.socket_reuse;
+  object["concurrency_limited"] = f.concurrency_limited;
+  object["processors"] = f.processors;
   return object;
 }
 

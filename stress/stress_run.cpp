@@ -70,6 +70,10 @@ FakeOptions draw_fake(std::uint64_t seed, std::uint32_t receive_buffer_bytes) {
   fake.oneshot_disarm = rng.chance(1, 2) ? OneshotDisarm::kAtQueue : OneshotDisarm::kAtDequeue;
   fake.early_wake_ms_max = pick(rng, kEarlyWakes);
   fake.socket_reuse = rng.chance(3, 4);
+  // Spec F7 in a quarter of the seeds: the engine's port (concurrency 0) lets 1 to 3 of its
+  // threads run at once. Drawn last, so the draws above stay those of earlier commits.
+  fake.concurrency_limited = rng.chance(1, 4);
+  fake.processors = 1 + static_cast<std::uint32_t>(rng.below(3));
   return fake;
 }
 
@@ -434,7 +438,8 @@ std::string stress_fake_options_text(const FakeOptions& f, char separator) {
          "remove_dropped_on_close=" + flag(f.remove_dropped_on_close) + s +
          "disarm=" + (f.oneshot_disarm == OneshotDisarm::kAtQueue ? "queue" : "dequeue") + s +
          "early_wake_ms=" + std::to_string(f.early_wake_ms_max) + s +
-         "reuse=" + flag(f.socket_reuse);
+         "reuse=" + flag(f.socket_reuse) + s + "concurrency=" +
+         (f.concurrency_limited ? std::to_string(f.processors) : std::string("off"));
 }
 
 SeedReport stress_run_seed(const StressOptions& options, std::uint64_t seed) {

@@ -4,8 +4,8 @@
 
 namespace readyport::fake_internal {
 
-FakeMutex::FakeMutex(std::mutex& state_mutex, Runtime& runtime)
-    : state_mutex_(state_mutex), runtime_(runtime) {}
+FakeMutex::FakeMutex(std::mutex& state_mutex, Runtime& runtime, BlockHooks* hooks)
+    : state_mutex_(state_mutex), runtime_(runtime), hooks_(hooks) {}
 
 FakeMutex::~FakeMutex() {
   std::lock_guard<std::mutex> guard(state_mutex_);
@@ -29,7 +29,9 @@ void FakeMutex::lock() {
   // Wait for unlock() to hand it over. No deadline: a mutex has no timeout.
   Waiter waiter;
   waiters_.push_back(&waiter);
+  if (hooks_ != nullptr) hooks_->block_begin_locked();
   const ParkEnd end = runtime_.park(state, waiter, kDeadlineNone, "lock");
+  if (hooks_ != nullptr) hooks_->block_end_locked();
   // Handed over by unlock(): it popped us and left kHeld set on our behalf.
   READYPORT_ASSERT(end == ParkEnd::kWoken && waiter.woken);
   READYPORT_ASSERT((word_.load(std::memory_order_relaxed) & kHeld) != 0);

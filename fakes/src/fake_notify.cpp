@@ -281,13 +281,17 @@ void handoff_to_waiters(FakePort& port, const FakeOptions& options) {
   // on by the loop that is already running.
   if (port.handoff_running()) return;
   port.handoff_running_set(true);
-  // Bounded: each turn releases one waiter. Threads wait only while the FIFO is empty, so the
-  // packet handed is the one just queued, the oldest (spec F1).
+  // Bounded: each turn releases one waiter. The packet handed is the oldest (spec F1): the one
+  // just queued, or, with a concurrency limit (F7), one that waited for a thread to stop running.
   while (port.handoff_due()) {
     const PacketList::iterator packet = port.front();
     const OverlappedEntry entry = packet_entry(*packet);
-    // Posted packets are handed by FakePort::queue itself; this one is a socket packet.
-    READYPORT_ASSERT(packet->registration_id != 0);
+    if (packet->registration_id == 0) {
+      // A posted packet (one FakePort::queue could not hand at once, F7): nothing to apply.
+      port.pop_front();
+      port.release_most_recent(entry);
+      continue;
+    }
     FakeRegistration* registration = port.registration_find(packet->registration_id);
     READYPORT_ASSERT(registration != nullptr);  // a registration outlives its queued packets
     const std::uint64_t id = registration->id;

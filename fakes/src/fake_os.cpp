@@ -69,11 +69,20 @@ void check_options(const FakeOptions& options) {
 
 }  // namespace
 
+namespace {
+// FakeOs::instance_ values: unique in the process (an identity, never part of any output).
+std::uint64_t next_instance() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1);
+}
+}  // namespace
+
 FakeOs::FakeOs(FakeOptions options)
     : owned_runtime_(std::make_unique<InlineRuntime>()),
       runtime_(*owned_runtime_),
       options_(options),
       sockets_(options_),
+      instance_(next_instance()),
       early_rng_(SeedStreams(options.seed).stream(SeedStream::kFake)) {
   check_options(options_);
 }
@@ -82,6 +91,7 @@ FakeOs::FakeOs(FakeOptions options, Runtime& runtime)
     : runtime_(runtime),
       options_(options),
       sockets_(options_),
+      instance_(next_instance()),
       early_rng_(SeedStreams(options.seed).stream(SeedStream::kFake)) {
   check_options(options_);
 }
@@ -104,8 +114,11 @@ FakeOs::FakePort* FakeOs::port_find(Port port) {
 }
 
 Port FakeOs::create_io_completion_port(std::uint32_t concurrency) {
-  (void)concurrency;  // the fake runs whatever threads call it; concurrency limits nothing
   runtime_.point("create_io_completion_port");
+  // Spec F7: the value limits the port's running threads when the switch models it; 0 means
+  // the number of processors.
+  const std::uint32_t limit =
+      !options_.concurrency_limited ? 0 : (concurrency != 0 ? concurrency : options_.processors);
   std::lock_guard<std::mutex> lock(mutex_);
   if (ports_.size() >= options_.ports_max) {
     last_error_set(kErrorNotEnoughMemory);
@@ -113,7 +126,7 @@ Port FakeOs::create_io_completion_port(std::uint32_t concurrency) {
   }
   const Port handle{next_port_value_};
   next_port_value_ += kFakePortValueStep;  // never reused
-  ports_.emplace(handle.value, std::make_unique<FakePort>(handle, runtime_));
+  ports_.emplace(handle.value, std::make_unique<FakePort>(handle, runtime_, limit));
   return handle;
 }
 
@@ -190,25 +203,105 @@ std::uint32_t FakeOs::wait_and_dequeue(std::unique_lock<std::mutex>& lock, FakeP
   READYPORT_ASSERT(lock.owns_lock());
   *received_out = 0;
   const std::uint64_t deadline_ns = deadline_for(timeout_ms);
+  port_enter_locked(port);
   // Each turn starts the call or follows a wake; a woken thread re-checks because another thread
   // may have taken the packet, and waits again until the same deadline (the remaining time).
   for (;;) {
-    if (!port.empty()) {
+    // Spec F7: the caller takes a packet only while one more thread of the port may run.
+    if (!port.empty() && port.may_run()) {
       effect_point(EffectPoint::kDequeue);
       *received_out = dequeue_batch(port, entries, count);
       READYPORT_ASSERT(*received_out >= 1 && *received_out <= count);
+      port_run_locked(port);
       return kErrorSuccess;  // spec A1, F3
     }
     if (timeout_ms == 0 || runtime_.now_ns() >= deadline_ns) {
+      port_run_locked(port);
       return kWaitTimeout;  // spec A2, A5, F3: *received_out stays 0
     }
     PortWaiter waiter;
     waiter.begins = effect_begins_current();
     port.push_waiter(waiter);
     runtime_.park(lock, waiter.waiter, deadline_ns, call);
-    if (waiter.abandoned) return kErrorAbandonedWait0;  // spec F3, F6: the port is gone
-    port.remove_waiter(waiter);
+    if (waiter.abandoned) {
+      fake_internal::logical_locals().port_value = 0;  // spec F6: the port is gone
+      return kErrorAbandonedWait0;                     // spec F3, F6
+    }
+    if (port.remove_waiter(waiter)) {
+      // Released with a packet (spec F1), counted as running from then (F7): its entry is the
+      // FIFO's head, dequeued now with what is queued behind it.
+      *received_out = dequeue_batch(port, entries, count);
+      READYPORT_ASSERT(*received_out >= 1 && *received_out <= count);
+      fake_internal::logical_locals().port_running = true;
+      fake_internal::handoff_to_waiters(port, options_);  // F7: room for another?
+      return kErrorSuccess;
+    }
   }
+}
+
+void FakeOs::port_enter_locked(FakePort& port) {
+  fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
+  if (locals.port_running) {
+    locals.port_running = false;
+    FakePort* previous = associated_port();
+    if (previous != nullptr) {
+      previous->run_end();
+      // Spec F7: on its own port the caller itself takes what is queued ("returns with the next
+      // completion packet"); leaving another port lets a thread waiting there run.
+      if (previous != &port) fake_internal::handoff_to_waiters(*previous, options_);
+    }
+  }
+  locals.port_os = instance_;
+  locals.port_value = port.handle().value;
+}
+
+FakeOs::FakePort* FakeOs::associated_port() {
+  const fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
+  if (locals.port_os != instance_ || locals.port_value == 0) return nullptr;
+  return port_find(Port{locals.port_value});
+}
+
+void FakeOs::port_run_locked(FakePort& port) {
+  port.run_begin();
+  fake_internal::logical_locals().port_running = true;
+  fake_internal::handoff_to_waiters(port, options_);  // packets left and room for another
+}
+
+void FakeOs::port_leave_locked() {
+  fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
+  if (locals.port_running) {
+    locals.port_running = false;
+    FakePort* port = associated_port();
+    if (port != nullptr) {
+      port->run_end();
+      fake_internal::handoff_to_waiters(*port, options_);
+    }
+  }
+  locals.port_value = 0;
+}
+
+void FakeOs::block_begin_locked() {
+  fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
+  if (!locals.port_running) return;
+  const std::uintptr_t value = locals.port_value;
+  port_leave_locked();
+  locals.port_value = value;  // still associated: it runs again when it wakes
+  locals.port_blocked = true;
+}
+
+void FakeOs::block_end_locked() {
+  fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
+  if (!locals.port_blocked) return;
+  locals.port_blocked = false;
+  FakePort* port = associated_port();
+  if (port == nullptr) {
+    locals.port_value = 0;  // closed meanwhile
+    return;
+  }
+  // Spec F7: it runs again at once, even past the limit ("a brief period when the number of
+  // active threads exceeds the concurrency value"); no new thread is released meanwhile.
+  port->run_begin();
+  locals.port_running = true;
 }
 
 std::uint32_t FakeOs::psn_validate(std::uint32_t registration_count,
@@ -308,13 +401,19 @@ std::uint32_t FakeOs::last_error() {
 
 std::unique_ptr<Mutex> FakeOs::mutex_create() {
   runtime_.point("mutex_create");
-  return std::make_unique<fake_internal::FakeMutex>(mutex_, runtime_);
+  fake_internal::BlockHooks* hooks = this;  // a private base, converted here
+  return std::make_unique<fake_internal::FakeMutex>(mutex_, runtime_, hooks);
 }
 
 Result<std::unique_ptr<Thread>> FakeOs::thread_start(std::string_view name,
                                                      std::function<void()> body) {
   runtime_.point("thread_start");
-  return runtime_.thread_start(name, std::move(body));
+  return runtime_.thread_start(name, [this, body = std::move(body)] {
+    body();
+    // Spec F7: a thread that ends leaves its port's running threads.
+    std::lock_guard<std::mutex> lock(mutex_);
+    port_leave_locked();
+  });
 }
 
 std::uint64_t FakeOs::thread_id() {
@@ -338,11 +437,13 @@ void FakeOs::sleep_ms(std::uint32_t duration_ms) {
   const std::uint64_t deadline_ns = runtime_.now_ns() + duration_ms * kNsPerMs;
   // Nobody wakes a sleeper: each park ends at the deadline; loop in case a runtime ends one
   // earlier (the clock never goes backwards, so this terminates).
+  if (runtime_.now_ns() < deadline_ns) block_begin_locked();  // spec F7: a sleeper is blocked
   while (runtime_.now_ns() < deadline_ns) {
     Waiter waiter;
     const ParkEnd end = runtime_.park(lock, waiter, deadline_ns, "sleep_ms");
     READYPORT_ASSERT(end == ParkEnd::kDeadline);
   }
+  block_end_locked();
 }
 
 // ---- inspection

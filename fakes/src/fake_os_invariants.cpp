@@ -91,9 +91,10 @@ void FakeOs::check_port(const FakePort& port) const {
     ++packets_per_registration[packet->registration_id];
   }
   READYPORT_ASSERT(posted == port.posted_count());
-  // Spec F1, the hand-off: a thread waits only while the FIFO is empty, and a packet queued while
-  // one waits is handed to it at once; so waiting threads and queued packets never coexist.
-  READYPORT_ASSERT(port.waiting_count() == 0 || port.packets().empty());
+  // Spec F1, the hand-off: a thread waits only while it may not take a packet, and a packet
+  // queued while one waits is handed to it at once if one more thread may run (F7); so waiting
+  // threads and queued packets coexist only at the concurrency limit.
+  READYPORT_ASSERT(port.waiting_count() == 0 || port.packets().empty() || !port.may_run());
   READYPORT_ASSERT(port.waiter_count() == port.waiting_count() + port.released_count());
   READYPORT_ASSERT(!port.handoff_running());  // a hand-off ends within the call that queued
   READYPORT_ASSERT(posted <= fake_internal::kPostedPacketsMax);

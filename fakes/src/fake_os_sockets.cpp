@@ -93,7 +93,9 @@ FakeSocket* FakeOs::wait_socket(std::unique_lock<std::mutex>& lock, FakeSocket& 
   socket.waiters.push_back(&waiter);
   // No deadline: a blocking socket call waits until its socket changes. With the inline runtime
   // this asserts as a deadlock (use non-blocking sockets there).
+  block_begin_locked();  // spec F7: a blocking socket call is a wait
   const ParkEnd end = runtime_.park(lock, waiter, kDeadlineNone, call);
+  block_end_locked();
   READYPORT_ASSERT(end == ParkEnd::kWoken);
   FakeSocket* again = sockets_.find(value);
   // Closed meanwhile (the value may already name another socket, spec E5).

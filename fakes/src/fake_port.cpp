@@ -23,7 +23,8 @@ const char* registration_state_name(RegistrationState state) {
   READYPORT_UNREACHABLE();
 }
 
-FakePort::FakePort(Port handle, Runtime& runtime) : handle_(handle), runtime_(runtime) {
+FakePort::FakePort(Port handle, Runtime& runtime, std::uint32_t concurrency_limit)
+    : handle_(handle), runtime_(runtime), limit_(concurrency_limit) {
   READYPORT_ASSERT(!(handle == kInvalidPort));
 }
 
@@ -51,9 +52,10 @@ PacketList::iterator FakePort::queue(const FakePacket& packet) {
   }
   packets_.push_back(packet);
   const PacketList::iterator position = std::prev(packets_.end());
-  if (packet.registration_id != 0 || waiters_.empty()) return position;
+  if (packet.registration_id != 0 || waiters_.empty() || !may_run()) return position;
   // Spec F1, F2: a posted packet has no consequence of its own, so it is dequeued for the most
-  // recent waiter now. Threads wait only while the FIFO is empty, so it is the oldest packet.
+  // recent waiter now. Threads wait while one more may run only while the FIFO is empty (F7), so
+  // it is the oldest packet.
   READYPORT_ASSERT(packets_.size() == 1);
   const OverlappedEntry entry = packet_entry(packet);
   pop_front();
@@ -79,9 +81,9 @@ void FakePort::pop_front() { drop(front()); }
 
 void FakePort::push_waiter(PortWaiter& waiter) {
   READYPORT_ASSERT(!waiter.abandoned && !waiter.waiter.woken && !waiter.handoff.has_value());
-  // A thread waits only when nothing is queued, and while anyone waits every packet is handed on
-  // (spec F1): waiters and queued packets never coexist outside a hand-off in progress.
-  READYPORT_ASSERT(packets_.empty());
+  // A thread waits only when it may not take a packet, and while anyone waits every packet is
+  // handed on while one more thread may run (spec F1, F7).
+  READYPORT_ASSERT(packets_.empty() || !may_run());
   READYPORT_ASSERT(std::find(waiters_.begin(), waiters_.end(), &waiter) == waiters_.end());
   READYPORT_ASSERT(std::find(released_.begin(), released_.end(), &waiter) == released_.end());
   waiters_.push_back(&waiter);
@@ -97,20 +99,26 @@ void FakePort::release_most_recent(const OverlappedEntry& entry) {
   // GetQueuedCompletionStatusEx and PSN says nothing of a batch handed at release, so the rest of
   // the batch is taken when the thread runs, from what is queued then (remove_waiter).
   waiter->handoff = entry;
+  ++running_;  // spec F7: it runs from its release
   // The hand-off is the waiter's dequeue: its begin line goes here, not where it next runs.
   effect_point_for(waiter->begins, EffectPoint::kDequeue);
   released_.push_back(waiter);
   runtime_.wake(waiter->waiter);
 }
 
-void FakePort::remove_waiter(PortWaiter& waiter) {
+void FakePort::run_end() {
+  READYPORT_ASSERT(running_ > 0);
+  --running_;
+}
+
+bool FakePort::remove_waiter(PortWaiter& waiter) {
   READYPORT_ASSERT(!waiter.abandoned);
   auto waiting = std::find(waiters_.begin(), waiters_.end(), &waiter);
   if (waiting != waiters_.end()) {
     // Ended by its deadline: nobody released it, so it holds nothing.
     READYPORT_ASSERT(!waiter.handoff.has_value());
     waiters_.erase(waiting);
-    return;
+    return false;
   }
   // Released by release_most_recent(), which popped it together with the wake.
   READYPORT_ASSERT(waiter.waiter.woken && waiter.handoff.has_value());
@@ -130,6 +138,7 @@ void FakePort::remove_waiter(PortWaiter& waiter) {
   waiter.handoff.reset();
   packets_.push_front(plain);
   ++posted_count_;
+  return true;
 }
 
 void FakePort::abandon_waiters() {

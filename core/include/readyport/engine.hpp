@@ -288,6 +288,11 @@ class Engine final {
   // exit packet, passed on to the next worker). Call from each worker thread; blocks. Returns ok
   // after stop(); kFailedPrecondition if the engine is not running or already stopped;
   // kResourceExhausted past workers_max threads. Re-entrancy: not from a handler.
+  // The port's concurrency value (spec F7): the engine creates its port with 0, so at most as
+  // many workers as processors run handlers at once; more workers wait in the port until one
+  // blocks (a lock, a sleep, blocking I/O) or returns to it, which suits handlers that block now
+  // and then. A handler must never wait without blocking (spinning) for another handler to run:
+  // the packet that would run it is not released while the spinner counts as running.
   Status run_worker();
 
   // Handles one batch on the calling thread: one port call that applies the registrations left

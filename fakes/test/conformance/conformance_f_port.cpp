@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "conformance/backend.hpp"
+#include "conformance/concurrency_scenarios.hpp"
 #include "conformance/scenario_util.hpp"
 #include "conformance/thread_scenarios.hpp"
 
@@ -81,6 +82,16 @@ TEST_P(PsnConformance, F1_OneCallDequeuesAtMostCompletionCount) {
 TEST_P(PsnConformance, F1_MostRecentWaiterGetsOldestPacket) {
   SCOPED_TRACE("rule F1");
   scenario_f1_most_recent_waiter_gets_oldest_packet(os());
+}
+
+TEST_P(PsnConformance, F7_ValueOneReleasesNoSecondThreadUntilTheFirstBlocks) {
+  SCOPED_TRACE("rule F7");
+  scenario_f7_concurrency_one(os(), true);
+}
+
+TEST_P(PsnConformance, F7_ValueOneFirstThreadCallingAgainTakesTheNextPacketItself) {
+  SCOPED_TRACE("rule F7");
+  scenario_f7_concurrency_one(os(), false);
 }
 
 TEST_P(PsnConformance, F2_PostedPacketCarriesExactlyItsValues) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "conformance/concurrency_scenarios.hpp"
 #include "conformance/handoff_scenarios.hpp"
 #include "conformance/thread_scenarios.hpp"
 #include "readyport/fake/fake_options.hpp"
@@ -25,9 +26,10 @@ namespace {
 
 constexpr std::uint64_t kSeedsPerStrategy = 16;
 
-// Runs `scenario` on a fresh FakeOs (default options) under SimScheduler for every seed of
-// 1..kSeedsPerStrategy with the random and the PCT strategy.
-void run_under_sim(const std::function<void(Os&)>& scenario) {
+// Runs `scenario` on a fresh FakeOs (`fake_options`, default options unless given) under
+// SimScheduler for every seed of 1..kSeedsPerStrategy with the random and the PCT strategy.
+void run_under_sim(const std::function<void(Os&)>& scenario,
+                   const FakeOptions& fake_options = FakeOptions{}) {
   for (SimStrategy strategy : {SimStrategy::kRandom, SimStrategy::kPct}) {
     for (std::uint64_t seed = 1; seed <= kSeedsPerStrategy; ++seed) {
       SimOptions options;
@@ -37,7 +39,7 @@ void run_under_sim(const std::function<void(Os&)>& scenario) {
       SimScheduler sim(options);
       Status status;
       {
-        FakeOs os(FakeOptions{}, sim);  // destroyed before the scheduler it runs on
+        FakeOs os(fake_options, sim);  // destroyed before the scheduler it runs on
         status = sim.run([&scenario, &os] { scenario(os); });
       }
       ASSERT_TRUE(status.ok()) << sim.parameters() << ": " << status.to_string() << "\n"
@@ -129,6 +131,55 @@ TEST(FakeThreadedConformance, F6_ClosingPortAbandonsReleasedWaiter) {
   // The case this test exists for must have happened under some seed (the scheduler may run the
   // released waiter between the post and the close, or not).
   EXPECT_GT(abandoned, 0) << "no seed closed the port before the released waiter ran";
+}
+
+// Rule F7 with FakeOptions::concurrency_limited; without it the fake ignores the value, and the
+// second waiter is released while the first runs (which the last test pins).
+FakeOptions concurrency_limited() {
+  FakeOptions options;
+  options.concurrency_limited = true;
+  return options;
+}
+
+TEST(FakeThreadedConformance, F7_ValueOneReleasesNoSecondThreadUntilTheFirstBlocks) {
+  SCOPED_TRACE("rule F7");
+  run_under_sim([](Os& os) { scenario_f7_concurrency_one(os, true); }, concurrency_limited());
+}
+
+TEST(FakeThreadedConformance, F7_ValueOneFirstThreadCallingAgainTakesTheNextPacketItself) {
+  SCOPED_TRACE("rule F7");
+  run_under_sim([](Os& os) { scenario_f7_concurrency_one(os, false); }, concurrency_limited());
+}
+
+TEST(FakeThreadedConformance, F7_WithoutTheSwitchTheValueLimitsNothing) {
+  SimOptions options;
+  options.seed = 1;
+  options.steps_max = 100'000;
+  SimScheduler sim(options);
+  bool second_released_while_first_ran = false;
+  Status status;
+  {
+    FakeOs os(FakeOptions{}, sim);
+    status = sim.run([&os, &second_released_while_first_ran] {
+      const Port port = os.create_io_completion_port(1);
+      WaitOutcome first;
+      WaitOutcome second;
+      std::string why;
+      std::unique_ptr<Thread> second_thread = start_psn_waiter(os, port, &second, &why);
+      os.sleep_ms(kWaiterSettleMs);
+      std::unique_ptr<Thread> first_thread = start_psn_waiter(os, port, &first, &why);
+      os.sleep_ms(kWaiterSettleMs);
+      EXPECT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey1, 0));
+      EXPECT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey2, 0));
+      // Both released at once, the first thread still inside its call: no limit.
+      second_released_while_first_ran = os.stats().packets_queued == 0;
+      first_thread->join();
+      second_thread->join();
+      EXPECT_TRUE(os.close_port(port));
+    });
+  }
+  ASSERT_TRUE(status.ok()) << status.to_string();
+  EXPECT_TRUE(second_released_while_first_ran);
 }
 
 TEST(FakeThreadedConformance, F3_GqcsWaitAbandonedWhenPortCloses) {

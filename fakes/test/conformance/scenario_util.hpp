@@ -299,8 +299,9 @@ class Scenario {
   Os& os() { return os_; }
 
   // A new completion port (spec F5).
-  Port port() {
-    const Port port = os_.create_io_completion_port(0);
+  // A port with this concurrency value (spec F7; 0: the number of processors).
+  Port port(std::uint32_t concurrency = 0) {
+    const Port port = os_.create_io_completion_port(concurrency);
     if (port == kInvalidPort) {
       fail("create_io_completion_port");
       return kInvalidPort;

@@ -26,9 +26,21 @@
 
 namespace readyport::fake_internal {
 
+// Told, under the state mutex, when a thread parks in a seam call and when it runs again (the
+// port's running threads, spec F7). FakeOs implements it.
+class BlockHooks {
+ public:
+  virtual void block_begin_locked() = 0;
+  virtual void block_end_locked() = 0;
+
+ protected:
+  ~BlockHooks() = default;
+};
+
 class FakeMutex final : public Mutex {
  public:
-  FakeMutex(std::mutex& state_mutex, Runtime& runtime);
+  // `hooks` may be null; it must outlive the mutex.
+  FakeMutex(std::mutex& state_mutex, Runtime& runtime, BlockHooks* hooks = nullptr);
   ~FakeMutex() override;
   FakeMutex(const FakeMutex&) = delete;
   FakeMutex& operator=(const FakeMutex&) = delete;
@@ -43,6 +55,7 @@ class FakeMutex final : public Mutex {
 
   std::mutex& state_mutex_;  // the FakeOs state mutex: guards waiters_ and setting kWaiters
   Runtime& runtime_;
+  BlockHooks* const hooks_;
   std::atomic<std::uint32_t> word_{0};  // kHeld | kWaiters
   std::deque<Waiter*> waiters_;         // FIFO; each lives on its parked thread's stack
 };

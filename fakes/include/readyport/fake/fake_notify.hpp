@@ -48,11 +48,12 @@ enum class AfterDequeue : std::uint8_t {
 AfterDequeue registration_dequeue_front(FakePort& port, FakeRegistration& registration,
                                         const FakeOptions& options);
 
-// Spec F1, the hand-off: while threads wait on `port` and a socket packet is queued, dequeues the
-// oldest packet (with the consequences registration_dequeue_front applies) and releases the most
-// recent waiter with it. Called by the registration that queued the packet, once it has recorded
-// it; posted packets are handed by FakePort::queue. May destroy the registration of a handed
-// REMOVE packet.
+// Spec F1, the hand-off: while threads wait on `port`, a packet is queued and one more thread
+// may run (F7), dequeues the oldest packet (with the consequences registration_dequeue_front
+// applies to a socket packet) and releases the most recent waiter with it. Called by the
+// registration that queued the packet, once it has recorded it, and by FakeOs when a thread of
+// the port stops running; posted packets are handed by FakePort::queue when it can. May destroy
+// the registration of a handed REMOVE packet.
 void handoff_to_waiters(FakePort& port, const FakeOptions& options);
 
 // closesocket (spec E2): deregisters without a REMOVE packet. May destroy `registration`. True

@@ -62,6 +62,18 @@ struct FakeOptions {
   // false: never reused.
   bool socket_reuse = true;
 
+  // ---- the port's concurrency value (spec F7) ----------------------------------------------------
+
+  // true: a port lets at most its concurrency value of its threads run at once (the value given
+  // to create_io_completion_port, 0 meaning `processors`): a waiting thread is released, and a
+  // calling thread dequeues, only while fewer run; a thread runs from its release (or its call's
+  // return) until it calls a port again, blocks in a seam call the fake knows blocks (a port
+  // wait, sleep_ms, a contended Mutex, a blocking socket call) or ends. false (default): the
+  // value limits nothing, as before the switch existed (so older traces replay).
+  bool concurrency_limited = false;
+  // What concurrency 0 means when limited: the processors Windows would count. 1..64.
+  std::uint32_t processors = 2;
+
   // ---- determinism and limits -------------------------------------------------------------------
 
   // Seeds every choice the fake makes itself (early wakes). Never read from a clock.

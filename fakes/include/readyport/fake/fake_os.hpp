@@ -63,6 +63,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "readyport/fake/fake_mutex.hpp"
 #include "readyport/fake/fake_options.hpp"
 #include "readyport/fake/fake_port.hpp"
 #include "readyport/fake/fake_socket.hpp"
@@ -90,7 +91,7 @@ struct FakeStats {
 inline constexpr std::uintptr_t kFakePortFirst = 2;
 inline constexpr std::uintptr_t kFakePortValueStep = 4;
 
-class FakeOs final : public Os {
+class FakeOs final : public Os, private fake_internal::BlockHooks {
  public:
   // Owns an InlineRuntime: one thread, virtual time that jumps to each deadline.
   explicit FakeOs(FakeOptions options = {});
@@ -204,6 +205,17 @@ class FakeOs final : public Os {
 
   // Ports.
   FakePort* port_find(Port port);
+  // The calling thread's associated port in this FakeOs (spec F7), or null.
+  FakePort* associated_port();
+  // Spec F7, the calling thread's part in its port's running threads (logical_locals.hpp), under
+  // the state mutex: it calls `port` to dequeue (no longer running where it ran); it returns from
+  // such a call on its own (running); it leaves its port (a thread that ends).
+  void port_enter_locked(FakePort& port);
+  void port_run_locked(FakePort& port);
+  void port_leave_locked();
+  // BlockHooks: a seam call parks the thread (not running) and wakes it (running again).
+  void block_begin_locked() override;
+  void block_end_locked() override;
   std::uint64_t deadline_for(std::uint32_t timeout_ms);
   std::uint32_t dequeue_batch(FakePort& port, OverlappedEntry* entries, std::uint32_t count);
   std::uint32_t wait_and_dequeue(std::unique_lock<std::mutex>& lock, FakePort& port,
@@ -248,7 +260,10 @@ class FakeOs final : public Os {
   std::uintptr_t next_port_value_ = kFakePortFirst;
   std::uint64_t next_registration_id_ = 1;
   std::uint64_t removes_dropped_ = 0;  // FakeStats::removes_dropped
-  Rng early_rng_;                      // early wakes (spec A5), from SeedStream::kFake
+  // Tells this FakeOs's threads' port associations from another's (logical_locals.hpp); unique
+  // in the process, never 0, and affects nothing else.
+  const std::uint64_t instance_;
+  Rng early_rng_;  // early wakes (spec A5), from SeedStream::kFake
 };
 
 }  // namespace readyport

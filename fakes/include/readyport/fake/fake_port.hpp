@@ -59,7 +59,8 @@ struct PortWaiter {
 
 class FakePort {
  public:
-  FakePort(Port handle, Runtime& runtime);
+  // `concurrency_limit`: threads of this port that may run at once (spec F7); 0: no limit.
+  FakePort(Port handle, Runtime& runtime, std::uint32_t concurrency_limit = 0);
   ~FakePort();
   FakePort(const FakePort&) = delete;
   FakePort& operator=(const FakePort&) = delete;
@@ -86,13 +87,23 @@ class FakePort {
   // Removes the oldest packet after the caller has copied it (precondition: !empty()).
   void pop_front();
 
+  // ---- running threads (spec F7) ----
+  // Whether one more of its threads may run: always without a limit.
+  bool may_run() const { return limit_ == 0 || running_ < limit_; }
+  // A thread of this port starts or stops running (released or returned; waits, blocks, ends).
+  void run_begin() { ++running_; }
+  void run_end();
+  std::uint32_t running() const { return running_; }
+  std::uint32_t limit() const { return limit_; }
+
   // ---- waiters (LIFO, spec F1) ----
-  // Precondition: empty(): a thread waits only when nothing is queued.
+  // Precondition: empty() or !may_run(): a thread waits only when it may not take a packet.
   void push_waiter(PortWaiter& waiter);
-  // True when a thread waits and a packet is queued: the moment of a hand-off (spec F1).
-  bool handoff_due() const { return !waiters_.empty() && !packets_.empty(); }
-  // Releases the most recent waiter with `entry`, a packet its caller has just dequeued (spec F1).
-  // Precondition: a thread waits.
+  // True when a thread waits, a packet is queued and one more thread may run: the moment of a
+  // hand-off (spec F1, F7).
+  bool handoff_due() const { return !waiters_.empty() && !packets_.empty() && may_run(); }
+  // Releases the most recent waiter with `entry`, a packet its caller has just dequeued (spec F1);
+  // the released thread runs from now (F7). Precondition: a thread waits.
   void release_most_recent(const OverlappedEntry& entry);
   // The waiter's park() returned (woken or deadline) and it was not abandoned. A waiter still on
   // the stack ended by its deadline and is removed; it holds nothing. A released waiter's entry is
@@ -100,7 +111,8 @@ class FakePort {
   // happened), which the caller must dequeue first, now, under the same hold of the state mutex
   // (FakeOs::wait_and_dequeue does: it dequeues right after). So a released waiter never times
   // out, and its batch is its entry followed by what is queued now.
-  void remove_waiter(PortWaiter& waiter);
+  // Returns true for a released waiter (it holds the FIFO's head and counts as running).
+  bool remove_waiter(PortWaiter& waiter);
   // Threads inside a wait call on this port: waiting, or released and not yet run.
   std::size_t waiter_count() const { return waiters_.size() + released_.size(); }
   // Waiting only (on the LIFO stack), and released only: for invariant checks.
@@ -131,6 +143,8 @@ class FakePort {
  private:
   Port handle_;
   Runtime& runtime_;
+  std::uint32_t limit_ = 0;    // spec F7; 0: none
+  std::uint32_t running_ = 0;  // threads of this port running now (spec F7)
   PacketList packets_;
   std::size_t posted_count_ = 0;
   std::vector<PortWaiter*> waiters_;   // back() is the most recent waiter

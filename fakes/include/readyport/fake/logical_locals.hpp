@@ -23,6 +23,14 @@ struct LogicalLocals {
   const void* injected_owner = nullptr;  // FaultyOs that injected `injected_code`, or null
   std::uint32_t injected_code = 0;       // FaultyOs's injected last error
   void* pending_begins = nullptr;        // RecordingOs's begin lines of the running call, or null
+  // Spec F7: the port this thread is associated with (its last dequeue call's; 0: none) and the
+  // FakeOs it belongs to (FakeOs::instance(): port values repeat across instances, and an OS
+  // thread outlives one), and whether it counts among that port's running threads (released,
+  // not waiting or blocked) or is blocked in a seam call it will run again from.
+  std::uint64_t port_os = 0;
+  std::uintptr_t port_value = 0;
+  bool port_running = false;
+  bool port_blocked = false;
 };
 
 // The calling logical thread's slot: the active one on this OS thread, else the OS thread's own.
