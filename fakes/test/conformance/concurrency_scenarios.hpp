@@ -67,9 +67,9 @@ inline bool run_until(Os& os, const std::atomic<bool>& flag) {
 
 // What the threads of one F7 scenario saw.
 struct ConcurrencyOutcome {
-  WaitOutcome first;             // A's first wait
-  WaitOutcome first_again;       // A's second call (the "calls again" variant)
-  WaitOutcome second;            // B's wait
+  WaitOutcome first;        // A's first wait
+  WaitOutcome first_again;  // A's second call (the "calls again" variant)
+  WaitOutcome second;       // B's wait
   std::atomic<bool> second_returned{false};
   std::atomic<bool> both_posted{false};  // set by the test's thread after its two posts
   bool saw_both_posted = false;
@@ -83,12 +83,11 @@ inline void scenario_f7_concurrency_one(Os& os, bool first_blocks) {
   const Port port = sc.port(1);
   ASSERT_TRUE(sc.ok());
   ConcurrencyOutcome out;
-  Result<std::unique_ptr<Thread>> second =
-      os.thread_start("f7-second", [&os, port, &out] {
-        out.second.rc = os.process_socket_notifications(port, 0, nullptr, kWaiterTimeoutMs, 1,
-                                                        &out.second.entry, &out.second.received);
-        out.second_returned.store(true);
-      });
+  Result<std::unique_ptr<Thread>> second = os.thread_start("f7-second", [&os, port, &out] {
+    out.second.rc = os.process_socket_notifications(port, 0, nullptr, kWaiterTimeoutMs, 1,
+                                                    &out.second.entry, &out.second.received);
+    out.second_returned.store(true);
+  });
   if (!second.ok()) {
     GTEST_SKIP() << "rule F7: the concurrency value needs a backend that starts threads ("
                  << second.status().to_string()

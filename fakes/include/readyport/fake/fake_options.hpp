@@ -62,7 +62,7 @@ struct FakeOptions {
   // false: never reused.
   bool socket_reuse = true;
 
-  // ---- the port's concurrency value (spec F7) ----------------------------------------------------
+  // ---- the port's concurrency value (spec F7) ---------------------------------------------------
 
   // true: a port lets at most its concurrency value of its threads run at once (the value given
   // to create_io_completion_port, 0 meaning `processors`): a waiting thread is released, and a
