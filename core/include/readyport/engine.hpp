@@ -55,7 +55,9 @@
 // that still comes is dequeued before its marker (FIFO, spec F1); when the marker was dequeued
 // and every driver passed a quiescent point without it, it was lost: the socket is closed,
 // on_closed called and the slot freed, as after a drain, and EngineStats::removes_lost counts it.
-// A probe of a REMOVE on its way costs a post and delays on_closed to the drain's end.
+// A probe of a REMOVE on its way costs a post and delays on_closed to the drain's end. Were a
+// REMOVE ever queued after its call returned, behind a marker, the slot would be freed first and
+// the late REMOVE dropped as stale (its key names the old generation): counted lost, never unsafe.
 #pragma once
 
 #include <cstdint>
