@@ -105,22 +105,69 @@ struct Parser {
   std::string corpus_text;
   std::string trace_format_text;
   std::string os_text;
+  // The options the groups below add, for the rules between them (exclude_incompatible).
+  struct Handles {
+    CLI::Option* seeds = nullptr;
+    CLI::Option* first = nullptr;
+    CLI::Option* one = nullptr;
+    CLI::Option* shard = nullptr;
+    CLI::Option* strategy = nullptr;
+    CLI::Option* depth = nullptr;
+    CLI::Option* runtime = nullptr;
+    CLI::Option* os = nullptr;
+    CLI::Option* seconds_max = nullptr;
+    CLI::Option* connections_max = nullptr;
+    CLI::Option* steps = nullptr;
+    CLI::Option* faults = nullptr;
+    CLI::Option* actions = nullptr;
+    CLI::Option* clients = nullptr;
+    CLI::Option* peers = nullptr;
+    CLI::Option* coverage = nullptr;
+    CLI::Option* stop = nullptr;
+    CLI::Option* corpus = nullptr;
+    CLI::Option* bundle_dir = nullptr;
+    CLI::Option* json = nullptr;
+    CLI::Option* markdown = nullptr;
+    CLI::Option* jobs = nullptr;
+    CLI::Option* in_process = nullptr;
+    CLI::Option* hang_seconds = nullptr;
+    CLI::Option* scale = nullptr;
+    CLI::Option* scale_connections = nullptr;
+    CLI::Option* scale_workers = nullptr;
+    CLI::Option* shrink = nullptr;
+    CLI::Option* corpus_entry = nullptr;
+    CLI::Option* trace = nullptr;
+    CLI::Option* verbose = nullptr;
+    CLI::Option* trace_out = nullptr;
+    CLI::Option* trace_format = nullptr;
+    CLI::Option* replay = nullptr;
+    CLI::Option* check = nullptr;
+    CLI::Option* engine_case = nullptr;
+  } h;
 
   Parser() {
     app.set_help_flag();  // ours below: --help sets options.help instead of throwing
     app.footer(kExamples);
     app.formatter(std::make_shared<HelpFormatter>());
     app.get_formatter()->column_width(36);
-    StressOptions& o = options;
+    add_seed_options();
+    add_seed_run_options();
+    add_main_job_options();
+    add_scale_and_shrink_options();
+    add_output_options();
+    add_mode_options();
+    exclude_incompatible();
+  }
 
-    // Which seeds.
-    CLI::Option* seeds =
-        cli_add_number(app, "--seeds", &o.seeds, 1, kSeedsMax, "seeds to run (default 300)");
-    CLI::Option* first = cli_add_number(app, "--first-seed", &o.first_seed, 0, kCliNumberMax,
-                                        "the first seed (default 1); seeds are S, S+1, ...");
-    CLI::Option* one = cli_add_number(app, "--seed", &seed, 0, kCliNumberMax,
-                                      "run exactly seed S (no corpus unless --corpus is given)");
-    CLI::Option* shard =
+  // Which seeds.
+  void add_seed_options() {
+    StressOptions& o = options;
+    h.seeds = cli_add_number(app, "--seeds", &o.seeds, 1, kSeedsMax, "seeds to run (default 300)");
+    h.first = cli_add_number(app, "--first-seed", &o.first_seed, 0, kCliNumberMax,
+                             "the first seed (default 1); seeds are S, S+1, ...");
+    h.one = cli_add_number(app, "--seed", &seed, 0, kCliNumberMax,
+                           "run exactly seed S (no corpus unless --corpus is given)");
+    h.shard =
         app.add_option("--shard", shard_text,
                        "run only the I-th of N interleaved shards of the seeds (I/N, N <= 4096)")
             ->type_name("I/N")
@@ -133,190 +180,200 @@ struct Parser {
                              : "'" + text + "' is not I/N with 1 <= I <= N <= 4096";
                 },
                 "", "shard"));
-    one->excludes(seeds)->excludes(first)->excludes(shard);
+    h.one->excludes(h.seeds)->excludes(h.first)->excludes(h.shard);
+  }
 
-    // How each seed runs.
-    CLI::Option* strategy =
+  // How each seed runs.
+  void add_seed_run_options() {
+    StressOptions& o = options;
+    h.strategy =
         app.add_option("--strategy", strategy_text,
                        "random | pct | delay_bounded | fair | mixed (even seeds random, odd pct) | "
                        "portfolio (seed % 4: random, pct, delay_bounded, fair; default)")
             ->check(
                 CLI::IsMember({"random", "pct", "delay_bounded", "fair", "mixed", "portfolio"}));
-    CLI::Option* depth = cli_add_number(app, "--depth", &o.pct_depth, 1, kDepthMax,
-                                        "PCT depth d (d - 1 change points; delay_bounded: d - 1 "
-                                        "delays; default 3)");
-    CLI::Option* runtime =
-        app.add_option("--runtime", runtime_text,
-                       "sim (SimScheduler, replayable; default) | free (real threads)")
-            ->check(CLI::IsMember({"sim", "free"}));
+    h.depth = cli_add_number(app, "--depth", &o.pct_depth, 1, kDepthMax,
+                             "PCT depth d (d - 1 change points; delay_bounded: d - 1 "
+                             "delays; default 3)");
+    h.runtime = app.add_option("--runtime", runtime_text,
+                               "sim (SimScheduler, replayable; default) | free (real threads)")
+                    ->check(CLI::IsMember({"sim", "free"}));
     app.add_option("--mechanism", mechanism_text,
                    "threads | fibers: how the simulation runs its logical threads (default: "
                    "fibers where available); the traces are the same")
         ->check(CLI::IsMember({"threads", "fibers"}));
-    CLI::Option* os =
-        app.add_option("--os", os_text,
-                       "fake (FakeOs; default) | windows (WindowsOs: real loopback sockets and "
-                       "threads; Windows builds; exit 77 where ProcessSocketNotifications is "
-                       "missing)")
-            ->check(CLI::IsMember({"fake", "windows"}));
-    CLI::Option* seconds_max =
+    h.os = app.add_option("--os", os_text,
+                          "fake (FakeOs; default) | windows (WindowsOs: real loopback sockets and "
+                          "threads; Windows builds; exit 77 where ProcessSocketNotifications is "
+                          "missing)")
+               ->check(CLI::IsMember({"fake", "windows"}));
+    h.seconds_max =
         cli_add_number(app, "--seconds-max", &o.seconds_max, 1, kSecondsMax,
                        "with --os windows: wall-clock budget of the whole run (default 60)");
-    CLI::Option* connections_max =
+    h.connections_max =
         cli_add_number(app, "--connections-max", &o.connections_max, 1, kConnectionsMax,
                        "with --os windows: connections all seeds may open (default 300)");
-    CLI::Option* steps = cli_add_number(app, "--steps-max", &o.steps_max, kStepsMin, kStepsMax,
-                                        "scheduler steps per seed at most (default 2000000)");
-    CLI::Option* faults =
-        app.add_option("--faults", faults_text,
-                       "drawn (default: a plan drawn from each seed) | off | a plan "
-                       "SITE[@PERCENT],... and SITE#HIT pins (docs/faults.md)")
-            ->type_name("X")
-            ->check(CLI::Validator(
-                [](std::string& text) {
-                  StressOptions scratch;
-                  const Status status = stress_faults_set(text, &scratch);
-                  return status.ok() ? std::string() : status.message();
-                },
-                "", "faults"));
-    CLI::Option* actions = cli_add_number(app, "--actions-max", &o.actions_max, 0, kCapMax,
-                                          "cap the drawn director actions");
-    CLI::Option* clients =
+    h.steps = cli_add_number(app, "--steps-max", &o.steps_max, kStepsMin, kStepsMax,
+                             "scheduler steps per seed at most (default 2000000)");
+    h.faults = app.add_option("--faults", faults_text,
+                              "drawn (default: a plan drawn from each seed) | off | a plan "
+                              "SITE[@PERCENT],... and SITE#HIT pins (docs/faults.md)")
+                   ->type_name("X")
+                   ->check(CLI::Validator(
+                       [](std::string& text) {
+                         StressOptions scratch;
+                         const Status status = stress_faults_set(text, &scratch);
+                         return status.ok() ? std::string() : status.message();
+                       },
+                       "", "faults"));
+    h.actions = cli_add_number(app, "--actions-max", &o.actions_max, 0, kCapMax,
+                               "cap the drawn director actions");
+    h.clients =
         cli_add_number(app, "--clients-max", &o.clients_max, 0, kCapMax, "cap the drawn clients");
-    CLI::Option* peers =
+    h.peers =
         cli_add_number(app, "--peers-max", &o.peers_max, 0, kCapMax, "cap the drawn raw peers");
+  }
 
-    // What the main job does around the seeds.
-    CLI::Option* coverage = app.add_flag("--require-coverage", o.require_coverage,
-                                         "exit 1 when a row of the coverage table is zero or the "
-                                         "oracle hit a bound");
-    CLI::Option* stop = app.add_flag("--stop-on-failure", o.stop_on_failure,
-                                     "stop at the first failing seed (or corpus entry)");
-    CLI::Option* corpus =
-        app.add_option("--corpus", corpus_text,
-                       "the regression corpus replayed first: a directory, or none "
-                       "(default: the source tree's stress/corpus)")
-            ->type_name("DIR|none")
-            ->check(non_empty("--corpus"));
-    CLI::Option* bundle_dir =
+  // What the main job does around the seeds.
+  void add_main_job_options() {
+    StressOptions& o = options;
+    h.coverage = app.add_flag("--require-coverage", o.require_coverage,
+                              "exit 1 when a row of the coverage table is zero or the "
+                              "oracle hit a bound");
+    h.stop = app.add_flag("--stop-on-failure", o.stop_on_failure,
+                          "stop at the first failing seed (or corpus entry)");
+    h.corpus = app.add_option("--corpus", corpus_text,
+                              "the regression corpus replayed first: a directory, or none "
+                              "(default: the source tree's stress/corpus)")
+                   ->type_name("DIR|none")
+                   ->check(non_empty("--corpus"));
+    h.bundle_dir =
         app.add_option("--bundle-dir", o.bundle_dir,
                        "each failing seed writes DIR/seed-<S>.json (default stress-failures)")
             ->type_name("DIR")
             ->check(non_empty("--bundle-dir"));
-    CLI::Option* json = app.add_option("--json", o.json_out, "write the run's summary as JSON")
-                            ->type_name("FILE")
-                            ->check(non_empty("--json"));
-    CLI::Option* markdown =
-        app.add_option("--markdown", o.markdown_out,
-                       "append a Markdown summary table (e.g. $GITHUB_STEP_SUMMARY)")
-            ->type_name("FILE")
-            ->check(non_empty("--markdown"));
-    CLI::Option* jobs = cli_add_number(
+    h.json = app.add_option("--json", o.json_out, "write the run's summary as JSON")
+                 ->type_name("FILE")
+                 ->check(non_empty("--json"));
+    h.markdown = app.add_option("--markdown", o.markdown_out,
+                                "append a Markdown summary table (e.g. $GITHUB_STEP_SUMMARY)")
+                     ->type_name("FILE")
+                     ->check(non_empty("--markdown"));
+    h.jobs = cli_add_number(
         app, "--jobs", &o.jobs, 1, kStressJobsMax,
         "run N seeds (and corpus entries) at once, each in its own world; results and output in "
         "seed order, the same as --jobs 1 (default: the online CPUs, at most 64; --os windows, "
         "--seed, --shrink and --replay run one seed at a time)");
-    CLI::Option* in_process =
+    h.in_process =
         app.add_flag("--in-process", o.in_process,
                      "run the sweep in this process (a debugger's choice): an engine assertion, "
                      "a crash or a hang then ends the whole run; by default the seeds run in a "
                      "child process and a seed that aborts, crashes or hangs is that seed's "
                      "failure while a new process runs the rest (POSIX)");
-    CLI::Option* hang_seconds = cli_add_number(
+    h.hang_seconds = cli_add_number(
         app, "--hang-seconds", &o.hang_seconds, 1, kStressHangSecondsMax,
         "a child process that finishes no seed for S wall-clock seconds is killed, and its "
         "seed reported as hung (default 300)");
-    hang_seconds->excludes(in_process);
+    h.hang_seconds->excludes(h.in_process);
+  }
 
-    // Scale mode.
-    CLI::Option* scale = app.add_flag(
+  // Scale mode, and --shrink.
+  void add_scale_and_shrink_options() {
+    StressOptions& o = options;
+    h.scale = app.add_flag(
         "--scale", o.scale,
         "the engine at scale instead of the main job: --connections client and server ends on "
         "--workers workers, judged by the oracle; prints its figures (one seed unless --seeds)");
-    CLI::Option* scale_connections =
+    h.scale_connections =
         cli_add_number(app, "--connections", &o.scale_connections, kStressScaleConnectionsMin,
                        kStressScaleConnectionsMax,
                        "with --scale: connections, client and server ends together (default 10000; "
                        "8..20000, even)");
-    CLI::Option* scale_workers =
-        cli_add_number(app, "--workers", &o.scale_workers, 1, kStressScaleWorkersMax,
-                       "with --scale: engine workers (default 8; 1..64)");
-    scale_connections->needs(scale);
-    scale_workers->needs(scale);
+    h.scale_workers = cli_add_number(app, "--workers", &o.scale_workers, 1, kStressScaleWorkersMax,
+                                     "with --scale: engine workers (default 8; 1..64)");
+    h.scale_connections->needs(h.scale);
+    h.scale_workers->needs(h.scale);
 
-    CLI::Option* shrink = app.add_flag("--shrink", o.shrink,
-                                       "with one seed: shrink its failure (fault sites, PCT depth, "
-                                       "workload) while it fails with the same rule");
-    CLI::Option* corpus_entry =
-        app.add_option("--corpus-entry", o.corpus_entry_out,
-                       "with --shrink: also write the minimal case as a corpus entry")
-            ->type_name("FILE")
-            ->check(non_empty("--corpus-entry"));
-    corpus_entry->needs(shrink);
+    h.shrink = app.add_flag("--shrink", o.shrink,
+                            "with one seed: shrink its failure (fault sites, PCT depth, "
+                            "workload) while it fails with the same rule");
+    h.corpus_entry = app.add_option("--corpus-entry", o.corpus_entry_out,
+                                    "with --shrink: also write the minimal case as a corpus entry")
+                         ->type_name("FILE")
+                         ->check(non_empty("--corpus-entry"));
+    h.corpus_entry->needs(h.shrink);
+  }
 
-    // Output of a run.
-    CLI::Option* trace =
-        app.add_flag("--trace", o.trace, "print each seed's full trace (with --seed)");
-    CLI::Option* verbose =
+  // Output of a run.
+  void add_output_options() {
+    StressOptions& o = options;
+    h.trace = app.add_flag("--trace", o.trace, "print each seed's full trace (with --seed)");
+    h.verbose =
         app.add_flag("--verbose", o.verbose, "print each seed's drawn parameters and result");
-    CLI::Option* trace_out =
+    h.trace_out =
         app.add_option("--trace-out", o.trace_out, "write the one seed's full trace to FILE")
             ->type_name("FILE")
             ->check(non_empty("--trace-out"));
-    CLI::Option* trace_format =
+    h.trace_format =
         app.add_option("--trace-format", trace_format_text,
                        "--trace-out's format: text (default; --check-trace reads it) | chrome "
                        "(trace-event JSON for Perfetto, one track per thread)")
             ->check(CLI::IsMember({"text", "chrome"}));
-    trace_format->needs(trace_out);
+    h.trace_format->needs(h.trace_out);
+  }
 
-    // The other modes.
-    CLI::Option* replay =
+  // The other modes, --help and --version.
+  void add_mode_options() {
+    StressOptions& o = options;
+    h.replay =
         app.add_option("--replay", o.replay,
                        "run a failure bundle's (or corpus entry's) seed with its options exactly; "
                        "compare the trace hash")
             ->type_name("FILE")
             ->check(non_empty("--replay"));
-    CLI::Option* check =
-        app.add_option("--check-trace", o.check_trace,
-                       "judge a recorded text trace with the lifetime oracle (no run): every "
-                       "rule, whatever recorded it; a --runtime that contradicts its header "
-                       "line is refused")
-            ->type_name("FILE")
-            ->check(non_empty("--check-trace"));
-    CLI::Option* engine_case =
-        app.add_option("--engine-case", o.engine_case,
-                       "replay one engine-property case, the line its failure printed")
-            ->type_name("LINE");
+    h.check = app.add_option("--check-trace", o.check_trace,
+                             "judge a recorded text trace with the lifetime oracle (no run): every "
+                             "rule, whatever recorded it; a --runtime that contradicts its header "
+                             "line is refused")
+                  ->type_name("FILE")
+                  ->check(non_empty("--check-trace"));
+    h.engine_case = app.add_option("--engine-case", o.engine_case,
+                                   "replay one engine-property case, the line its failure printed")
+                        ->type_name("LINE");
     app.add_flag("-h,--help", o.help, "print this help and exit");
     app.add_flag("--version", o.version, "print the version and git commit and exit");
+  }
 
-    // Options that choose or shape a run: none of them goes with --replay (the bundle holds them),
-    // --check-trace (nothing runs) or --engine-case (another world).
+  // Options that choose or shape a run go with no other mode; --shrink and --scale with
+  // fewer of the main job's.
+  void exclude_incompatible() {
+    // None goes with --replay (the bundle holds them), --check-trace (nothing runs) or
+    // --engine-case (another world).
     const std::vector<CLI::Option*> run_options = {
-        seeds,         first,           one,         shard,        strategy,
-        depth,         steps,           faults,      actions,      clients,
-        peers,         coverage,        stop,        corpus,       bundle_dir,
-        json,          markdown,        shrink,      corpus_entry, os,
-        seconds_max,   connections_max, jobs,        scale,        scale_connections,
-        scale_workers, in_process,      hang_seconds};
+        h.seeds,         h.first,           h.one,         h.shard,        h.strategy,
+        h.depth,         h.steps,           h.faults,      h.actions,      h.clients,
+        h.peers,         h.coverage,        h.stop,        h.corpus,       h.bundle_dir,
+        h.json,          h.markdown,        h.shrink,      h.corpus_entry, h.os,
+        h.seconds_max,   h.connections_max, h.jobs,        h.scale,        h.scale_connections,
+        h.scale_workers, h.in_process,      h.hang_seconds};
     for (CLI::Option* option : run_options) {
-      replay->excludes(option);
-      check->excludes(option);
-      engine_case->excludes(option);
+      h.replay->excludes(option);
+      h.check->excludes(option);
+      h.engine_case->excludes(option);
     }
-    replay->excludes(runtime)->excludes(check)->excludes(engine_case);
-    check->excludes(trace)->excludes(verbose)->excludes(trace_out)->excludes(engine_case);
-    engine_case->excludes(runtime)->excludes(trace)->excludes(verbose)->excludes(trace_out);
+    h.replay->excludes(h.runtime)->excludes(h.check)->excludes(h.engine_case);
+    h.check->excludes(h.trace)->excludes(h.verbose)->excludes(h.trace_out)->excludes(h.engine_case);
+    h.engine_case->excludes(h.runtime)->excludes(h.trace)->excludes(h.verbose)->excludes(
+        h.trace_out);
     // --shrink reports one seed: the main job's outputs do not apply.
-    for (CLI::Option* option :
-         {shard, coverage, stop, corpus, json, markdown, jobs, in_process, hang_seconds})
-      shrink->excludes(option);
+    for (CLI::Option* option : {h.shard, h.coverage, h.stop, h.corpus, h.json, h.markdown, h.jobs,
+                                h.in_process, h.hang_seconds})
+      h.shrink->excludes(option);
     // --scale is its own run: one workload of its own size, not the main job's.
-    for (CLI::Option* option :
-         {one, shard, faults, actions, clients, peers, coverage, stop, corpus, json, markdown,
-          shrink, corpus_entry, os, jobs, trace, trace_out, in_process, hang_seconds})
-      scale->excludes(option);
+    for (CLI::Option* option : {h.one, h.shard, h.faults, h.actions, h.clients, h.peers, h.coverage,
+                                h.stop, h.corpus, h.json, h.markdown, h.shrink, h.corpus_entry,
+                                h.os, h.jobs, h.trace, h.trace_out, h.in_process, h.hang_seconds})
+      h.scale->excludes(option);
   }
 
   // --os and the options that go with it only. Errors: kInvalidArgument with the message.
