@@ -330,6 +330,45 @@ int run_plan(Job& job, const std::vector<StressCorpusEntry>& entries,
   return status;
 }
 
+// The bundle of a task that died: the abort handler's, completed with the parent's account of
+// the death, or a new one at the task's own path. Sets failure.bundle to the path written, or
+// empty (printed) when it could not be written.
+void write_death_bundle(const SeedTask& task, const SeedParameters& parameters,
+                        const std::string& violation, StressFailure& failure) {
+  Json bundle = stress_abort_bundle_json(task.options, parameters, violation, task.context);
+  if (!failure.bundle.empty()) {
+    Result<std::string> text = stress_file_read(failure.bundle, std::uint64_t{1} << 24);
+    Result<Json> read =
+        text.ok() ? json_parse_document(text.value(), failure.bundle) : Result<Json>(text.status());
+    if (read.ok()) bundle = std::move(read).value();
+  }
+  bundle["failure"]["status"] = failure.status;
+  bundle["failure"]["message"] = failure.message;
+  bundle["failure"]["signature"] = failure.signature;
+  const std::string path = failure.bundle.empty() ? task.context.path : failure.bundle;
+  const Status written = stress_file_write(path, bundle.dump(2) + "\n", StressWriteMode::kReplace);
+  failure.bundle = written.ok() ? path : std::string();
+  if (!written.ok()) {
+    std::fprintf(stderr, "readyport-stress: bundle of seed %llu not written: %s\n",
+                 static_cast<ull>(task.seed), written.message().c_str());
+  }
+}
+
+// A dead task's failure as the summary prints failures: what, the replay command, the bundle.
+void print_death(const Job& job, const SeedTask& task, const SeedParameters& parameters,
+                 const StressFailure& failure) {
+  SeedReport report;
+  report.parameters = parameters;
+  if (failure.from_corpus) std::printf("corpus entry %s failed:\n", failure.entry.c_str());
+  std::printf("FAIL seed %llu: %s: %s\n", static_cast<ull>(task.seed), failure.status.c_str(),
+              failure.message.c_str());
+  std::printf("  replay: %s\n", stress_replay_command(task.options, report, job.program()).c_str());
+  if (!failure.bundle.empty()) {
+    std::printf("  bundle: %s (%s --replay %s)\n", failure.bundle.c_str(), job.program().c_str(),
+                failure.bundle.c_str());
+  }
+}
+
 // The failure of a task whose process died (sweep_supervisor.hpp): its bundle (the one the abort
 // handler wrote, completed with what the parent saw, or a new one), its report on stdout, its
 // record. Returns false when --stop-on-failure ends the sweep here.
@@ -352,41 +391,10 @@ bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
     failure.bundle = death.named.value("bundle", std::string());
   }
   if (!violation.empty()) failure.message += "; the oracle had found: " + violation;
-  // The bundle: the handler's, with the parent's account of the death, or a new one.
   const SeedParameters parameters = stress_parameters(task.options, task.seed);
-  Json bundle = stress_abort_bundle_json(task.options, parameters, violation, task.context);
-  if (!failure.bundle.empty()) {
-    Result<std::string> text = stress_file_read(failure.bundle, std::uint64_t{1} << 24);
-    Result<Json> read =
-        text.ok() ? json_parse_document(text.value(), failure.bundle) : Result<Json>(text.status());
-    if (read.ok()) bundle = std::move(read).value();
-  }
-  bundle["failure"]["status"] = failure.status;
-  bundle["failure"]["message"] = failure.message;
-  bundle["failure"]["signature"] = failure.signature;
-  // The handler's bundle is completed in place; otherwise this task's own path (its context's,
-  // a name no bundle has yet).
-  const std::string path = failure.bundle.empty() ? task.context.path : failure.bundle;
-  const Status written = stress_file_write(path, bundle.dump(2) + "\n", StressWriteMode::kReplace);
-  failure.bundle = written.ok() ? path : std::string();
-  if (!written.ok()) {
-    std::fprintf(stderr, "readyport-stress: bundle of seed %llu not written: %s\n",
-                 static_cast<ull>(task.seed), written.message().c_str());
-  }
+  write_death_bundle(task, parameters, violation, failure);
   const bool print = job.printed < kFailuresPrintedMax;
-  if (print) {
-    SeedReport report;
-    report.parameters = parameters;
-    if (entry) std::printf("corpus entry %s failed:\n", failure.entry.c_str());
-    std::printf("FAIL seed %llu: %s: %s\n", static_cast<ull>(task.seed), failure.status.c_str(),
-                failure.message.c_str());
-    std::printf("  replay: %s\n",
-                stress_replay_command(task.options, report, job.program()).c_str());
-    if (!failure.bundle.empty()) {
-      std::printf("  bundle: %s (%s --replay %s)\n", failure.bundle.c_str(), job.program().c_str(),
-                  failure.bundle.c_str());
-    }
-  }
+  if (print) print_death(job, task, parameters, failure);
   if (entry) {
     std::printf("corpus %s: seed %llu FAILED\n", failure.entry.c_str(),
                 static_cast<ull>(task.seed));
@@ -538,7 +546,10 @@ bool stress_main_job_supervised(const StressOptions& options) {
          stress_sweep_supervisor_available();
 }
 
-int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line) {
+namespace {
+
+// Exit 2 (printed) when --json or --markdown names a file that cannot be written; else 0.
+int check_outputs_writable(const StressOptions& options) {
   for (const auto& [path, option] :
        {std::pair<const std::string&, const char*>{options.json_out, "--json"},
         {options.markdown_out, "--markdown"}}) {
@@ -548,61 +559,49 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
       return 2;
     }
   }
-  // --os windows: the real Os first (a skip where ProcessSocketNotifications is missing).
-  std::unique_ptr<Os> real_os;
-  std::unique_ptr<Watchdog> watchdog;
-  if (options.os == StressOs::kWindows) {
-    Result<std::unique_ptr<Os>> made = stress_windows_os_create();
-    if (!made.ok()) {
-      if (made.status().code() == StatusCode::kUnavailable) {
-        std::printf("skipped: %s\n", made.status().to_string().c_str());
-        return kExitSkipped;
-      }
-      std::fprintf(stderr, "readyport-stress: --os windows: %s\n",
-                   made.status().to_string().c_str());
-      return 1;
+  return 0;
+}
+
+// --os windows: the real Os (exit kExitSkipped where ProcessSocketNotifications is missing, 1 on
+// another failure, both printed), else null and 0.
+int open_real_os(const StressOptions& options, std::unique_ptr<Os>* os_out) {
+  if (options.os != StressOs::kWindows) return 0;
+  Result<std::unique_ptr<Os>> made = stress_windows_os_create();
+  if (!made.ok()) {
+    if (made.status().code() == StatusCode::kUnavailable) {
+      std::printf("skipped: %s\n", made.status().to_string().c_str());
+      return kExitSkipped;
     }
-    real_os = std::move(made).value();
-    watchdog = std::make_unique<Watchdog>(options.seconds_max);
+    std::fprintf(stderr, "readyport-stress: --os windows: %s\n", made.status().to_string().c_str());
+    return 1;
   }
-  // The seeds of this shard: first_seed + k for k in [0, seeds) with k % count == index.
-  std::vector<std::uint64_t> seeds;
-  for (std::uint64_t k = options.shard_index; k < options.seeds; k += options.shard_count) {
-    seeds.push_back(options.first_seed + k);
-  }
-  Job job{options, command_line, stress_summary_begin(seeds.size())};
-  job.real_os = real_os.get();
-  Result<std::vector<StressCorpusEntry>> corpus = corpus_for(options, job.summary.corpus);
-  if (corpus.ok() && job.real_os != nullptr && !corpus.value().empty()) {
-    // The corpus's entries are simulated seeds: they replay under --os fake.
-    corpus = std::vector<StressCorpusEntry>();
-    job.summary.corpus.dir.clear();
-    job.summary.corpus.note = "--os windows runs no corpus (its entries are simulated seeds)";
-  }
-  if (!corpus.ok()) {
-    std::fprintf(stderr, "readyport-stress: --corpus: %s\n", corpus.status().to_string().c_str());
-    return 2;
-  }
+  *os_out = std::move(made).value();
+  return 0;
+}
+
+// The header lines: what runs, the corpus, the isolation.
+void print_job_header(const Job& job, std::size_t seed_count, std::size_t corpus_count) {
+  const StressOptions& options = job.options;
   if (job.real_os != nullptr) {
     std::printf(
         "readyport-stress: %zu seeds from %llu (shard %u/%u), os windows: WindowsOs, "
         "real loopback sockets and threads; the OS schedules the threads, so a seed "
         "reproduces the workload and the faults, not the interleaving; at most %u s and "
         "%u connections\n",
-        seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
+        seed_count, static_cast<ull>(options.first_seed), options.shard_index + 1,
         options.shard_count, options.seconds_max, options.connections_max);
   } else {
     std::printf(
         "readyport-stress: %zu seeds from %llu (shard %u/%u), runtime %s, strategy %s, "
         "jobs %u\n",
-        seeds.size(), static_cast<ull>(options.first_seed), options.shard_index + 1,
+        seed_count, static_cast<ull>(options.first_seed), options.shard_index + 1,
         options.shard_count, stress_runtime_name(options.runtime),
         stress_strategy_name(options.strategy), options.jobs);
   }
   if (job.summary.corpus.dir.empty()) {
     std::printf("corpus: none (%s)\n", job.summary.corpus.note.c_str());
   } else {
-    std::printf("corpus: %zu entries from %s, first\n", corpus.value().size(),
+    std::printf("corpus: %zu entries from %s, first\n", corpus_count,
                 job.summary.corpus.dir.c_str());
   }
   if (stress_main_job_supervised(options)) {
@@ -615,17 +614,11 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
                 options.in_process ? "--in-process" : "no fork on this platform");
   }
   std::fflush(stdout);
+}
 
-  stress_abort_install();
-  // --os fake: the corpus and the seeds on options.jobs runners (seed_pool.hpp), taken in order,
-  // in child processes unless --in-process (or where there is no fork).
-  const std::vector<StressCorpusEntry>& entries = corpus.value();
-  for (std::size_t task = 0; task < entries.size() + seeds.size(); ++task) job.plan.push_back(task);
-  job.summary.jobs = job.real_os == nullptr ? options.jobs : 1;
-  const int run_status = stress_main_job_supervised(options)
-                             ? run_supervised(job, entries, seeds)
-                             : run_plan(job, entries, seeds, job.summary.jobs);
-  if (run_status != 0) return run_status;
+// After the run: the summary, the figures, the coverage check, the files. The exit status.
+int finish_job(Job& job) {
+  const StressOptions& options = job.options;
   job.summary.seconds = job.seconds();
   const std::size_t zero_rows = stress_summary_print(options, job.summary);
   stress_figures_print(options, job.figures);
@@ -650,6 +643,47 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
   job.summary.exit_status = exit_status;
   const int output_status = write_outputs(job);
   return output_status != 0 ? output_status : exit_status;
+}
+
+}  // namespace
+
+int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line) {
+  if (const int status = check_outputs_writable(options); status != 0) return status;
+  std::unique_ptr<Os> real_os;
+  if (const int status = open_real_os(options, &real_os); status != 0) return status;
+  std::unique_ptr<Watchdog> watchdog;
+  if (real_os != nullptr) watchdog = std::make_unique<Watchdog>(options.seconds_max);
+  // The seeds of this shard: first_seed + k for k in [0, seeds) with k % count == index.
+  std::vector<std::uint64_t> seeds;
+  for (std::uint64_t k = options.shard_index; k < options.seeds; k += options.shard_count) {
+    seeds.push_back(options.first_seed + k);
+  }
+  Job job{options, command_line, stress_summary_begin(seeds.size())};
+  job.real_os = real_os.get();
+  Result<std::vector<StressCorpusEntry>> corpus = corpus_for(options, job.summary.corpus);
+  if (corpus.ok() && job.real_os != nullptr && !corpus.value().empty()) {
+    // The corpus's entries are simulated seeds: they replay under --os fake.
+    corpus = std::vector<StressCorpusEntry>();
+    job.summary.corpus.dir.clear();
+    job.summary.corpus.note = "--os windows runs no corpus (its entries are simulated seeds)";
+  }
+  if (!corpus.ok()) {
+    std::fprintf(stderr, "readyport-stress: --corpus: %s\n", corpus.status().to_string().c_str());
+    return 2;
+  }
+  print_job_header(job, seeds.size(), corpus.value().size());
+
+  stress_abort_install();
+  // --os fake: the corpus and the seeds on options.jobs runners (seed_pool.hpp), taken in order,
+  // in child processes unless --in-process (or where there is no fork).
+  const std::vector<StressCorpusEntry>& entries = corpus.value();
+  for (std::size_t task = 0; task < entries.size() + seeds.size(); ++task) job.plan.push_back(task);
+  job.summary.jobs = job.real_os == nullptr ? options.jobs : 1;
+  const int run_status = stress_main_job_supervised(options)
+                             ? run_supervised(job, entries, seeds)
+                             : run_plan(job, entries, seeds, job.summary.jobs);
+  if (run_status != 0) return run_status;
+  return finish_job(job);
 }
 
 }  // namespace readyport
