@@ -173,43 +173,41 @@ Result<Mode> parse_mode(std::string_view text, std::string_view token) {
   return bad("unknown mode '" + std::string(text) + "'", token);
 }
 
-// One command, as command_text writes it.
-Result<EngineCommand> parse_command(std::string_view token) {
-  const std::size_t open = token.find('(');
-  if (open == std::string_view::npos || token.back() != ')')
-    return bad("expected name(arguments)", token);
-  const std::string_view name = trim(token.substr(0, open));
-  const std::string_view inside = token.substr(open + 1, token.size() - open - 2);
-  const std::vector<std::string_view> args = split(inside, ',');
-  using K = EngineCommandKind;
+using K = EngineCommandKind;
+
+// add(<mode> <interest>).
+Result<EngineCommand> parse_add(std::string_view inside, std::string_view token) {
+  const std::size_t space = inside.find(' ');
+  if (space == std::string_view::npos) return bad("expected add(<mode> <interest>)", token);
+  Result<Mode> mode = parse_mode(trim(inside.substr(0, space)), token);
+  if (!mode.ok()) return mode.status();
+  Result<std::uint32_t> interest = parse_events(trim(inside.substr(space + 1)), token);
+  if (!interest.ok()) return interest.status();
+  if ((interest.value() & ~static_cast<std::uint32_t>(kInterestAll)) != 0)
+    return bad("an interest is IN, OUT and HANGUP only", token);
   EngineCommand c;
-  auto conn_only = [&](K kind) -> Result<EngineCommand> {
-    if (args.size() != 1) return bad("expected one argument", token);
-    Result<std::uint32_t> conn = parse_conn(args[0], token);
-    if (!conn.ok()) return conn.status();
-    c.kind = kind;
-    c.conn = conn.value();
-    return c;
-  };
-  if (name == "add") {
-    const std::size_t space = inside.find(' ');
-    if (space == std::string_view::npos) return bad("expected add(<mode> <interest>)", token);
-    Result<Mode> mode = parse_mode(trim(inside.substr(0, space)), token);
-    if (!mode.ok()) return mode.status();
-    Result<std::uint32_t> interest = parse_events(trim(inside.substr(space + 1)), token);
-    if (!interest.ok()) return interest.status();
-    if ((interest.value() & ~static_cast<std::uint32_t>(kInterestAll)) != 0)
-      return bad("an interest is IN, OUT and HANGUP only", token);
-    c.kind = K::kAdd;
-    c.mode = mode.value();
-    c.interest = static_cast<Interest>(interest.value());
-    return c;
-  }
-  if (name == "peer_shutdown") return conn_only(K::kPeerShutdown);
-  if (name == "peer_reset") return conn_only(K::kPeerReset);
-  if (name == "close") return conn_only(K::kClose);
-  if (name == "add_again") return conn_only(K::kAddAgain);
-  if (name == "stop_inside") return conn_only(K::kStopInside);
+  c.kind = K::kAdd;
+  c.mode = mode.value();
+  c.interest = static_cast<Interest>(interest.value());
+  return c;
+}
+
+// <name>(c<n>): the commands of one connection and nothing else.
+Result<EngineCommand> parse_conn_only(K kind, const std::vector<std::string_view>& args,
+                                      std::string_view token) {
+  if (args.size() != 1) return bad("expected one argument", token);
+  Result<std::uint32_t> conn = parse_conn(args[0], token);
+  if (!conn.ok()) return conn.status();
+  EngineCommand c;
+  c.kind = kind;
+  c.conn = conn.value();
+  return c;
+}
+
+// close_foreign(<slot>), post(), arm(<site>), run(<n> ms): no connection.
+Result<EngineCommand> parse_without_conn(std::string_view name, std::string_view inside,
+                                         std::string_view token) {
+  EngineCommand c;
   if (name == "close_foreign") {
     Result<std::uint32_t> slot = parse_number<std::uint32_t>(trim(inside), token);
     if (!slot.ok()) return slot.status();
@@ -229,21 +227,25 @@ Result<EngineCommand> parse_command(std::string_view token) {
     c.site = site.value();
     return c;
   }
-  if (name == "run") {
-    if (inside.size() < 4 || inside.substr(inside.size() - 3) != " ms")
-      return bad("expected run(<n> ms)", token);
-    Result<std::uint32_t> ms =
-        parse_number<std::uint32_t>(inside.substr(0, inside.size() - 3), token);
-    if (!ms.ok()) return ms.status();
-    c.kind = K::kRun;
-    c.value = ms.value();
-    return c;
-  }
-  if (name != "peer_send" && name != "close_inside" && name != "notify")
-    return bad("unknown command '" + std::string(name) + "'", token);
+  READYPORT_ASSERT(name == "run");
+  if (inside.size() < 4 || inside.substr(inside.size() - 3) != " ms")
+    return bad("expected run(<n> ms)", token);
+  Result<std::uint32_t> ms =
+      parse_number<std::uint32_t>(inside.substr(0, inside.size() - 3), token);
+  if (!ms.ok()) return ms.status();
+  c.kind = K::kRun;
+  c.value = ms.value();
+  return c;
+}
+
+// peer_send(c<n>, <bytes>), close_inside(c<n>, return|call), notify(c<n>, <events>).
+Result<EngineCommand> parse_conn_and_value(std::string_view name,
+                                           const std::vector<std::string_view>& args,
+                                           std::string_view token) {
   if (args.size() != 2) return bad("expected two arguments", token);
   Result<std::uint32_t> conn = parse_conn(args[0], token);
   if (!conn.ok()) return conn.status();
+  EngineCommand c;
   c.conn = conn.value();
   if (name == "peer_send") {
     Result<std::uint32_t> bytes = parse_number<std::uint32_t>(args[1], token);
@@ -258,15 +260,37 @@ Result<EngineCommand> parse_command(std::string_view token) {
     c.value = args[1] == "call" ? 1 : 0;
     return c;
   }
-  if (name == "notify") {
-    Result<std::uint32_t> events = parse_events(args[1], token);
-    if (!events.ok()) return events.status();
-    c.kind = K::kNotify;
-    c.value = events.value();
-    return c;
-  }
-  READYPORT_ASSERT(false);  // the names above are exactly the three checked before
+  READYPORT_ASSERT(name == "notify");
+  Result<std::uint32_t> events = parse_events(args[1], token);
+  if (!events.ok()) return events.status();
+  c.kind = K::kNotify;
+  c.value = events.value();
   return c;
+}
+
+// One command, as command_text writes it.
+Result<EngineCommand> parse_command(std::string_view token) {
+  const std::size_t open = token.find('(');
+  if (open == std::string_view::npos || token.back() != ')')
+    return bad("expected name(arguments)", token);
+  const std::string_view name = trim(token.substr(0, open));
+  const std::string_view inside = token.substr(open + 1, token.size() - open - 2);
+  const std::vector<std::string_view> args = split(inside, ',');
+  static constexpr std::pair<std::string_view, K> kConnOnly[] = {
+      {"peer_shutdown", K::kPeerShutdown},
+      {"peer_reset", K::kPeerReset},
+      {"close", K::kClose},
+      {"add_again", K::kAddAgain},
+      {"stop_inside", K::kStopInside}};
+  if (name == "add") return parse_add(inside, token);
+  for (const auto& [text, kind] : kConnOnly) {
+    if (name == text) return parse_conn_only(kind, args, token);
+  }
+  if (name == "close_foreign" || name == "post" || name == "arm" || name == "run")
+    return parse_without_conn(name, inside, token);
+  if (name == "peer_send" || name == "close_inside" || name == "notify")
+    return parse_conn_and_value(name, args, token);
+  return bad("unknown command '" + std::string(name) + "'", token);
 }
 
 }  // namespace
