@@ -118,6 +118,55 @@ void LifetimeOracle::State::on_wl_add(ThreadState& t) {
   drop_conn(*conn);
 }
 
+// O2: a handler entry after its connection ended.
+void LifetimeOracle::State::judge_entry_after_end(const ThreadState& t, const Conn& conn) {
+  // Nothing runs once the connection ended (the engine cannot know of a close behind it).
+  if (!conn.behind_announced) {
+    if (conn.closed) {
+      fail(kO2, "handler of " + conn_text(conn) + " entered after its on_closed (line " +
+                    num(conn.closed_seq) + ")");
+    } else if (conn.engine_closed) {
+      fail(kO2, "handler of " + conn_text(conn) + " entered after the engine closed its socket");
+    } else if (conn.remove_dequeued) {
+      fail(kO2, "handler of " + conn_text(conn) + " entered after its REMOVE packet was dequeued");
+    } else if (conn.close_returned && t.dequeue_seq > conn.close_seq) {
+      // close() returned before this thread dequeued what it runs the handler for: only a call
+      // already taken up may still enter (engine.hpp, close()).
+      fail(kO2, "handler of " + conn_text(conn) + " entered on T" + num(t.id) +
+                    " for a packet dequeued at line " + num(t.dequeue_seq) +
+                    ", after close() returned (line " + num(conn.close_seq) + ")");
+    } else if (closing(conn.socket)) {
+      ambiguous(kO2);  // a closesocket of its socket is under way: before or after, unknown
+    }
+  }
+}
+
+// O3 and O5 for a handler entry: no second thread inside, and a packet or notify paid for it.
+void LifetimeOracle::State::judge_entry_overlap_and_cause(const ThreadState& t, Conn& conn) {
+  // O3: never two threads in one connection's handler. A handler ran at least from its hnd.enter
+  // to its hnd.leave and at most from its thread's line before to its line after: overlap of the
+  // former is forced; of the latter only, ambiguous.
+  if (conn.in_handler) {
+    fail(kO3, "handler of " + conn_text(conn) + " entered on T" + num(t.id) +
+                  " while it runs on T" + num(conn.handler_thread));
+  } else if (conn.leave_thread != 0 && conn.leave_thread != t.id &&
+             (conn.after_leave_seq == 0 || t.bound_seq < conn.after_leave_seq)) {
+    ambiguous(kO3);
+  }
+  // O5: each entry is paid for by a packet of its own key or by a notify.
+  ++conn.entries;
+  if (conn.entries > conn.paid) {
+    if (open_posts > 0) {
+      // A notify's wl.notify is written after its post: judged when that thread's call ends.
+      if (debts.insert(conn.number).second) conn.debt_seq = line.seq;
+    } else {
+      fail(kO5, "handler of " + conn_text(conn) + " entered " + num(conn.entries) +
+                    " time(s), but only " + num(conn.paid) +
+                    " packet(s) of its key or notifies could cause that");
+    }
+  }
+}
+
 void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
   Socket socket = kInvalidSocket;
   Socket argument = kInvalidSocket;
@@ -156,47 +205,8 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
     fail(kO4, "the handler of " + conn_text(*conn) + " was called with id " + id_text(id));
   }
   if (!conn->id_known) claim_id(*conn, id);
-  // O2: nothing runs once the connection ended (the engine cannot know of a close behind it).
-  if (!conn->behind_announced) {
-    if (conn->closed) {
-      fail(kO2, "handler of " + conn_text(*conn) + " entered after its on_closed (line " +
-                    num(conn->closed_seq) + ")");
-    } else if (conn->engine_closed) {
-      fail(kO2, "handler of " + conn_text(*conn) + " entered after the engine closed its socket");
-    } else if (conn->remove_dequeued) {
-      fail(kO2, "handler of " + conn_text(*conn) + " entered after its REMOVE packet was dequeued");
-    } else if (conn->close_returned && t.dequeue_seq > conn->close_seq) {
-      // close() returned before this thread dequeued what it runs the handler for: only a call
-      // already taken up may still enter (engine.hpp, close()).
-      fail(kO2, "handler of " + conn_text(*conn) + " entered on T" + num(t.id) +
-                    " for a packet dequeued at line " + num(t.dequeue_seq) +
-                    ", after close() returned (line " + num(conn->close_seq) + ")");
-    } else if (closing(conn->socket)) {
-      ambiguous(kO2);  // a closesocket of its socket is under way: before or after, unknown
-    }
-  }
-  // O3: never two threads in one connection's handler. A handler ran at least from its hnd.enter
-  // to its hnd.leave and at most from its thread's line before to its line after: overlap of the
-  // former is forced; of the latter only, ambiguous.
-  if (conn->in_handler) {
-    fail(kO3, "handler of " + conn_text(*conn) + " entered on T" + num(t.id) +
-                  " while it runs on T" + num(conn->handler_thread));
-  } else if (conn->leave_thread != 0 && conn->leave_thread != t.id &&
-             (conn->after_leave_seq == 0 || t.bound_seq < conn->after_leave_seq)) {
-    ambiguous(kO3);
-  }
-  // O5: each entry is paid for by a packet of its own key or by a notify.
-  ++conn->entries;
-  if (conn->entries > conn->paid) {
-    if (open_posts > 0) {
-      // A notify's wl.notify is written after its post: judged when that thread's call ends.
-      if (debts.insert(conn->number).second) conn->debt_seq = line.seq;
-    } else {
-      fail(kO5, "handler of " + conn_text(*conn) + " entered " + num(conn->entries) +
-                    " time(s), but only " + num(conn->paid) +
-                    " packet(s) of its key or notifies could cause that");
-    }
-  }
+  judge_entry_after_end(t, *conn);
+  judge_entry_overlap_and_cause(t, *conn);
   conn->in_handler = true;
   conn->handler_thread = t.id;
   ++conn->handler_runs;
@@ -236,6 +246,44 @@ void LifetimeOracle::State::on_hnd_leave(ThreadState& t) {
   t.left_seq = line.seq;
 }
 
+// O9: on_closed comes after the socket was closed and the REMOVE packet was dequeued (or, the
+// REMOVE refused or the socket closed behind the engine's back, after its key was drained).
+void LifetimeOracle::State::judge_on_closed(const Conn& conn) {
+  judge(kO9);
+  if (conn.in_handler) {
+    fail(kO9, "on_closed for " + conn_text(conn) + " while its handler runs on T" +
+                  num(conn.handler_thread));
+  }
+  if (!conn.engine_closed && !conn.behind_closed) {
+    if (closing(conn.socket)) {
+      ambiguous(kO9);  // its closesocket is under way
+    } else {
+      fail(kO9, "on_closed for " + conn_text(conn) + " before its socket was closed");
+    }
+  } else if (!conn.remove_dequeued) {
+    if (!conn.remove_refused && !conn.behind_closed) {
+      std::string text = "on_closed for " + conn_text(conn) +
+                         " before its REMOVE packet was dequeued (and no REMOVE of it was refused)";
+      const Reg* reg = find_reg(conn.reg);
+      if (reg == nullptr) {
+        fail(kO9, text);
+      } else {
+        pend_or_fail(kO9, std::move(text), threads[line.thread], *reg, /*settle=*/false);
+      }
+    } else if (!drained_for(conn)) {
+      // Drained in another order of alike posts: not forced, so not a violation.
+      if (drained_in_another_order(conn)) {
+        ambiguous(kO9);
+      } else {
+        fail(kO9, "on_closed for " + conn_text(conn) +
+                      " before its key was drained (REMOVE refused: no packet posted after the "
+                      "closesocket was dequeued yet, or a thread that dequeued its key has not "
+                      "moved on)");
+      }
+    }
+  }
+}
+
 void LifetimeOracle::State::on_hnd_closed() {
   Socket socket = kInvalidSocket;
   IdKey id;
@@ -273,39 +321,7 @@ void LifetimeOracle::State::on_hnd_closed() {
                   conn_text(*oldest_open) + " is the connection of that socket");
     conn = oldest_open;
   }
-  judge(kO9);
-  if (conn->in_handler) {
-    fail(kO9, "on_closed for " + conn_text(*conn) + " while its handler runs on T" +
-                  num(conn->handler_thread));
-  }
-  if (!conn->engine_closed && !conn->behind_closed) {
-    if (closing(conn->socket)) {
-      ambiguous(kO9);  // its closesocket is under way
-    } else {
-      fail(kO9, "on_closed for " + conn_text(*conn) + " before its socket was closed");
-    }
-  } else if (!conn->remove_dequeued) {
-    if (!conn->remove_refused && !conn->behind_closed) {
-      std::string text = "on_closed for " + conn_text(*conn) +
-                         " before its REMOVE packet was dequeued (and no REMOVE of it was refused)";
-      const Reg* reg = find_reg(conn->reg);
-      if (reg == nullptr) {
-        fail(kO9, text);
-      } else {
-        pend_or_fail(kO9, std::move(text), threads[line.thread], *reg, /*settle=*/false);
-      }
-    } else if (!drained_for(*conn)) {
-      // Drained in another order of alike posts: not forced, so not a violation.
-      if (drained_in_another_order(*conn)) {
-        ambiguous(kO9);
-      } else {
-        fail(kO9, "on_closed for " + conn_text(*conn) +
-                      " before its key was drained (REMOVE refused: no packet posted after the "
-                      "closesocket was dequeued yet, or a thread that dequeued its key has not "
-                      "moved on)");
-      }
-    }
-  }
+  judge_on_closed(*conn);
   conn->closed = true;
   conn->closed_seq = line.seq;
   ++counts.connections_closed;

@@ -8,29 +8,24 @@ namespace readyport {
 
 // ==== The end ====================================================================================
 
-void LifetimeOracle::State::finish(bool run_ended) {
-  if (finished) return;
-  finished = true;
-  at_end = true;
-  if (!run_ended) {
-    // The trace stops where the run was cut (an abort): what only the end could decide is not
-    // judged, never taken as a violation or a pass.
-    unjudged(kO11);
-    for (const PendingClose& pending : pending_closes) unjudged(pending.rule);
-    pending_closes.clear();
-    for (const std::uint64_t number : debts) {
-      const Conn* conn = find_conn(number);
-      if (conn != nullptr && conn->paid < conn->entries) unjudged(kO5);
-    }
-    if (!observer_seen && counts.handler_entries > 0) {
-      counts.judgement.unjudged[12] += counts.handler_entries;
-    }
-    return;
-  }
-  judge(kO11);
-  // An O1 still waiting on a dequeue that never ended (the trace stops inside it): either order.
-  for (const PendingClose& pending : pending_closes) ambiguous(pending.rule);
+// finish() of a trace cut short.
+void LifetimeOracle::State::finish_cut() {
+  // The trace stops where the run was cut (an abort): what only the end could decide is not
+  // judged, never taken as a violation or a pass.
+  unjudged(kO11);
+  for (const PendingClose& pending : pending_closes) unjudged(pending.rule);
   pending_closes.clear();
+  for (const std::uint64_t number : debts) {
+    const Conn* conn = find_conn(number);
+    if (conn != nullptr && conn->paid < conn->entries) unjudged(kO5);
+  }
+  if (!observer_seen && counts.handler_entries > 0) {
+    counts.judgement.unjudged[12] += counts.handler_entries;
+  }
+}
+
+// O11 for each connection: on_closed called, its handler returned, its socket closed.
+void LifetimeOracle::State::finish_connections() {
   for (const auto& [number, conn] : conns) {
     if (conn.add == AddState::kAdded && !conn.closed) {
       fail(kO11, conn_text(conn) + " never got on_closed");
@@ -43,6 +38,18 @@ void LifetimeOracle::State::finish(bool run_ended) {
       fail(kO11, "the socket of " + conn_text(conn) + " was never closed");
     }
   }
+}
+
+void LifetimeOracle::State::finish(bool run_ended) {
+  if (finished) return;
+  finished = true;
+  at_end = true;
+  if (!run_ended) return finish_cut();
+  judge(kO11);
+  // An O1 still waiting on a dequeue that never ended (the trace stops inside it): either order.
+  for (const PendingClose& pending : pending_closes) ambiguous(pending.rule);
+  pending_closes.clear();
+  finish_connections();
   for (const auto& [number, reg] : regs) {
     if (reg.state != RegState::kClosedUnremoved) {
       fail(kO11, "registration " + reg_text(reg) +

@@ -256,6 +256,8 @@ struct LifetimeOracle::State {
   void read(std::string_view text);
   void dispatch(ThreadState& t);
   void finish(bool run_ended);
+  void finish_cut();
+  void finish_connections();
 
   // ---- Verdicts ---------------------------------------------------------------------------------
   void fail(const char* rule, const std::string& what);
@@ -305,8 +307,11 @@ struct LifetimeOracle::State {
   void on_workload(ThreadState& t);
   void on_wl_add(ThreadState& t);
   void on_hnd_enter(ThreadState& t);
+  void judge_entry_after_end(const ThreadState& t, const Conn& conn);
+  void judge_entry_overlap_and_cause(const ThreadState& t, Conn& conn);
   void on_hnd_leave(ThreadState& t);
   void on_hnd_closed();
+  void judge_on_closed(const Conn& conn);
   void on_observer(ThreadState& t);
   void check_expected_close(ThreadState& t);
 
