@@ -55,6 +55,42 @@ void write_all(int fd, const std::string& text) {
   }
 }
 
+// One `@rp <key> ...` line of the case's process into `r` (code, message and early aside).
+void decode_field(const std::string& key, std::istringstream& fields, EngineRunResult& r) {
+  if (key == "step") fields >> r.failed_step;
+  if (key == "rule") fields >> r.rule;
+  if (key == "quarantined") fields >> r.quarantined;
+  if (key == "refused") fields >> r.removes_refused;
+  if (key == "modes") fields >> r.modes_added;
+  if (key == "adds") fields >> r.adds_ok;
+  if (key == "inside") fields >> r.closes_inside;
+  if (key == "echoed") fields >> r.echoed_connections;
+  if (key == "steps") fields >> r.steps;
+  if (key == "fired") {
+    std::size_t index = 0;
+    std::uint64_t count = 0;
+    fields >> index >> count;
+    if (index < r.fired.size()) r.fired[index] = count;
+  }
+  if (key == "rule_counts") {
+    std::uint32_t rule = 0;
+    std::uint64_t counts[4] = {};
+    fields >> rule >> counts[0] >> counts[1] >> counts[2] >> counts[3];
+    if (rule >= 1 && rule <= kOracleRules) {
+      r.judgement.judged[rule] = counts[0];
+      r.judgement.violated[rule] = counts[1];
+      r.judgement.ambiguous[rule] = counts[2];
+      r.judgement.unjudged[rule] = counts[3];
+    }
+  }
+  if (key == "bound") {
+    std::size_t index = 0;
+    std::uint64_t count = 0;
+    fields >> index >> count;
+    if (index < r.judgement.bounds_hit.size()) r.judgement.bounds_hit[index] = count;
+  }
+}
+
 EngineRunResult decode(const std::string& text, int wait_status) {
   EngineRunResult r;
   std::istringstream in(text);
@@ -77,38 +113,7 @@ EngineRunResult decode(const std::string& text, int wait_status) {
     std::string key;
     fields >> key;
     if (key == "code") fields >> code;
-    if (key == "step") fields >> r.failed_step;
-    if (key == "rule") fields >> r.rule;
-    if (key == "quarantined") fields >> r.quarantined;
-    if (key == "refused") fields >> r.removes_refused;
-    if (key == "modes") fields >> r.modes_added;
-    if (key == "adds") fields >> r.adds_ok;
-    if (key == "inside") fields >> r.closes_inside;
-    if (key == "echoed") fields >> r.echoed_connections;
-    if (key == "steps") fields >> r.steps;
-    if (key == "fired") {
-      std::size_t index = 0;
-      std::uint64_t count = 0;
-      fields >> index >> count;
-      if (index < r.fired.size()) r.fired[index] = count;
-    }
-    if (key == "rule_counts") {
-      std::uint32_t rule = 0;
-      std::uint64_t counts[4] = {};
-      fields >> rule >> counts[0] >> counts[1] >> counts[2] >> counts[3];
-      if (rule >= 1 && rule <= kOracleRules) {
-        r.judgement.judged[rule] = counts[0];
-        r.judgement.violated[rule] = counts[1];
-        r.judgement.ambiguous[rule] = counts[2];
-        r.judgement.unjudged[rule] = counts[3];
-      }
-    }
-    if (key == "bound") {
-      std::size_t index = 0;
-      std::uint64_t count = 0;
-      fields >> index >> count;
-      if (index < r.judgement.bounds_hit.size()) r.judgement.bounds_hit[index] = count;
-    }
+    decode_field(key, fields, r);
     if (key == "message") in_message = true;
     if (key == "early") early = line.substr(4 + 6);
   }
