@@ -84,6 +84,36 @@ int print_record_comparison(const StressBundle& bundle, const SeedReport& report
   return 0;
 }
 
+// What replays, from which bundle, and each way this build differs from the bundle's.
+void print_replay_header(const StressOptions& options, const ReplayInput& input) {
+  const StressBundle& bundle = input.bundle;
+  const StressBuildInfo build = stress_build_info();
+  std::printf("replay: seed %llu from %s (%s%s%s)\n", static_cast<unsigned long long>(bundle.seed),
+              options.replay.c_str(), bundle.origin.c_str(), input.recorded ? ", commit " : "",
+              input.recorded ? bundle.commit.c_str() : "");
+  if (input.recorded && bundle.commit != build.commit) {
+    std::printf(
+        "warning: the bundle was written by commit %s, this is commit %s: the run may "
+        "differ (replay on the bundle's commit for an exact replay)\n",
+        bundle.commit.c_str(), build.commit.c_str());
+  }
+  if (input.recorded && bundle.tree == "dirty") {
+    std::printf(
+        "warning: the bundle's build had uncommitted changes to commit %s: a build of that "
+        "commit alone may run differently\n",
+        bundle.commit.c_str());
+  }
+  if (input.recorded && bundle.canary != build.canary) {
+    std::printf("warning: the bundle's build had canary '%s', this build has '%s'\n",
+                bundle.canary.c_str(), build.canary.c_str());
+  }
+  if (!input.expect_canary.empty()) {
+    std::printf("expected: %s in a build with canary %s, a pass in any other (this build: %s)\n",
+                "a failure", input.expect_canary.c_str(),
+                build.canary.empty() ? "no canary" : build.canary.c_str());
+  }
+}
+
 }  // namespace
 
 int stress_replay_main(const StressOptions& options, const std::vector<std::string>& command_line) {
@@ -93,32 +123,7 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
     return 2;
   }
   const StressBundle& bundle = input.value().bundle;
-  const StressBuildInfo build = stress_build_info();
-  std::printf("replay: seed %llu from %s (%s%s%s)\n", static_cast<unsigned long long>(bundle.seed),
-              options.replay.c_str(), bundle.origin.c_str(),
-              input.value().recorded ? ", commit " : "",
-              input.value().recorded ? bundle.commit.c_str() : "");
-  if (input.value().recorded && bundle.commit != build.commit) {
-    std::printf(
-        "warning: the bundle was written by commit %s, this is commit %s: the run may "
-        "differ (replay on the bundle's commit for an exact replay)\n",
-        bundle.commit.c_str(), build.commit.c_str());
-  }
-  if (input.value().recorded && bundle.tree == "dirty") {
-    std::printf(
-        "warning: the bundle's build had uncommitted changes to commit %s: a build of that "
-        "commit alone may run differently\n",
-        bundle.commit.c_str());
-  }
-  if (input.value().recorded && bundle.canary != build.canary) {
-    std::printf("warning: the bundle's build had canary '%s', this build has '%s'\n",
-                bundle.canary.c_str(), build.canary.c_str());
-  }
-  if (!input.value().expect_canary.empty()) {
-    std::printf("expected: %s in a build with canary %s, a pass in any other (this build: %s)\n",
-                "a failure", input.value().expect_canary.c_str(),
-                build.canary.empty() ? "no canary" : build.canary.c_str());
-  }
+  print_replay_header(options, input.value());
   if (bundle.options.os == StressOs::kWindows) {
     // Its threads ran on a real OS: neither the fake nor this machine's scheduler reproduces it.
     std::printf(
