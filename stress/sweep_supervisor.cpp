@@ -238,6 +238,43 @@ Result<ChildRun> run_child(const SweepSegment& segment, std::uint32_t hang_secon
   return run;
 }
 
+// A child of the first segment died before its end line, with `left` of its tasks unfinished.
+// Either the segment is split so that the death comes in task order (the tasks before a named
+// one first, with one job; or, none named with several jobs, all of them with one job) and the
+// result is false, or `death` names the task that died and the result is true.
+bool name_death(const ChildRun& run, std::uint32_t hang_seconds, std::deque<SweepSegment>& segments,
+                std::vector<std::size_t>& left, SweepDeath& death) {
+  SweepSegment& segment = segments.front();
+  describe_death(run, hang_seconds, death);
+  death.task = left.front();
+  const bool named = run.named.is_object() && run.named.contains("task") &&
+                     run.named["task"].is_number_unsigned() &&
+                     std::count(left.begin(), left.end(), run.named["task"].get<std::size_t>());
+  const std::size_t named_task = named ? run.named["task"].get<std::size_t>() : 0;
+  if (named && named_task != left.front() && segment.jobs > 1) {
+    // Tasks before the named one were still running: they go first, one at a time, up to it.
+    const auto after = std::upper_bound(left.begin(), left.end(), named_task);
+    SweepSegment rest{std::vector<std::size_t>(after, left.end()), segment.jobs};
+    segment = SweepSegment{std::vector<std::size_t>(left.begin(), after), 1};
+    if (!rest.tasks.empty()) segments.insert(segments.begin() + 1, std::move(rest));
+    return false;
+  }
+  if (named) {
+    death.task = named_task;
+    death.named = run.named;
+  } else if (segment.jobs > 1 && !run.hung) {
+    // Several tasks were running and none was named: run them again one at a time, so that
+    // the one that crashes is the first one not finished.
+    std::printf(
+        "sweep: the process died (%s) with %u jobs and named no task; the %zu tasks "
+        "left run again with one job\n",
+        death.how.c_str(), segment.jobs, left.size());
+    segment = SweepSegment{std::move(left), 1};
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool stress_sweep_supervisor_available() { return true; }
@@ -285,33 +322,7 @@ Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t> tasks, std:
                     "sweep: the child finished every task but died before its end line");
     }
     SweepDeath death;
-    describe_death(run, hang_seconds, death);
-    death.task = left.front();
-    const bool named = run.named.is_object() && run.named.contains("task") &&
-                       run.named["task"].is_number_unsigned() &&
-                       std::count(left.begin(), left.end(), run.named["task"].get<std::size_t>());
-    const std::size_t named_task = named ? run.named["task"].get<std::size_t>() : 0;
-    if (named && named_task != left.front() && segment.jobs > 1) {
-      // Tasks before the named one were still running: they go first, one at a time, up to it.
-      const auto after = std::upper_bound(left.begin(), left.end(), named_task);
-      SweepSegment rest{std::vector<std::size_t>(after, left.end()), segment.jobs};
-      segment = SweepSegment{std::vector<std::size_t>(left.begin(), after), 1};
-      if (!rest.tasks.empty()) segments.insert(segments.begin() + 1, std::move(rest));
-      continue;
-    }
-    if (named) {
-      death.task = named_task;
-      death.named = run.named;
-    } else if (segment.jobs > 1 && !run.hung) {
-      // Several tasks were running and none was named: run them again one at a time, so that
-      // the one that crashes is the first one not finished.
-      std::printf(
-          "sweep: the process died (%s) with %u jobs and named no task; the %zu tasks "
-          "left run again with one job\n",
-          death.how.c_str(), segment.jobs, left.size());
-      segment = SweepSegment{std::move(left), 1};
-      continue;
-    }
+    if (!name_death(run, hang_seconds, segments, left, death)) continue;
     outcome.deaths++;
     left.erase(std::find(left.begin(), left.end(), death.task));
     if (!callbacks.on_death(death)) {
