@@ -64,6 +64,32 @@ bool parse_hit(std::string_view text, std::uint64_t* hit_out) {
   return true;
 }
 
+// An outage after a site and its rate: "!<hits>" or "~<milliseconds>ms", into one of the two.
+Status parse_outage(std::string_view token, std::string_view outage, std::uint16_t* hits_out,
+                    std::uint32_t* ms_out) {
+  std::uint64_t length = 0;
+  const bool in_hits = outage.front() == '!';
+  std::string_view digits = outage.substr(1);
+  if (!in_hits) {
+    if (digits.size() < 3 || digits.substr(digits.size() - 2) != "ms") {
+      return bad_token(token, "a time outage is written ~<milliseconds>ms");
+    }
+    digits.remove_suffix(2);
+  }
+  const std::uint64_t low = in_hits ? FaultPlan::kOutageHitsMin : 1;
+  const std::uint64_t high = in_hits ? FaultPlan::kOutageHitsMax : FaultPlan::kOutageMsMax;
+  if (!parse_hit(digits, &length) || length < low || length > high) {
+    return bad_token(token, in_hits ? "an outage of hits is !2 to !1000"
+                                    : "an outage of time is ~1ms to ~60000ms");
+  }
+  if (in_hits) {
+    *hits_out = static_cast<std::uint16_t>(length);
+  } else {
+    *ms_out = static_cast<std::uint32_t>(length);
+  }
+  return Status();
+}
+
 }  // namespace
 
 const char* fault_site_name(FaultSite site) { return kSiteNames[index_of(site)]; }
@@ -158,25 +184,9 @@ Result<FaultPlan> FaultPlan::parse(std::string_view text) {
         return bad_token(token, "the rate must be a whole percent from 1 to 100");
       }
       if (!outage.empty()) {
-        std::uint64_t length = 0;
-        const bool in_hits = outage.front() == '!';
-        std::string_view digits = outage.substr(1);
-        if (!in_hits) {
-          if (digits.size() < 3 || digits.substr(digits.size() - 2) != "ms") {
-            return bad_token(token, "a time outage is written ~<milliseconds>ms");
-          }
-          digits.remove_suffix(2);
-        }
-        const std::uint64_t low = in_hits ? kOutageHitsMin : 1;
-        const std::uint64_t high = in_hits ? kOutageHitsMax : kOutageMsMax;
-        if (!parse_hit(digits, &length) || length < low || length > high) {
-          return bad_token(token, in_hits ? "an outage of hits is !2 to !1000"
-                                          : "an outage of time is ~1ms to ~60000ms");
-        }
-        if (in_hits) {
-          plan.outage_hits_[i] = static_cast<std::uint16_t>(length);
-        } else {
-          plan.outage_ms_[i] = static_cast<std::uint32_t>(length);
+        if (Status parsed = parse_outage(token, outage, &plan.outage_hits_[i], &plan.outage_ms_[i]);
+            !parsed.ok()) {
+          return parsed;
         }
       }
       if (plan.rates_percent_[i] != 0) return bad_token(token, "the site is given twice");
