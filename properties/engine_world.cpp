@@ -211,6 +211,11 @@ struct World {
   void close(Conn& conn);
   // API misuse (engine_case.hpp): each checks its Status and that nothing else changed.
   void add_again(Conn& conn);
+  // The peer of `conn` shuts down its sending side, or resets (an abortive close).
+  void peer_shutdown(Conn& conn);
+  void peer_reset(Conn& conn);
+  // Posts the next task, while fewer than kTasksMax were posted.
+  void post_task();
   void close_foreign(std::uint32_t slot);
   Status notify(Conn& conn, std::uint32_t events);
   void peer_send(Conn& conn, std::uint32_t bytes);
@@ -451,19 +456,10 @@ void World::execute(const EngineCommand& c) {
       if (conn != nullptr) peer_send(*conn, c.value);
       return;
     case K::kPeerShutdown:
-      if (conn != nullptr && !conn->peer_ended) {
-        (void)recording.shutdown(conn->peer, kSdSend);
-        conn->peer_ended = true;
-      }
+      if (conn != nullptr) peer_shutdown(*conn);
       return;
     case K::kPeerReset:
-      if (conn != nullptr && conn->peer != kInvalidSocket) {
-        (void)recording.set_linger(conn->peer, true, 0);
-        READYPORT_ASSERT(recording.closesocket(conn->peer) == 0);
-        conn->peer = kInvalidSocket;
-        conn->peer_ended = true;
-        conn->peer_reading = false;
-      }
+      if (conn != nullptr) peer_reset(*conn);
       return;
     case K::kClose:
       if (conn != nullptr) close(*conn);
@@ -479,18 +475,9 @@ void World::execute(const EngineCommand& c) {
     case K::kNotify:
       if (conn != nullptr) (void)notify(*conn, c.value);
       return;
-    case K::kPost: {
-      if (tasks_posted >= kTasksMax) return;
-      const std::uint32_t index = tasks_posted;
-      const Status status = engine->post(*tasks[index]);
-      record("wl.post task=" + std::to_string(index) + " -> " + status_text(status));
-      if (status.ok()) {
-        ++tasks_posted;
-      } else if (status.code() != StatusCode::kOsError) {
-        fail("post", "post() failed: " + status.to_string());
-      }
+    case K::kPost:
+      post_task();
       return;
-    }
     case K::kArm:
       if (edge_in_case &&
           (c.site == FaultSite::kRecvWouldblock || c.site == FaultSite::kSendWouldblock))
@@ -513,6 +500,33 @@ void World::execute(const EngineCommand& c) {
         (void)notify(*conn, kSockNotifyEventIn);
       }
       return;
+  }
+}
+
+void World::peer_shutdown(Conn& conn) {
+  if (conn.peer_ended) return;
+  (void)recording.shutdown(conn.peer, kSdSend);
+  conn.peer_ended = true;
+}
+
+void World::peer_reset(Conn& conn) {
+  if (conn.peer == kInvalidSocket) return;
+  (void)recording.set_linger(conn.peer, true, 0);
+  READYPORT_ASSERT(recording.closesocket(conn.peer) == 0);
+  conn.peer = kInvalidSocket;
+  conn.peer_ended = true;
+  conn.peer_reading = false;
+}
+
+void World::post_task() {
+  if (tasks_posted >= kTasksMax) return;
+  const std::uint32_t index = tasks_posted;
+  const Status status = engine->post(*tasks[index]);
+  record("wl.post task=" + std::to_string(index) + " -> " + status_text(status));
+  if (status.ok()) {
+    ++tasks_posted;
+  } else if (status.code() != StatusCode::kOsError) {
+    fail("post", "post() failed: " + status.to_string());
   }
 }
 
