@@ -68,12 +68,10 @@ Json stress_figures_json(const StressFigures& figures) {
   return object;
 }
 
-Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary,
-                         const StressFigures& figures) {
-  const StressBuildInfo info = stress_build_info();
-  Json document = Json::object();
-  document["format"] = kStressSummaryFormat;
-  document["format_version"] = 1;
+namespace {
+
+// The build that ran: version, commit, compiler, build type, canary, tree state.
+Json build_json(const StressBuildInfo& info) {
   Json build = Json::object();
   build["version"] = info.version;
   build["commit"] = info.commit;
@@ -81,7 +79,28 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   build["build"] = info.build;
   build["canary"] = info.canary;
   build["tree"] = info.tree;
-  document["readyport"] = std::move(build);
+  return build;
+}
+
+// The corpus replayed first: where from, why none, how it went.
+Json corpus_json(const StressCorpusSummary& c) {
+  Json corpus = Json::object();
+  corpus["dir"] = c.dir;
+  corpus["note"] = c.note;
+  corpus["entries"] = c.entries;
+  corpus["passed"] = c.passed;
+  corpus["failed"] = c.failed;
+  return corpus;
+}
+
+}  // namespace
+
+Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary,
+                         const StressFigures& figures) {
+  Json document = Json::object();
+  document["format"] = kStressSummaryFormat;
+  document["format_version"] = 1;
+  document["readyport"] = build_json(stress_build_info());
   document["options"] = stress_run_options_json(options);
   document["invocation"] = stress_invocation_json(options);
   document["shard"] =
@@ -91,13 +110,7 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   document["seeds_run"] = summary.totals.seeds;
   document["passed"] = summary.totals.seeds - summary.totals.failures;
   document["failed"] = summary.totals.failures;
-  Json corpus = Json::object();
-  corpus["dir"] = summary.corpus.dir;
-  corpus["note"] = summary.corpus.note;
-  corpus["entries"] = summary.corpus.entries;
-  corpus["passed"] = summary.corpus.passed;
-  corpus["failed"] = summary.corpus.failed;
-  document["corpus"] = std::move(corpus);
+  document["corpus"] = corpus_json(summary.corpus);
   Json failures = Json::array();
   for (const StressFailure& failure : summary.failures) failures.push_back(failure_json(failure));
   document["failures"] = std::move(failures);
