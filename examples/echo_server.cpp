@@ -116,7 +116,9 @@ struct EchoServer::Impl {
           length_ = static_cast<std::uint32_t>(got);
           continue;
         }
-        if (got == 0) return Step::kEnd;  // the peer finished sending: we are done too
+        if (got == 0) {
+          return Step::kEnd;  // the peer finished sending: we are done too
+        }
         return sockets.last_error() == kWsaEwouldblock ? Step::kNeedIn : Step::kError;
       }
     }
@@ -135,7 +137,9 @@ struct EchoServer::Impl {
       for (;;) {
         const Socket accepted = server_.os.accept(socket, nullptr);
         if (accepted == kInvalidSocket) {
-          if (server_.os.last_error() != kWsaEwouldblock) server_.count_error();
+          if (server_.os.last_error() != kWsaEwouldblock) {
+            server_.count_error();
+          }
           break;
         }
         server_.adopt(accepted);
@@ -182,7 +186,9 @@ struct EchoServer::Impl {
       if (id.ok()) {
         // Edge modes: data that came before the registration raised no edge (spec C5); make
         // the handler read once. (It may already be closed: then there is nothing to do.)
-        if (is_edge(options.mode)) (void)engine.notify(id.value(), kSockNotifyEventIn);
+        if (is_edge(options.mode)) {
+          (void)engine.notify(id.value(), kSockNotifyEventIn);
+        }
         return;
       }
     }
@@ -206,7 +212,9 @@ struct EchoServer::Impl {
     ++counts.errors;
   }
   void count_echoed(std::uint64_t bytes) {
-    if (bytes == 0) return;
+    if (bytes == 0) {
+      return;
+    }
     Guard guard(*mutex);
     counts.bytes_echoed += bytes;
   }
@@ -230,14 +238,18 @@ EchoServer::~EchoServer() = default;
 
 Result<Ipv4Address> EchoServer::start() {
   Impl& s = *impl_;
-  if (s.options.mode == Mode::kOneshotEdge)
+  if (s.options.mode == Mode::kOneshotEdge) {
     return Status(StatusCode::kInvalidArgument,
                   "EchoServer: oneshot_edge can miss data that arrives before the re-arm "
                   "(spec C5, C6); use oneshot_level, persistent_level or persistent_edge");
-  if (s.listening)
+  }
+  if (s.listening) {
     return Status(StatusCode::kFailedPrecondition, "EchoServer::start(): already started");
+  }
   const Socket listen_socket = s.os.socket(kAfInet, kSockStream, kIpprotoTcp);
-  if (listen_socket == kInvalidSocket) return socket_error(s.os, "socket()");
+  if (listen_socket == kInvalidSocket) {
+    return socket_error(s.os, "socket()");
+  }
   Ipv4Address address{kLoopbackHost, 0};
   Status status;
   if (s.os.set_nonblocking(listen_socket, true) != 0) {
@@ -263,10 +275,14 @@ Result<Ipv4Address> EchoServer::start() {
 }
 
 Status EchoServer::close_listener() {
-  if (!impl_->listening) return Status();
+  if (!impl_->listening) {
+    return Status();
+  }
   const Status status = impl_->engine.close(impl_->listener_id);
   // Already closed (by stop()): that is what was asked.
-  if (status.code() == StatusCode::kNotFound) return Status();
+  if (status.code() == StatusCode::kNotFound) {
+    return Status();
+  }
   return status;
 }
 
@@ -286,8 +302,9 @@ class EchoClients {
               Mutex& mutex)
       : os_(os), engine_(engine), workload_(workload), server_(server), mutex_(mutex) {
     clients_.reserve(workload.clients);
-    for (std::uint32_t i = 0; i < workload.clients; ++i)
+    for (std::uint32_t i = 0; i < workload.clients; ++i) {
       clients_.push_back(std::make_unique<Client>(*this, i));
+    }
   }
 
   // Starts the next client; false when none is left (or stopping). Any thread.
@@ -295,7 +312,9 @@ class EchoClients {
     std::uint32_t index = 0;
     {
       Guard guard(mutex_);
-      if (stopping_ || next_ >= workload_.clients) return false;
+      if (stopping_ || next_ >= workload_.clients) {
+        return false;
+      }
       index = next_++;
     }
     if (!connect_and_add(*clients_[index])) {
@@ -335,12 +354,18 @@ class EchoClients {
         p.failed = true;  // a refused connect (spec D3) or a reset
       } else {
         send_some(socket, &p);
-        if (!p.failed) receive_some(socket, &p);
+        if (!p.failed) {
+          receive_some(socket, &p);
+        }
       }
       owner_.publish(p);
-      if (p.failed || received_ >= total_) return kInterestClose;
+      if (p.failed || received_ >= total_) {
+        return kInterestClose;
+      }
       const Mode mode = owner_.workload_.mode;
-      if (is_edge(mode)) return kInterestIn | kInterestOut | kInterestHangup;
+      if (is_edge(mode)) {
+        return kInterestIn | kInterestOut | kInterestHangup;
+      }
       return sent_ < total_ ? kInterestIn | kInterestOut : kInterestIn;
     }
 
@@ -374,15 +399,18 @@ class EchoClients {
       const std::uint64_t seed = owner_.workload_.seed;
       while (sent_ < total_) {
         const std::uint32_t chunk = std::min(total_ - sent_, next_chunk());
-        for (std::uint32_t i = 0; i < chunk; ++i)
+        for (std::uint32_t i = 0; i < chunk; ++i) {
           scratch_[i] = static_cast<char>(payload_byte(seed, index_, sent_ + i));
+        }
         const int n = owner_.os_.send(socket, scratch_.data(), static_cast<int>(chunk), 0);
         if (n > 0) {
           sent_ += static_cast<std::uint32_t>(n);
           p->sent += static_cast<std::uint64_t>(n);
           continue;
         }
-        if (owner_.os_.last_error() != kWsaEwouldblock) p->failed = true;
+        if (owner_.os_.last_error() != kWsaEwouldblock) {
+          p->failed = true;
+        }
         return;
       }
     }
@@ -398,8 +426,9 @@ class EchoClients {
             const std::uint64_t offset = received_ + static_cast<std::uint32_t>(i);
             if (offset >= sent_ ||
                 static_cast<std::uint8_t>(scratch_[static_cast<std::size_t>(i)]) !=
-                    payload_byte(seed, index_, offset))
+                    payload_byte(seed, index_, offset)) {
               ++p->mismatched;
+            }
           }
           received_ += static_cast<std::uint32_t>(n);
           p->received += static_cast<std::uint64_t>(n);
@@ -410,7 +439,9 @@ class EchoClients {
           continue;
         }
         // End of stream before every byte came back, or an error other than "would block".
-        if (n == 0 || owner_.os_.last_error() != kWsaEwouldblock) p->failed = true;
+        if (n == 0 || owner_.os_.last_error() != kWsaEwouldblock) {
+          p->failed = true;
+        }
         return;
       }
       p->done = true;
@@ -427,9 +458,13 @@ class EchoClients {
 
   bool connect_and_add(Client& client) {
     const Socket socket = os_.socket(kAfInet, kSockStream, kIpprotoTcp);
-    if (socket == kInvalidSocket) return false;
+    if (socket == kInvalidSocket) {
+      return false;
+    }
     bool ok = os_.set_nonblocking(socket, true) == 0;
-    if (ok && os_.connect(socket, server_) != 0) ok = os_.last_error() == kWsaEwouldblock;
+    if (ok && os_.connect(socket, server_) != 0) {
+      ok = os_.last_error() == kWsaEwouldblock;
+    }
     // The connect completes as OUT (or fails as ERR, spec D3); the handler starts sending then.
     const Interest interest = is_edge(workload_.mode) ? kInterestIn | kInterestOut | kInterestHangup
                                                       : kInterestIn | kInterestOut;
@@ -441,8 +476,9 @@ class EchoClients {
       Result<ConnId> id = engine_.add(socket, interest, workload_.mode, client);
       if (id.ok()) {
         // Edge modes: the connect may have completed before the registration (spec C5).
-        if (is_edge(workload_.mode))
+        if (is_edge(workload_.mode)) {
           (void)engine_.notify(id.value(), kSockNotifyEventIn | kSockNotifyEventOut);
+        }
         return true;
       }
       Guard guard(mutex_);
@@ -457,8 +493,12 @@ class EchoClients {
     counts_.bytes_sent += p.sent;
     counts_.bytes_received += p.received;
     counts_.bytes_mismatched += p.mismatched;
-    if (p.done) ++counts_.clients_done;
-    if (p.failed) ++counts_.clients_failed;
+    if (p.done) {
+      ++counts_.clients_done;
+    }
+    if (p.failed) {
+      ++counts_.clients_failed;
+    }
   }
 
   Os& os_;
@@ -476,14 +516,16 @@ class EchoClients {
 
 Status check_workload(const EchoWorkload& w) {
   if (w.clients < 1 || w.clients_concurrent < 1 || w.bytes_per_client < 1 ||
-      w.chunk_bytes_max < 1 || w.buffer_bytes < 1)
+      w.chunk_bytes_max < 1 || w.buffer_bytes < 1) {
     return Status(StatusCode::kInvalidArgument,
                   "EchoWorkload: clients, clients_concurrent, bytes_per_client, chunk_bytes_max "
                   "and buffer_bytes must be >= 1");
-  if (w.mode == Mode::kOneshotEdge)
+  }
+  if (w.mode == Mode::kOneshotEdge) {
     return Status(StatusCode::kInvalidArgument,
                   "EchoWorkload: oneshot_edge can miss data that arrives before the re-arm "
                   "(spec C5, C6)");
+  }
   return Status();
 }
 
@@ -497,14 +539,24 @@ Status verify(const EchoWorkload& w, const EchoCounts& c) {
                       std::to_string(c.clients_failed) + ", bytes received " +
                       std::to_string(c.bytes_received) + "/" + std::to_string(expected) + ")");
   };
-  if (c.clients_failed != 0) return broken("clients failed");
-  if (c.bytes_mismatched != 0) return broken(std::to_string(c.bytes_mismatched) + " bytes differ");
-  if (c.clients_done != w.clients || c.bytes_received != expected)
+  if (c.clients_failed != 0) {
+    return broken("clients failed");
+  }
+  if (c.bytes_mismatched != 0) {
+    return broken(std::to_string(c.bytes_mismatched) + " bytes differ");
+  }
+  if (c.clients_done != w.clients || c.bytes_received != expected) {
     return broken("not every byte came back");
-  if (c.clients_closed != c.clients_started) return broken("a client connection was not closed");
-  if (c.server.closed != c.server.accepted || !c.server.listener_closed)
+  }
+  if (c.clients_closed != c.clients_started) {
+    return broken("a client connection was not closed");
+  }
+  if (c.server.closed != c.server.accepted || !c.server.listener_closed) {
     return broken("a server connection was not closed");
-  if (c.engine.connections_live != 0) return broken("the engine still holds connections");
+  }
+  if (c.engine.connections_live != 0) {
+    return broken("the engine still holds connections");
+  }
   return Status();
 }
 
@@ -534,7 +586,9 @@ EchoResult run_echo_workload(Os& os, Engine& engine, const EchoWorkload& workloa
   Result<Ipv4Address> address = server.start();
   EchoClients clients(os, engine, workload, address.ok() ? address.value() : Ipv4Address{}, *mutex);
   std::vector<std::unique_ptr<Thread>> workers;
-  if (!address.ok()) result.status = address.status();
+  if (!address.ok()) {
+    result.status = address.status();
+  }
   for (std::uint32_t i = 0; result.status.ok() && i < workload.workers; ++i) {
     Result<std::unique_ptr<Thread>> thread =
         os.thread_start("echo-worker", [&engine] { (void)engine.run_worker(); });
@@ -546,7 +600,9 @@ EchoResult run_echo_workload(Os& os, Engine& engine, const EchoWorkload& workloa
   }
   if (result.status.ok()) {
     for (std::uint32_t i = 0; i < workload.clients_concurrent; ++i) {
-      if (!clients.launch_next()) break;
+      if (!clients.launch_next()) {
+        break;
+      }
     }
     const std::uint64_t deadline_ns =
         os.now_ns() + std::uint64_t{workload.time_limit_ms} * 1'000'000;
@@ -566,11 +622,15 @@ EchoResult run_echo_workload(Os& os, Engine& engine, const EchoWorkload& workloa
   }
   clients.stop_launching();
   (void)engine.stop();  // closes the listener and whatever is still open
-  for (std::unique_ptr<Thread>& worker : workers) worker->join();
+  for (std::unique_ptr<Thread>& worker : workers) {
+    worker->join();
+  }
   result.counts = clients.counts();
   result.counts.server = server.counts();
   result.counts.engine = engine.stats();
-  if (result.status.ok()) result.status = verify(workload, result.counts);
+  if (result.status.ok()) {
+    result.status = verify(workload, result.counts);
+  }
   return result;
 }
 

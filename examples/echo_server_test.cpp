@@ -143,7 +143,9 @@ TEST_P(EchoSimTest, WorkersUnderTheSchedulerEveryByteEchoed) {
     expect_all_echoed(w, result);
     EXPECT_EQ(os.stats().sockets_open, 0u);
     EXPECT_EQ(os.stats().registrations_live, 0u);
-    if (HasFatalFailure() || HasNonfatalFailure()) return;
+    if (HasFatalFailure() || HasNonfatalFailure()) {
+      return;
+    }
   }
 }
 

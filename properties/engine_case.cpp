@@ -16,8 +16,12 @@ namespace {
 std::string interest_text(Interest interest) {
   std::string text;
   auto add = [&](Interest bit, const char* name) {
-    if ((interest & bit) == 0) return;
-    if (!text.empty()) text += "|";
+    if ((interest & bit) == 0) {
+      return;
+    }
+    if (!text.empty()) {
+      text += "|";
+    }
     text += name;
   };
   add(kInterestIn, "IN");
@@ -28,7 +32,9 @@ std::string interest_text(Interest interest) {
 
 std::string events_text(std::uint32_t events) {
   std::string text = interest_text(static_cast<Interest>(events & kInterestAll));
-  if ((events & kSockNotifyEventErr) != 0) text += "|ERR";
+  if ((events & kSockNotifyEventErr) != 0) {
+    text += "|ERR";
+  }
   return text;
 }
 
@@ -75,8 +81,9 @@ std::string case_text(const EngineCase& c) {
   std::ostringstream out;
   out << "seed=" << c.seed << " workers=" << c.workers << " batch=" << c.batch_count << " ("
       << c.commands.size() << " commands)\n";
-  for (std::size_t i = 0; i < c.commands.size(); ++i)
+  for (std::size_t i = 0; i < c.commands.size(); ++i) {
     out << "  " << i << ": " << command_text(c.commands[i]) << "\n";
+  }
   return out.str();
 }
 
@@ -87,8 +94,9 @@ std::ostream& operator<<(std::ostream& out, const EngineCase& engine_case) {
 bool case_has_edge(const EngineCase& engine_case) {
   for (const EngineCommand& c : engine_case.commands) {
     if (c.kind == EngineCommandKind::kAdd &&
-        (c.mode == Mode::kPersistentEdge || c.mode == Mode::kOneshotEdge))
+        (c.mode == Mode::kPersistentEdge || c.mode == Mode::kOneshotEdge)) {
       return true;
+    }
   }
   return false;
 }
@@ -98,7 +106,9 @@ bool case_has_edge(const EngineCase& engine_case) {
 std::string engine_case_line(const EngineCase& c) {
   std::string line = "seed=" + std::to_string(c.seed) + " workers=" + std::to_string(c.workers) +
                      " batch=" + std::to_string(c.batch_count);
-  for (const EngineCommand& command : c.commands) line += "; " + command_text(command);
+  for (const EngineCommand& command : c.commands) {
+    line += "; " + command_text(command);
+  }
   return line;
 }
 
@@ -110,10 +120,13 @@ Status bad(std::string_view what, std::string_view token) {
 }
 
 std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() &&
-         (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r'))
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' ||
+                           text.back() == '\r')) {
     text.remove_suffix(1);
+  }
   return text;
 }
 
@@ -123,7 +136,9 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   while (true) {
     const std::size_t at = text.find(separator);
     pieces.push_back(trim(text.substr(0, at)));
-    if (at == std::string_view::npos) return pieces;
+    if (at == std::string_view::npos) {
+      return pieces;
+    }
     text.remove_prefix(at + 1);
   }
 }
@@ -132,14 +147,17 @@ template <typename T>
 Result<T> parse_number(std::string_view text, std::string_view token) {
   T value{};
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
     return bad("not a decimal number: '" + std::string(text) + "'", token);
+  }
   return value;
 }
 
 // `c<n>`.
 Result<std::uint32_t> parse_conn(std::string_view text, std::string_view token) {
-  if (text.size() < 2 || text[0] != 'c') return bad("expected a connection c<n>", token);
+  if (text.size() < 2 || text[0] != 'c') {
+    return bad("expected a connection c<n>", token);
+  }
   return parse_number<std::uint32_t>(text.substr(1), token);
 }
 
@@ -151,16 +169,22 @@ Result<std::uint32_t> parse_events(std::string_view text, std::string_view token
       {"HANGUP", kSockNotifyEventHangup},
       {"ERR", kSockNotifyEventErr},
   }};
-  if (text == "NONE") return std::uint32_t{0};
+  if (text == "NONE") {
+    return std::uint32_t{0};
+  }
   std::uint32_t bits = 0;
   for (std::string_view name : split(text, '|')) {
     bool known = false;
     for (const auto& [known_name, bit] : kNames) {
-      if (name != known_name) continue;
+      if (name != known_name) {
+        continue;
+      }
       bits |= bit;
       known = true;
     }
-    if (!known) return bad("unknown event '" + std::string(name) + "'", token);
+    if (!known) {
+      return bad("unknown event '" + std::string(name) + "'", token);
+    }
   }
   return bits;
 }
@@ -168,7 +192,9 @@ Result<std::uint32_t> parse_events(std::string_view text, std::string_view token
 Result<Mode> parse_mode(std::string_view text, std::string_view token) {
   for (Mode mode :
        {Mode::kOneshotLevel, Mode::kPersistentLevel, Mode::kPersistentEdge, Mode::kOneshotEdge}) {
-    if (text == mode_name(mode)) return mode;
+    if (text == mode_name(mode)) {
+      return mode;
+    }
   }
   return bad("unknown mode '" + std::string(text) + "'", token);
 }
@@ -178,13 +204,20 @@ using K = EngineCommandKind;
 // add(<mode> <interest>).
 Result<EngineCommand> parse_add(std::string_view inside, std::string_view token) {
   const std::size_t space = inside.find(' ');
-  if (space == std::string_view::npos) return bad("expected add(<mode> <interest>)", token);
+  if (space == std::string_view::npos) {
+    return bad("expected add(<mode> <interest>)", token);
+  }
   Result<Mode> mode = parse_mode(trim(inside.substr(0, space)), token);
-  if (!mode.ok()) return mode.status();
+  if (!mode.ok()) {
+    return mode.status();
+  }
   Result<std::uint32_t> interest = parse_events(trim(inside.substr(space + 1)), token);
-  if (!interest.ok()) return interest.status();
-  if ((interest.value() & ~static_cast<std::uint32_t>(kInterestAll)) != 0)
+  if (!interest.ok()) {
+    return interest.status();
+  }
+  if ((interest.value() & ~static_cast<std::uint32_t>(kInterestAll)) != 0) {
     return bad("an interest is IN, OUT and HANGUP only", token);
+  }
   EngineCommand c;
   c.kind = K::kAdd;
   c.mode = mode.value();
@@ -195,9 +228,13 @@ Result<EngineCommand> parse_add(std::string_view inside, std::string_view token)
 // <name>(c<n>): the commands of one connection and nothing else.
 Result<EngineCommand> parse_conn_only(K kind, const std::vector<std::string_view>& args,
                                       std::string_view token) {
-  if (args.size() != 1) return bad("expected one argument", token);
+  if (args.size() != 1) {
+    return bad("expected one argument", token);
+  }
   Result<std::uint32_t> conn = parse_conn(args[0], token);
-  if (!conn.ok()) return conn.status();
+  if (!conn.ok()) {
+    return conn.status();
+  }
   EngineCommand c;
   c.kind = kind;
   c.conn = conn.value();
@@ -210,29 +247,38 @@ Result<EngineCommand> parse_without_conn(std::string_view name, std::string_view
   EngineCommand c;
   if (name == "close_foreign") {
     Result<std::uint32_t> slot = parse_number<std::uint32_t>(trim(inside), token);
-    if (!slot.ok()) return slot.status();
+    if (!slot.ok()) {
+      return slot.status();
+    }
     c.kind = K::kCloseForeign;
     c.value = slot.value();
     return c;
   }
   if (name == "post") {
-    if (!inside.empty()) return bad("post() takes no argument", token);
+    if (!inside.empty()) {
+      return bad("post() takes no argument", token);
+    }
     c.kind = K::kPost;
     return c;
   }
   if (name == "arm") {
     Result<FaultSite> site = fault_site_parse(trim(inside));
-    if (!site.ok()) return bad(site.status().message(), token);
+    if (!site.ok()) {
+      return bad(site.status().message(), token);
+    }
     c.kind = K::kArm;
     c.site = site.value();
     return c;
   }
   READYPORT_ASSERT(name == "run");
-  if (inside.size() < 4 || inside.substr(inside.size() - 3) != " ms")
+  if (inside.size() < 4 || inside.substr(inside.size() - 3) != " ms") {
     return bad("expected run(<n> ms)", token);
+  }
   Result<std::uint32_t> ms =
       parse_number<std::uint32_t>(inside.substr(0, inside.size() - 3), token);
-  if (!ms.ok()) return ms.status();
+  if (!ms.ok()) {
+    return ms.status();
+  }
   c.kind = K::kRun;
   c.value = ms.value();
   return c;
@@ -242,27 +288,37 @@ Result<EngineCommand> parse_without_conn(std::string_view name, std::string_view
 Result<EngineCommand> parse_conn_and_value(std::string_view name,
                                            const std::vector<std::string_view>& args,
                                            std::string_view token) {
-  if (args.size() != 2) return bad("expected two arguments", token);
+  if (args.size() != 2) {
+    return bad("expected two arguments", token);
+  }
   Result<std::uint32_t> conn = parse_conn(args[0], token);
-  if (!conn.ok()) return conn.status();
+  if (!conn.ok()) {
+    return conn.status();
+  }
   EngineCommand c;
   c.conn = conn.value();
   if (name == "peer_send") {
     Result<std::uint32_t> bytes = parse_number<std::uint32_t>(args[1], token);
-    if (!bytes.ok()) return bytes.status();
+    if (!bytes.ok()) {
+      return bytes.status();
+    }
     c.kind = K::kPeerSend;
     c.value = bytes.value();
     return c;
   }
   if (name == "close_inside") {
-    if (args[1] != "return" && args[1] != "call") return bad("expected return or call", token);
+    if (args[1] != "return" && args[1] != "call") {
+      return bad("expected return or call", token);
+    }
     c.kind = K::kCloseInside;
     c.value = args[1] == "call" ? 1 : 0;
     return c;
   }
   READYPORT_ASSERT(name == "notify");
   Result<std::uint32_t> events = parse_events(args[1], token);
-  if (!events.ok()) return events.status();
+  if (!events.ok()) {
+    return events.status();
+  }
   c.kind = K::kNotify;
   c.value = events.value();
   return c;
@@ -271,8 +327,9 @@ Result<EngineCommand> parse_conn_and_value(std::string_view name,
 // One command, as command_text writes it.
 Result<EngineCommand> parse_command(std::string_view token) {
   const std::size_t open = token.find('(');
-  if (open == std::string_view::npos || token.back() != ')')
+  if (open == std::string_view::npos || token.back() != ')') {
     return bad("expected name(arguments)", token);
+  }
   const std::string_view name = trim(token.substr(0, open));
   const std::string_view inside = token.substr(open + 1, token.size() - open - 2);
   const std::vector<std::string_view> args = split(inside, ',');
@@ -282,14 +339,20 @@ Result<EngineCommand> parse_command(std::string_view token) {
       {"close", K::kClose},
       {"add_again", K::kAddAgain},
       {"stop_inside", K::kStopInside}};
-  if (name == "add") return parse_add(inside, token);
-  for (const auto& [text, kind] : kConnOnly) {
-    if (name == text) return parse_conn_only(kind, args, token);
+  if (name == "add") {
+    return parse_add(inside, token);
   }
-  if (name == "close_foreign" || name == "post" || name == "arm" || name == "run")
+  for (const auto& [text, kind] : kConnOnly) {
+    if (name == text) {
+      return parse_conn_only(kind, args, token);
+    }
+  }
+  if (name == "close_foreign" || name == "post" || name == "arm" || name == "run") {
     return parse_without_conn(name, inside, token);
-  if (name == "peer_send" || name == "close_inside" || name == "notify")
+  }
+  if (name == "peer_send" || name == "close_inside" || name == "notify") {
     return parse_conn_and_value(name, args, token);
+  }
   return bad("unknown command '" + std::string(name) + "'", token);
 }
 
@@ -297,37 +360,57 @@ Result<EngineCommand> parse_command(std::string_view token) {
 
 Result<EngineCase> engine_case_parse(std::string_view line) {
   const std::vector<std::string_view> tokens = split(trim(line), ';');
-  if (tokens.size() - 1 > kEngineCaseCommandsMax)
+  if (tokens.size() - 1 > kEngineCaseCommandsMax) {
     return bad("more than " + std::to_string(kEngineCaseCommandsMax) + " commands", "...");
+  }
   EngineCase c;
   bool seen[3] = {false, false, false};
   for (std::string_view field : split(tokens[0], ' ')) {
-    if (field.empty()) continue;
+    if (field.empty()) {
+      continue;
+    }
     const std::size_t eq = field.find('=');
     const std::string_view key = field.substr(0, eq);
     const int index = key == "seed" ? 0 : key == "workers" ? 1 : key == "batch" ? 2 : -1;
-    if (eq == std::string_view::npos || index < 0) return bad("unknown field", field);
-    if (seen[index]) return bad("field given twice", field);
+    if (eq == std::string_view::npos || index < 0) {
+      return bad("unknown field", field);
+    }
+    if (seen[index]) {
+      return bad("field given twice", field);
+    }
     seen[index] = true;
     const std::string_view text = field.substr(eq + 1);
     if (index == 0) {
       Result<std::uint64_t> seed = parse_number<std::uint64_t>(text, field);
-      if (!seed.ok()) return seed.status();
+      if (!seed.ok()) {
+        return seed.status();
+      }
       c.seed = seed.value();
       continue;
     }
     Result<std::uint32_t> value = parse_number<std::uint32_t>(text, field);
-    if (!value.ok()) return value.status();
+    if (!value.ok()) {
+      return value.status();
+    }
     (index == 1 ? c.workers : c.batch_count) = value.value();
   }
-  if (!seen[0] || !seen[1] || !seen[2])
+  if (!seen[0] || !seen[1] || !seen[2]) {
     return bad("expected seed=, workers= and batch=", tokens[0]);
-  if (c.workers < 1 || c.workers > 8) return bad("workers must be 1..8", tokens[0]);
-  if (c.batch_count < 1 || c.batch_count > 4096) return bad("batch must be 1..4096", tokens[0]);
+  }
+  if (c.workers < 1 || c.workers > 8) {
+    return bad("workers must be 1..8", tokens[0]);
+  }
+  if (c.batch_count < 1 || c.batch_count > 4096) {
+    return bad("batch must be 1..4096", tokens[0]);
+  }
   for (std::size_t i = 1; i < tokens.size(); ++i) {
-    if (tokens[i].empty() && i + 1 == tokens.size()) break;  // a trailing ';'
+    if (tokens[i].empty() && i + 1 == tokens.size()) {
+      break;  // a trailing ';'
+    }
     Result<EngineCommand> command = parse_command(tokens[i]);
-    if (!command.ok()) return command.status();
+    if (!command.ok()) {
+      return command.status();
+    }
     c.commands.push_back(command.value());
   }
   return c;

@@ -22,22 +22,33 @@ EngineCommand normalised(EngineCommand c) {
     c.mode = defaults.mode;
     c.interest = defaults.interest;
   }
-  if (c.kind != K::kArm) c.site = defaults.site;
+  if (c.kind != K::kArm) {
+    c.site = defaults.site;
+  }
   if (c.kind == K::kAdd || c.kind == K::kPost || c.kind == K::kArm || c.kind == K::kRun) {
-    if (c.kind != K::kRun) c.value = 0;
+    if (c.kind != K::kRun) {
+      c.value = 0;
+    }
     c.conn = 0;
   }
   if (c.kind == K::kPeerShutdown || c.kind == K::kPeerReset || c.kind == K::kClose ||
-      c.kind == K::kAddAgain || c.kind == K::kStopInside)
+      c.kind == K::kAddAgain || c.kind == K::kStopInside) {
     c.value = 0;
-  if (c.kind == K::kCloseForeign) c.conn = 0;
-  if (c.kind == K::kCloseInside) c.value %= 2;
+  }
+  if (c.kind == K::kCloseForeign) {
+    c.conn = 0;
+  }
+  if (c.kind == K::kCloseInside) {
+    c.value %= 2;
+  }
   return c;
 }
 
 RC_GTEST_PROP(EngineCaseLine, ParseIsTheInverseOfLine, ()) {
   EngineCase generated = *gen_engine_case();
-  for (EngineCommand& c : generated.commands) c = normalised(c);
+  for (EngineCommand& c : generated.commands) {
+    c = normalised(c);
+  }
   const std::string line = engine_case_line(generated);
   const Result<EngineCase> parsed = engine_case_parse(line);
   RC_ASSERT(parsed.ok());

@@ -45,8 +45,12 @@ rc::Gen<EngineCommand> gen_engine_command() {
         c.mode = std::get<3>(t);
         c.interest = std::get<4>(t);
         c.site = std::get<5>(t);
-        if (c.kind == K::kRun) c.value = 1 + c.value % 50;  // 1..50 ms
-        if (c.kind == K::kCloseForeign) c.value %= 64;      // a slot of a small table
+        if (c.kind == K::kRun) {
+          c.value = 1 + c.value % 50;  // 1..50 ms
+        }
+        if (c.kind == K::kCloseForeign) {
+          c.value %= 64;  // a slot of a small table
+        }
         if (c.kind == K::kNotify) {
           c.value = kSockNotifyEventIn | ((c.value & 1) != 0 ? kSockNotifyEventOut : 0) |
                     ((c.value & 2) != 0 ? kSockNotifyEventHangup : 0) |

@@ -32,15 +32,17 @@ std::string encode(const EngineRunResult& r) {
   out << kPrefix << "inside " << r.closes_inside << "\n";
   out << kPrefix << "echoed " << r.echoed_connections << "\n";
   out << kPrefix << "steps " << r.steps << "\n";
-  for (std::size_t i = 0; i < r.fired.size(); ++i)
+  for (std::size_t i = 0; i < r.fired.size(); ++i) {
     out << kPrefix << "fired " << i << " " << r.fired[i] << "\n";
+  }
   const OracleJudgement& j = r.judgement;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
     out << kPrefix << "rule_counts " << rule << " " << j.judged[rule] << " " << j.violated[rule]
         << " " << j.ambiguous[rule] << " " << j.unjudged[rule] << "\n";
   }
-  for (std::size_t i = 0; i < j.bounds_hit.size(); ++i)
+  for (std::size_t i = 0; i < j.bounds_hit.size(); ++i) {
     out << kPrefix << "bound " << i << " " << j.bounds_hit[i] << "\n";
+  }
   // The message last: it may span lines.
   out << kPrefix << "message\n" << r.status.message() << "\n";
   return out.str();
@@ -50,27 +52,49 @@ void write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n <= 0) return;
+    if (n <= 0) {
+      return;
+    }
     done += static_cast<std::size_t>(n);
   }
 }
 
 // One `@rp <key> ...` line of the case's process into `r` (code, message and early aside).
 void decode_field(const std::string& key, std::istringstream& fields, EngineRunResult& r) {
-  if (key == "step") fields >> r.failed_step;
-  if (key == "rule") fields >> r.rule;
-  if (key == "quarantined") fields >> r.quarantined;
-  if (key == "refused") fields >> r.removes_refused;
-  if (key == "modes") fields >> r.modes_added;
-  if (key == "adds") fields >> r.adds_ok;
-  if (key == "inside") fields >> r.closes_inside;
-  if (key == "echoed") fields >> r.echoed_connections;
-  if (key == "steps") fields >> r.steps;
+  if (key == "step") {
+    fields >> r.failed_step;
+  }
+  if (key == "rule") {
+    fields >> r.rule;
+  }
+  if (key == "quarantined") {
+    fields >> r.quarantined;
+  }
+  if (key == "refused") {
+    fields >> r.removes_refused;
+  }
+  if (key == "modes") {
+    fields >> r.modes_added;
+  }
+  if (key == "adds") {
+    fields >> r.adds_ok;
+  }
+  if (key == "inside") {
+    fields >> r.closes_inside;
+  }
+  if (key == "echoed") {
+    fields >> r.echoed_connections;
+  }
+  if (key == "steps") {
+    fields >> r.steps;
+  }
   if (key == "fired") {
     std::size_t index = 0;
     std::uint64_t count = 0;
     fields >> index >> count;
-    if (index < r.fired.size()) r.fired[index] = count;
+    if (index < r.fired.size()) {
+      r.fired[index] = count;
+    }
   }
   if (key == "rule_counts") {
     std::uint32_t rule = 0;
@@ -87,7 +111,9 @@ void decode_field(const std::string& key, std::istringstream& fields, EngineRunR
     std::size_t index = 0;
     std::uint64_t count = 0;
     fields >> index >> count;
-    if (index < r.judgement.bounds_hit.size()) r.judgement.bounds_hit[index] = count;
+    if (index < r.judgement.bounds_hit.size()) {
+      r.judgement.bounds_hit[index] = count;
+    }
   }
 }
 
@@ -112,10 +138,16 @@ EngineRunResult decode(const std::string& text, int wait_status) {
     std::istringstream fields(line.substr(4));
     std::string key;
     fields >> key;
-    if (key == "code") fields >> code;
+    if (key == "code") {
+      fields >> code;
+    }
     decode_field(key, fields, r);
-    if (key == "message") in_message = true;
-    if (key == "early") early = line.substr(4 + 6);
+    if (key == "message") {
+      in_message = true;
+    }
+    if (key == "early") {
+      early = line.substr(4 + 6);
+    }
   }
   const bool exited_ok = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
   if (code < 0 || !exited_ok) {
@@ -133,7 +165,9 @@ EngineRunResult decode(const std::string& text, int wait_status) {
     }
     return r;
   }
-  if (code != 0) r.status = Status(static_cast<StatusCode>(code), message);
+  if (code != 0) {
+    r.status = Status(static_cast<StatusCode>(code), message);
+  }
   // A sanitizer's report (ThreadSanitizer goes on after one; _exit skips its exit code).
   if (r.status.ok() && other.find("Sanitizer") != std::string::npos) {
     r.status = Status(StatusCode::kInternal, "sanitizer report in the case's process: " + other);
@@ -148,7 +182,9 @@ EngineRunResult run_engine_case_isolated(const EngineCase& engine_case) {
   std::fflush(stdout);
   std::fflush(stderr);
   int fds[2];
-  if (::pipe(fds) != 0) return run_engine_case(engine_case);
+  if (::pipe(fds) != 0) {
+    return run_engine_case(engine_case);
+  }
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -163,7 +199,9 @@ EngineRunResult run_engine_case_isolated(const EngineCase& engine_case) {
       // One line: the message's newlines would end it early.
       std::string message = violation.message();
       for (char& c : message) {
-        if (c == '\n') c = ' ';
+        if (c == '\n') {
+          c = ' ';
+        }
       }
       write_all(fd, std::string(kPrefix) + "early " + message + "\n");
     });
@@ -175,7 +213,9 @@ EngineRunResult run_engine_case_isolated(const EngineCase& engine_case) {
   char buffer[4096];
   for (;;) {
     const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n <= 0) break;
+    if (n <= 0) {
+      break;
+    }
     text.append(buffer, static_cast<std::size_t>(n));
   }
   ::close(fds[0]);

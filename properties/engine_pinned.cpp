@@ -68,7 +68,9 @@ const std::vector<PinnedCase>& pinned_cases() {
 
 const PinnedCase* pinned_case(const std::string& canary) {
   for (const PinnedCase& p : pinned_cases()) {
-    if (p.canary == canary) return &p;
+    if (p.canary == canary) {
+      return &p;
+    }
   }
   return nullptr;
 }

@@ -34,8 +34,9 @@ Coverage g_coverage;
 
 void print_coverage(const Coverage& c) {
   std::cout << "engine property coverage (cases reaching each state, of " << c.cases << "):\n";
-  for (std::uint32_t m = 0; m < 4; ++m)
+  for (std::uint32_t m = 0; m < 4; ++m) {
     std::cout << "  added " << mode_name(static_cast<Mode>(m)) << ": " << c.modes[m] << "\n";
+  }
   for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
     std::cout << "  fired " << fault_site_name(static_cast<FaultSite>(i)) << ": " << c.fired[i]
               << "\n";
@@ -56,18 +57,30 @@ void engine_property(const EngineCase& engine_case) {
   ++g_coverage.cases;
   for (std::uint32_t m = 0; m < 4; ++m) {
     const bool added = (r.modes_added & (1u << m)) != 0;
-    if (added) ++g_coverage.modes[m];
+    if (added) {
+      ++g_coverage.modes[m];
+    }
   }
   std::uint64_t fired_total = 0;
   for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
-    if (r.fired[i] != 0) ++g_coverage.fired[i];
+    if (r.fired[i] != 0) {
+      ++g_coverage.fired[i];
+    }
     fired_total += r.fired[i];
   }
-  if (r.removes_refused != 0) ++g_coverage.remove_refused;
+  if (r.removes_refused != 0) {
+    ++g_coverage.remove_refused;
+  }
   g_coverage.judgement.add(r.judgement);
-  if (r.quarantined != 0) ++g_coverage.quarantined;
-  if (r.closes_inside != 0) ++g_coverage.close_inside;
-  if (r.echoed_connections != 0) ++g_coverage.echo_checked;
+  if (r.quarantined != 0) {
+    ++g_coverage.quarantined;
+  }
+  if (r.closes_inside != 0) {
+    ++g_coverage.close_inside;
+  }
+  if (r.echoed_connections != 0) {
+    ++g_coverage.echo_checked;
+  }
   RC_CLASSIFY(r.fired[static_cast<std::size_t>(FaultSite::kPsnRemoveFails)] != 0,
               "remove_fails fired");
   RC_CLASSIFY(r.quarantined != 0, "quarantined");

@@ -20,7 +20,9 @@ std::string engine_failure_text(const EngineCase& engine_case, const EngineRunRe
   out << "\n" << r.status.to_string() << "\ncase: " << case_text(engine_case) << "faults fired:";
   bool any = false;
   for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
-    if (r.fired[i] == 0) continue;
+    if (r.fired[i] == 0) {
+      continue;
+    }
     out << " " << fault_site_name(static_cast<FaultSite>(i)) << " x" << r.fired[i];
     any = true;
   }

@@ -60,9 +60,13 @@ class CheckingSink final : public TraceSink {
       : oracle_(oracle), hook_(hook) {}
   void on_trace_line(std::string_view line) override {
     oracle_.on_trace_line(line);
-    if (reported_ || !hook_) return;
+    if (reported_ || !hook_) {
+      return;
+    }
     const Status status = oracle_.status();
-    if (status.ok()) return;
+    if (status.ok()) {
+      return;
+    }
     reported_ = true;
     hook_(status);
   }
@@ -103,7 +107,9 @@ class EchoHandler final : public Handler {
  private:
   Interest body(ConnId id, std::uint32_t events);
   Interest rearm(bool want_out) const {
-    if (is_edge(mode_)) return kInterestIn | kInterestOut | kInterestHangup;
+    if (is_edge(mode_)) {
+      return kInterestIn | kInterestOut | kInterestHangup;
+    }
     const Interest base = static_cast<Interest>(interest_ & ~kInterestOut);
     return want_out ? static_cast<Interest>(base | kInterestOut) : base;
   }
@@ -178,8 +184,9 @@ struct World {
     options.tasks_max = kTasksMax;
     options.observer = &observer;
     engine = std::make_unique<Engine>(faulty, options);
-    for (std::uint32_t i = 0; i < kTasksMax; ++i)
+    for (std::uint32_t i = 0; i < kTasksMax; ++i) {
       tasks.push_back(std::make_unique<RecordTask>(*this, i));
+    }
   }
   ~World() { trace.set_sink(nullptr); }
 
@@ -211,6 +218,10 @@ struct World {
   void close(Conn& conn);
   // API misuse (engine_case.hpp): each checks its Status and that nothing else changed.
   void add_again(Conn& conn);
+  // Its handler is asked to close it (by close(), or by returning kInterestClose), or to call
+  // stop() (which it must refuse), at its next run.
+  void close_inside(Conn& conn, bool by_call);
+  void stop_inside(Conn& conn);
   // The peer of `conn` shuts down its sending side, or resets (an abortive close).
   void peer_shutdown(Conn& conn);
   void peer_reset(Conn& conn);
@@ -223,12 +234,16 @@ struct World {
   void liveness();
   void finish();
   Conn* pick(std::uint32_t index) {
-    if (conns.empty()) return nullptr;
+    if (conns.empty()) {
+      return nullptr;
+    }
     return conns[index % conns.size()].get();
   }
   Conn* by_socket(Socket socket) {
     for (auto& conn : conns) {
-      if (conn->socket == socket) return conn.get();
+      if (conn->socket == socket) {
+        return conn.get();
+      }
     }
     return nullptr;
   }
@@ -292,20 +307,26 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
     const Status status = world_.engine->stop();
     world_.record("prop.stop_inside s=" + std::to_string(socket_) + " id=" + id_text(id) + " -> " +
                   status_text(status));
-    if (status.code() != StatusCode::kFailedPrecondition)
+    if (status.code() != StatusCode::kFailedPrecondition) {
       world_.fail("misuse", "stop() from the handler of " + id_text(id) + " returned " +
                                 status.to_string() + ", not failed_precondition");
+    }
   }
-  if (close_inside == 1) return kInterestClose;
+  if (close_inside == 1) {
+    return kInterestClose;
+  }
   if (close_inside == 2) {
     const Status status = world_.engine->close(id);
     world_.record("wl.close s=" + std::to_string(socket_) + " id=" + id_text(id) + " -> " +
                   status_text(status));
-    if (!status.ok())
+    if (!status.ok()) {
       world_.fail("close", "close(" + id_text(id) + ") from its handler: " + status.to_string());
+    }
     return rearm(false);
   }
-  if ((events & kSockNotifyEventErr) != 0) return kInterestClose;
+  if ((events & kSockNotifyEventErr) != 0) {
+    return kInterestClose;
+  }
   Os& os = world_.faulty;
   for (;;) {
     while (length_ > 0) {
@@ -315,7 +336,9 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
         length_ -= static_cast<std::uint32_t>(sent);
         continue;
       }
-      if (os.last_error() == kWsaEwouldblock) return rearm(true);
+      if (os.last_error() == kWsaEwouldblock) {
+        return rearm(true);
+      }
       return kInterestClose;
     }
     const int got = os.recv(socket_, buffer_.data(), static_cast<int>(buffer_.size()), 0);
@@ -324,8 +347,12 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
       length_ = static_cast<std::uint32_t>(got);
       continue;
     }
-    if (got == 0) return kInterestClose;
-    if (os.last_error() == kWsaEwouldblock) return rearm(false);
+    if (got == 0) {
+      return kInterestClose;
+    }
+    if (os.last_error() == kWsaEwouldblock) {
+      return rearm(false);
+    }
     return kInterestClose;
   }
 }
@@ -374,8 +401,9 @@ void World::add(const EngineCommand& command) {
   // tries its I/O once (retried while the post fails: an armed post fault).
   if (is_edge(command.mode)) {
     for (int attempt = 0; attempt < 4; ++attempt) {
-      if (notify(added, kSockNotifyEventIn | kSockNotifyEventOut).code() != StatusCode::kOsError)
+      if (notify(added, kSockNotifyEventIn | kSockNotifyEventOut).code() != StatusCode::kOsError) {
         break;
+      }
     }
   }
 }
@@ -385,8 +413,9 @@ void World::close(Conn& conn) {
   const Status status = engine->close(id);
   record("wl.close s=" + std::to_string(conn.socket) + " id=" + id_text(id) + " -> " +
          status_text(status));
-  if (!status.ok() && status.code() != StatusCode::kNotFound)
+  if (!status.ok() && status.code() != StatusCode::kNotFound) {
     fail("close", "close(" + id_text(id) + ") failed: " + status.to_string());
+  }
   conn.close_requested = true;
 }
 
@@ -395,20 +424,27 @@ Status World::notify(Conn& conn, std::uint32_t events) {
   record("wl.notify s=" + std::to_string(conn.socket) + " id=" + id_text(conn.id) +
          " ev=" + hex_text(events) + " -> " + status_text(status));
   if (!status.ok() && status.code() != StatusCode::kNotFound &&
-      status.code() != StatusCode::kOsError)
+      status.code() != StatusCode::kOsError) {
     fail("notify", "notify(" + id_text(conn.id) + ") failed: " + status.to_string());
+  }
   return status;
 }
 
 void World::peer_send(Conn& conn, std::uint32_t bytes) {
-  if (conn.peer_ended) return;
+  if (conn.peer_ended) {
+    return;
+  }
   char chunk[512];
   while (bytes > 0) {
     const std::uint32_t size =
         bytes < sizeof chunk ? bytes : static_cast<std::uint32_t>(sizeof chunk);
-    for (std::uint32_t i = 0; i < size; ++i) chunk[i] = static_cast<char>(payload(conn.sent + i));
+    for (std::uint32_t i = 0; i < size; ++i) {
+      chunk[i] = static_cast<char>(payload(conn.sent + i));
+    }
     const int n = recording.send(conn.peer, chunk, static_cast<int>(size), 0);
-    if (n <= 0) return;  // the buffer is full (WSAEWOULDBLOCK) or the connection is gone
+    if (n <= 0) {
+      return;  // the buffer is full (WSAEWOULDBLOCK) or the connection is gone
+    }
     conn.sent += static_cast<std::uint64_t>(n);
     bytes -= static_cast<std::uint32_t>(n);
   }
@@ -422,7 +458,9 @@ std::uint64_t World::read_peers() {
     while (conn.peer_reading && !conn.peer_ended) {
       const int n = recording.recv(conn.peer, chunk, static_cast<int>(sizeof chunk), 0);
       if (n <= 0) {
-        if (n == 0 || recording.last_error() != kWsaEwouldblock) conn.peer_reading = false;
+        if (n == 0 || recording.last_error() != kWsaEwouldblock) {
+          conn.peer_reading = false;
+        }
         break;
       }
       for (int i = 0; i < n; ++i) {
@@ -436,8 +474,9 @@ std::uint64_t World::read_peers() {
       }
       conn.received += static_cast<std::uint64_t>(n);
       moved += static_cast<std::uint64_t>(n);
-      if (conn.received > conn.sent)
+      if (conn.received > conn.sent) {
         fail("echo", "echo of s=" + std::to_string(conn.socket) + ": more bytes back than sent");
+      }
     }
   }
   return moved;
@@ -453,35 +492,43 @@ void World::execute(const EngineCommand& c) {
       add(c);
       return;
     case K::kPeerSend:
-      if (conn != nullptr) peer_send(*conn, c.value);
+      if (conn != nullptr) {
+        peer_send(*conn, c.value);
+      }
       return;
     case K::kPeerShutdown:
-      if (conn != nullptr) peer_shutdown(*conn);
+      if (conn != nullptr) {
+        peer_shutdown(*conn);
+      }
       return;
     case K::kPeerReset:
-      if (conn != nullptr) peer_reset(*conn);
+      if (conn != nullptr) {
+        peer_reset(*conn);
+      }
       return;
     case K::kClose:
-      if (conn != nullptr) close(*conn);
+      if (conn != nullptr) {
+        close(*conn);
+      }
       return;
     case K::kCloseInside:
       if (conn != nullptr) {
-        conn->handler->request_close_inside(c.value % 2 != 0);
-        conn->close_requested = true;
-        ++result.closes_inside;
-        (void)notify(*conn, kSockNotifyEventIn);
+        close_inside(*conn, c.value % 2 != 0);
       }
       return;
     case K::kNotify:
-      if (conn != nullptr) (void)notify(*conn, c.value);
+      if (conn != nullptr) {
+        (void)notify(*conn, c.value);
+      }
       return;
     case K::kPost:
       post_task();
       return;
     case K::kArm:
       if (edge_in_case &&
-          (c.site == FaultSite::kRecvWouldblock || c.site == FaultSite::kSendWouldblock))
+          (c.site == FaultSite::kRecvWouldblock || c.site == FaultSite::kSendWouldblock)) {
         return;  // see case_has_edge
+      }
       faulty.arm_next(c.site);
       return;
     case K::kRun:
@@ -489,28 +536,48 @@ void World::execute(const EngineCommand& c) {
       (void)read_peers();
       return;
     case K::kAddAgain:
-      if (conn != nullptr) add_again(*conn);
+      if (conn != nullptr) {
+        add_again(*conn);
+      }
       return;
     case K::kCloseForeign:
       close_foreign(c.value);
       return;
     case K::kStopInside:
-      if (conn != nullptr && !conn->close_requested) {
-        conn->handler->request_stop_inside();
-        (void)notify(*conn, kSockNotifyEventIn);
+      if (conn != nullptr) {
+        stop_inside(*conn);
       }
       return;
   }
 }
 
+void World::close_inside(Conn& conn, bool by_call) {
+  conn.handler->request_close_inside(by_call);
+  conn.close_requested = true;
+  ++result.closes_inside;
+  (void)notify(conn, kSockNotifyEventIn);
+}
+
+void World::stop_inside(Conn& conn) {
+  if (conn.close_requested) {
+    return;
+  }
+  conn.handler->request_stop_inside();
+  (void)notify(conn, kSockNotifyEventIn);
+}
+
 void World::peer_shutdown(Conn& conn) {
-  if (conn.peer_ended) return;
+  if (conn.peer_ended) {
+    return;
+  }
   (void)recording.shutdown(conn.peer, kSdSend);
   conn.peer_ended = true;
 }
 
 void World::peer_reset(Conn& conn) {
-  if (conn.peer == kInvalidSocket) return;
+  if (conn.peer == kInvalidSocket) {
+    return;
+  }
   (void)recording.set_linger(conn.peer, true, 0);
   READYPORT_ASSERT(recording.closesocket(conn.peer) == 0);
   conn.peer = kInvalidSocket;
@@ -519,7 +586,9 @@ void World::peer_reset(Conn& conn) {
 }
 
 void World::post_task() {
-  if (tasks_posted >= kTasksMax) return;
+  if (tasks_posted >= kTasksMax) {
+    return;
+  }
   const std::uint32_t index = tasks_posted;
   const Status status = engine->post(*tasks[index]);
   record("wl.post task=" + std::to_string(index) + " -> " + status_text(status));
@@ -535,10 +604,13 @@ void World::add_again(Conn& conn) {
   // the engine may have closed the socket before on_closed (a quarantine drains after the close),
   // and the fake may have handed the value to a new socket since, whose add() would rightly
   // succeed.
-  if (conn.handler->ended() || conn.socket == listener) return;
+  if (conn.handler->ended() || conn.socket == listener) {
+    return;
+  }
   for (const auto& other : conns) {
-    if (other.get() != &conn && (other->socket == conn.socket || other->peer == conn.socket))
+    if (other.get() != &conn && (other->socket == conn.socket || other->peer == conn.socket)) {
       return;
+    }
   }
   const EngineStats before = engine->stats();
   const Result<ConnId> id = engine->add(conn.socket, kInterestIn, Mode::kOneshotLevel, refused);
@@ -561,17 +633,19 @@ void World::add_again(Conn& conn) {
                        " already added: " + id.status().to_string() +
                        ", not already_exists, resource_exhausted, invalid_argument or os_error");
   }
-  if (engine->stats().connections_added != before.connections_added)
+  if (engine->stats().connections_added != before.connections_added) {
     fail("misuse", "a refused add() counted a connection");
+  }
 }
 
 void World::close_foreign(std::uint32_t slot) {
   const ConnId foreign{slot, 0};  // generation 0: never handed out (generations start at 1)
   const Status status = engine->close(foreign);
   record("prop.close_foreign id=" + id_text(foreign) + " -> " + status_text(status));
-  if (status.code() != StatusCode::kNotFound)
+  if (status.code() != StatusCode::kNotFound) {
     fail("misuse", "close() of " + id_text(foreign) + ", an id never handed out, returned " +
                        status.to_string() + ", not not_found");
+  }
 }
 
 void World::liveness() {
@@ -584,14 +658,19 @@ void World::liveness() {
     for (auto& conn : conns) {
       const bool survivor = conn->echo_required && !conn->close_requested && !conn->peer_ended &&
                             conn->handler->closed_count() == 0;
-      if (survivor && conn->received != conn->sent) settled = false;
+      if (survivor && conn->received != conn->sent) {
+        settled = false;
+      }
     }
-    if (settled) break;
+    if (settled) {
+      break;
+    }
   }
   for (auto& conn : conns) {
     if (!conn->echo_required || conn->close_requested || conn->peer_ended ||
-        conn->handler->closed_count() != 0)
+        conn->handler->closed_count() != 0) {
       continue;
+    }
     ++result.echoed_connections;
     if (conn->received != conn->sent) {
       fail("echo", "liveness: connection s=" + std::to_string(conn->socket) + " id=" +
@@ -626,27 +705,37 @@ void World::main() {
       break;
     }
   }
-  if (!failed() && oracle.status().ok()) liveness();
+  if (!failed() && oracle.status().ok()) {
+    liveness();
+  }
   record("phase stop");
   const Status stopped = engine->stop();
-  for (auto& worker : workers) worker->join();
+  for (auto& worker : workers) {
+    worker->join();
+  }
   record("phase end");
-  if (!stopped.ok()) fail("stop", "stop() failed: " + stopped.to_string());
+  if (!stopped.ok()) {
+    fail("stop", "stop() failed: " + stopped.to_string());
+  }
   // API misuse after the end: add() after stop() is refused, and stop() again.
   {
     const Socket late = recording.socket(kAfInet, kSockStream, kIpprotoTcp);
     READYPORT_ASSERT(late != kInvalidSocket);
     const Status added = engine->add(late, kInterestIn, Mode::kOneshotLevel, refused).status();
-    if (added.code() != StatusCode::kFailedPrecondition)
+    if (added.code() != StatusCode::kFailedPrecondition) {
       fail("misuse",
            "add() after stop() returned " + added.to_string() + ", not failed_precondition");
+    }
     const Status again = engine->stop();
-    if (again.code() != StatusCode::kFailedPrecondition)
+    if (again.code() != StatusCode::kFailedPrecondition) {
       fail("misuse", "stop() twice returned " + again.to_string() + ", not failed_precondition");
+    }
     READYPORT_ASSERT(recording.closesocket(late) == 0);
   }
   for (auto& conn : conns) {
-    if (conn->peer != kInvalidSocket) READYPORT_ASSERT(recording.closesocket(conn->peer) == 0);
+    if (conn->peer != kInvalidSocket) {
+      READYPORT_ASSERT(recording.closesocket(conn->peer) == 0);
+    }
     conn->peer = kInvalidSocket;
   }
   READYPORT_ASSERT(recording.closesocket(listener) == 0);
@@ -666,7 +755,9 @@ void World::finish() {
                                                sim.describe_threads());
     rule = "run";
   }
-  if (status.ok()) status = oracle.finish();
+  if (status.ok()) {
+    status = oracle.finish();
+  }
   if (status.ok() && oracle.counts().judgement.not_judged() != 0) {
     // What the oracle could not judge is no pass (a bound hit, or the engine's reports missing).
     const OracleJudgement judged = oracle.counts().judgement;
@@ -722,8 +813,9 @@ void World::finish() {
 
 std::string rule_of(const Status& status, const std::string& fallback) {
   const std::string& message = status.message();
-  if (message.size() >= 2 && message[0] == 'O' && message[1] >= '0' && message[1] <= '9')
+  if (message.size() >= 2 && message[0] == 'O' && message[1] >= '0' && message[1] <= '9') {
     return message.substr(0, message.find(' '));
+  }
   return fallback;
 }
 
@@ -732,8 +824,9 @@ EngineRunResult run_engine_case(const EngineCase& engine_case,
   auto world = std::make_unique<World>(engine_case, on_violation);
   World* w = world.get();
   const Status run_status = w->sim.run([w] { w->main(); });
-  if (!run_status.ok() && w->sim.outcome() == SimOutcome::kCompleted)
+  if (!run_status.ok() && w->sim.outcome() == SimOutcome::kCompleted) {
     w->fail("run", run_status.to_string());
+  }
   w->finish();
   EngineRunResult result = w->result;
   if (w->sim.outcome() != SimOutcome::kCompleted) {

@@ -63,7 +63,9 @@ rc::detail::TestParams property_params(const std::string& test_id, std::string* 
 
 std::string property_replay_line(const rc::detail::TestMetadata& metadata,
                                  const rc::detail::TestResult& result) {
-  if (!result.template is<rc::detail::FailureResult>()) return "";
+  if (!result.template is<rc::detail::FailureResult>()) {
+    return "";
+  }
   const auto& failure = result.template get<rc::detail::FailureResult>();
   std::unordered_map<std::string, rc::detail::Reproduce> map;
   map.emplace(metadata.id, failure.reproduce);

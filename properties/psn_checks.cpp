@@ -21,7 +21,9 @@ std::string hex(std::uint64_t value) {
 std::string results_text(const std::vector<std::uint32_t>& results) {
   std::string text = "[";
   for (std::size_t i = 0; i < results.size(); ++i) {
-    if (i > 0) text += ", ";
+    if (i > 0) {
+      text += ", ";
+    }
     text += std::to_string(results[i]);
   }
   return text + "]";
@@ -29,14 +31,18 @@ std::string results_text(const std::vector<std::uint32_t>& results) {
 
 void expect_same(const PsnStep& step, const char* what, const std::string& want,
                  const std::string& got) {
-  if (want == got) return;
+  if (want == got) {
+    return;
+  }
   RC_FAIL(std::string(what) + " after `" + step.command + "`: model " + want + ", fake " + got);
 }
 
 // The fake's state after the step agrees with the model's.
 void compare_state(const PsnStep& step, const PsnModel& after, PsnWorld& world) {
   FakeOs* fake = world.fake();
-  if (fake == nullptr) return;  // a real OS shows only the calls' outputs
+  if (fake == nullptr) {
+    return;  // a real OS shows only the calls' outputs
+  }
   FakeOs& os = *fake;
   for (int port = 0; port < after.ports_count(); ++port) {
     expect_same(step, ("packets queued on port " + std::to_string(port)).c_str(),
@@ -44,7 +50,9 @@ void compare_state(const PsnStep& step, const PsnModel& after, PsnWorld& world) 
                 std::to_string(os.queued_packet_count(world.port(port))));
   }
   for (int s = 0; s < after.sockets_count(); ++s) {
-    if (!after.socket(s).open) continue;
+    if (!after.socket(s).open) {
+      continue;
+    }
     expect_same(step, ("socket " + std::to_string(s) + " registered").c_str(),
                 after.socket_registered(s) ? "yes" : "no",
                 os.socket_registered(world.local(s)) ? "yes" : "no");
@@ -62,9 +70,15 @@ void feed(PsnRuleChecker& rules, const PsnStep& step, const PsnOutcome& outcome)
                   outcome.results[i], outcome.queued_before > 0 || applied_before);
     applied_before = applied_before || outcome.results[i] == 0;
   }
-  for (const OverlappedEntry& entry : outcome.entries) rules.dequeued(step.port, entry);
-  if (step.socket_closed != 0) rules.socket_closed(step.socket_closed);
-  if (step.port_closed) rules.port_closed(step.port);
+  for (const OverlappedEntry& entry : outcome.entries) {
+    rules.dequeued(step.port, entry);
+  }
+  if (step.socket_closed != 0) {
+    rules.socket_closed(step.socket_closed);
+  }
+  if (step.port_closed) {
+    rules.port_closed(step.port);
+  }
 }
 
 void check_rule(PsnRule rule, const PsnStep& step, PsnWorld& world, const PsnOutcome& want,
@@ -97,12 +111,18 @@ std::string mask_text(std::uint32_t mask) {
   std::string text;
   std::uint32_t rest = mask;
   for (const auto& bit : kBits) {
-    if ((mask & bit.bit) == 0) continue;
-    if (!text.empty()) text += "|";
+    if ((mask & bit.bit) == 0) {
+      continue;
+    }
+    if (!text.empty()) {
+      text += "|";
+    }
     text += bit.name;
     rest &= ~bit.bit;
   }
-  if (rest != 0 || text.empty()) text += (text.empty() ? "" : "|") + hex(rest);
+  if (rest != 0 || text.empty()) {
+    text += (text.empty() ? "" : "|") + hex(rest);
+  }
   return text;
 }
 
@@ -110,7 +130,9 @@ std::string entries_text(const std::vector<OverlappedEntry>& entries) {
   std::string text = "[";
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const OverlappedEntry& entry = entries[i];
-    if (i > 0) text += ", ";
+    if (i > 0) {
+      text += ", ";
+    }
     if (key_incarnation(entry.completion_key) != 0) {
       text += "key " + hex(entry.completion_key) + " " + mask_text(entry.bytes_transferred);
     } else {
@@ -118,7 +140,9 @@ std::string entries_text(const std::vector<OverlappedEntry>& entries) {
               std::to_string(entry.bytes_transferred);
     }
     text += " ov " + hex(entry.overlapped);
-    if (entry.internal != 0) text += " internal " + hex(entry.internal);
+    if (entry.internal != 0) {
+      text += " internal " + hex(entry.internal);
+    }
   }
   return text + "]";
 }
@@ -147,7 +171,9 @@ void judge_step(const PsnStep& step, const PsnModel& model, const PsnPredict& pr
     return;
   }
   const std::string failure = models->judge(step, predict, got);
-  if (!failure.empty()) RC_FAIL(failure);
+  if (!failure.empty()) {
+    RC_FAIL(failure);
+  }
   world.coverage() = models->first().coverage();
 }
 

@@ -51,19 +51,31 @@ std::string trigger_name(std::uint8_t flags) {
                 {kSockNotifyTriggerEdge, "edge"}};
   std::string text;
   for (const auto& flag : kFlags) {
-    if ((flags & flag.bit) == 0) continue;
-    if (!text.empty()) text += "|";
+    if ((flags & flag.bit) == 0) {
+      continue;
+    }
+    if (!text.empty()) {
+      text += "|";
+    }
     text += flag.name;
   }
   return text.empty() ? "no-trigger" : text;
 }
 
 std::string filter_name(std::uint16_t filter) {
-  if (filter == 0) return "none";
+  if (filter == 0) {
+    return "none";
+  }
   std::string text;
-  if ((filter & kSockNotifyRegisterEventIn) != 0) text += "IN";
-  if ((filter & kSockNotifyRegisterEventOut) != 0) text += text.empty() ? "OUT" : "|OUT";
-  if ((filter & kSockNotifyRegisterEventHangup) != 0) text += text.empty() ? "HUP" : "|HUP";
+  if ((filter & kSockNotifyRegisterEventIn) != 0) {
+    text += "IN";
+  }
+  if ((filter & kSockNotifyRegisterEventOut) != 0) {
+    text += text.empty() ? "OUT" : "|OUT";
+  }
+  if ((filter & kSockNotifyRegisterEventHangup) != 0) {
+    text += text.empty() ? "HUP" : "|HUP";
+  }
   return text;
 }
 
@@ -77,10 +89,14 @@ std::size_t draw_index(std::size_t count) {
 template <typename T>
 T draw_weighted(std::initializer_list<std::pair<std::size_t, T>> choices) {
   std::size_t total = 0;
-  for (const auto& choice : choices) total += choice.first;
+  for (const auto& choice : choices) {
+    total += choice.first;
+  }
   std::size_t drawn = draw_index(total);
   for (const auto& choice : choices) {
-    if (drawn < choice.first) return choice.second;
+    if (drawn < choice.first) {
+      return choice.second;
+    }
     drawn -= choice.first;
   }
   RC_FAIL("draw_weighted: weights changed while drawing");
@@ -91,7 +107,9 @@ template <typename Allowed>
 int draw_socket(const PsnModel& model, Allowed allowed) {
   std::vector<int> candidates;
   for (int s = 0; s < model.sockets_count(); ++s) {
-    if (allowed(s)) candidates.push_back(s);
+    if (allowed(s)) {
+      candidates.push_back(s);
+    }
   }
   RC_PRE(!candidates.empty());
   return candidates[draw_index(candidates.size())];
@@ -101,7 +119,9 @@ PsnElementDraw draw_element(const PsnModel& model) {
   PsnElementDraw draw;
   std::vector<int> open;
   for (int s = 0; s < model.sockets_count(); ++s) {
-    if (model.socket(s).open) open.push_back(s);
+    if (model.socket(s).open) {
+      open.push_back(s);
+    }
   }
   const bool not_socket = open.empty() || draw_weighted<bool>({{12, false}, {1, true}});
   draw.socket = not_socket ? kModelNotSocket : open[draw_index(open.size())];
@@ -166,7 +186,9 @@ std::vector<OverlappedEntry> first(const std::array<OverlappedEntry, kDequeueMax
 
 PsnCallCommand::PsnCallCommand(const PsnModel& model) : port_(draw_port(model)) {
   const int count = draw_weighted<int>({{4, 1}, {1, 2}});
-  for (int i = 0; i < count; ++i) elements_.push_back(draw_element(model));
+  for (int i = 0; i < count; ++i) {
+    elements_.push_back(draw_element(model));
+  }
   dequeue_count_ = draw_weighted<std::uint32_t>({{3, 0}, {1, 1}, {1, 2}, {1, 4}});
 }
 
@@ -240,8 +262,12 @@ void PsnCallCommand::run(const PsnModel& model, PsnWorld& world) const {
       got.results.push_back(registration.registration_result);
     }
   }
-  if (dequeue && got.code == kErrorSuccess) got.entries = first(entries, received);
-  if (dequeue && got.code == kWaitTimeout) RC_ASSERT(received == 0u);  // spec A2
+  if (dequeue && got.code == kErrorSuccess) {
+    got.entries = first(entries, received);
+  }
+  if (dequeue && got.code == kWaitTimeout) {
+    RC_ASSERT(received == 0u);  // spec A2
+  }
   judge_step(step, model, predict, got, world);
 }
 
@@ -249,7 +275,9 @@ void PsnCallCommand::show(std::ostream& os) const {
   os << "psn(port " << port_ << ", [";
   for (std::size_t i = 0; i < elements_.size(); ++i) {
     const PsnElementDraw& element = elements_[i];
-    if (i > 0) os << "; ";
+    if (i > 0) {
+      os << "; ";
+    }
     os << operation_name(element.operation) << " ";
     if (element.socket == kModelNotSocket) {
       os << "not-a-socket";
@@ -262,7 +290,9 @@ void PsnCallCommand::show(std::ostream& os) const {
     }
   }
   os << "]";
-  if (dequeue_count_ > 0) os << ", dequeue " << dequeue_count_;
+  if (dequeue_count_ > 0) {
+    os << ", dequeue " << dequeue_count_;
+  }
   os << ")";
 }
 
@@ -303,8 +333,12 @@ void DequeueCommand::run(const PsnModel& model, PsnWorld& world) const {
     got.code = world.os().process_socket_notifications(world.port(port_), 0, nullptr, 0, count_,
                                                        entries.data(), &received);
   }
-  if (got.code == kErrorSuccess) got.entries = first(entries, received);
-  if (got.code == kWaitTimeout) RC_ASSERT(received == 0u);  // spec A2
+  if (got.code == kErrorSuccess) {
+    got.entries = first(entries, received);
+  }
+  if (got.code == kWaitTimeout) {
+    RC_ASSERT(received == 0u);  // spec A2
+  }
 
   PsnStep step;
   step.command = show_text(*this);
@@ -508,7 +542,9 @@ void SocketCommand::run(const PsnModel& model, PsnWorld& world) const {
   RC_ASSERT(got.bytes == want.bytes);
   // What went over the wire reaches our end before anything else is called (a real network is
   // asynchronous). drain only reads what is there already.
-  if (action_ != SocketAction::kDrain) world.settle();
+  if (action_ != SocketAction::kDrain) {
+    world.settle();
+  }
   // The socket's outcome is the same under every reading of the open questions.
   const auto predict = [&](PsnModel& m) {
     apply(m);
@@ -522,7 +558,9 @@ void SocketCommand::show(std::ostream& os) const {
                                            "peer_reset",  "fill",  "peer_drain",    "shutdown",
                                            "closesocket", "reopen"};
   os << kNames[static_cast<int>(action_)] << "(s" << socket_;
-  if (action_ == SocketAction::kPeerSend) os << ", " << bytes_;
+  if (action_ == SocketAction::kPeerSend) {
+    os << ", " << bytes_;
+  }
   os << ")";
 }
 
@@ -531,7 +569,9 @@ void SocketCommand::show(std::ostream& os) const {
 PortCommand::PortCommand(const PsnModel& model, bool close) : close_(close) {
   std::vector<int> candidates;
   for (int port = 0; port < model.ports_count(); ++port) {
-    if (model.port_open(port) == close) candidates.push_back(port);
+    if (model.port_open(port) == close) {
+      candidates.push_back(port);
+    }
   }
   RC_PRE(!candidates.empty());
   port_ = candidates[draw_index(candidates.size())];

@@ -75,8 +75,12 @@ struct CoverageTotals {
 
   void add(const ModelCoverage& c) {
     ++cases;
-    for (int i = 0; i < 4; ++i) modes[i] += (c.modes_enabled >> i) & 1u ? 1 : 0;
-    for (int i = 0; i < 5; ++i) ops[i] += (c.ops_applied >> i) & 1u ? 1 : 0;
+    for (int i = 0; i < 4; ++i) {
+      modes[i] += (c.modes_enabled >> i) & 1u ? 1 : 0;
+    }
+    for (int i = 0; i < 5; ++i) {
+      ops[i] += (c.ops_applied >> i) & 1u ? 1 : 0;
+    }
     remove_merged += c.remove_merged > 0;
     remove_separate += c.remove_separate > 0;
     close_plain += c.close_plain > 0;

@@ -29,7 +29,9 @@ inline std::uintptr_t socket_key(std::uint32_t incarnation, int variant) {
 
 // The incarnation a socket key names; 0 for any other key (posted packets).
 inline std::uint32_t key_incarnation(std::uintptr_t key) {
-  if (key < kSocketKeyFirst + 2 || key >= kPostedKeyFirst) return 0;
+  if (key < kSocketKeyFirst + 2 || key >= kPostedKeyFirst) {
+    return 0;
+  }
   return static_cast<std::uint32_t>((key - kSocketKeyFirst) / 2);
 }
 

@@ -25,7 +25,9 @@ PsnModel::PsnModel(const FakeOptions& options, int sockets_count, int ports_coun
       ports_(static_cast<std::size_t>(ports_count)) {
   READYPORT_ASSERT(sockets_count > 0 && ports_count > 0);
   READYPORT_ASSERT(options.receive_buffer_bytes > 0);
-  for (ModelSocket& socket : sockets_) socket.incarnation = next_incarnation_++;
+  for (ModelSocket& socket : sockets_) {
+    socket.incarnation = next_incarnation_++;
+  }
 }
 
 // ---- ports ----------------------------------------------------------------------------------
@@ -48,13 +50,19 @@ void PsnModel::port_create(int port) {
 }
 
 bool PsnModel::port_close(int port) {
-  if (!port_open(port)) return false;  // ERROR_INVALID_HANDLE
+  if (!port_open(port)) {
+    return false;  // ERROR_INVALID_HANDLE
+  }
   // Spec F6: the port's registrations are dropped without REMOVE packets, with every packet.
   std::vector<std::uint32_t> dropped;
   for (const auto& [id, registration] : registrations_) {
-    if (registration.port == port) dropped.push_back(id);
+    if (registration.port == port) {
+      dropped.push_back(id);
+    }
   }
-  if (!dropped.empty()) ++coverage_.port_closes_registered;
+  if (!dropped.empty()) {
+    ++coverage_.port_closes_registered;
+  }
   for (const std::uint32_t id : dropped) {
     Registration& registration = registrations_.at(id);
     if (registration.socket != kModelNotSocket) {
@@ -70,7 +78,9 @@ bool PsnModel::port_close(int port) {
 
 bool PsnModel::post(int port, std::uint32_t bytes_transferred, std::uintptr_t completion_key,
                     std::uintptr_t overlapped) {
-  if (!port_open(port)) return false;
+  if (!port_open(port)) {
+    return false;
+  }
   // Spec F2: the three values, unchecked, at the back of the FIFO (F1, F4).
   open_port(port).packets.push_back(Packet{0, completion_key, overlapped, bytes_transferred});
   return true;
@@ -87,7 +97,9 @@ std::uint32_t PsnModel::process(int port, const std::vector<ModelElement>& eleme
   results_out->clear();
   entries_out->clear();
   // Spec A3: a call that fails as a whole changes nothing.
-  if (!port_open(port)) return kErrorInvalidHandle;
+  if (!port_open(port)) {
+    return kErrorInvalidHandle;
+  }
   // Spec A7, A8, A10: each element on its own, in array order, before the dequeue.
   for (const ModelElement& element : elements) {
     const std::uint32_t result = apply(port, element);
@@ -98,14 +110,18 @@ std::uint32_t PsnModel::process(int port, const std::vector<ModelElement>& eleme
       ++coverage_.elements_failed;
     }
   }
-  if (completion_count == 0) return kErrorSuccess;  // spec A4: registrations only
+  if (completion_count == 0) {
+    return kErrorSuccess;  // spec A4: registrations only
+  }
   return dequeue_into(port, completion_count, entries_out);
 }
 
 std::uint32_t PsnModel::dequeue(int port, std::uint32_t count,
                                 std::vector<OverlappedEntry>* entries_out) {
   entries_out->clear();
-  if (!port_open(port)) return kErrorInvalidHandle;
+  if (!port_open(port)) {
+    return kErrorInvalidHandle;
+  }
   // Spec A6, F3: the same packets and the same consequences as through PSN.
   return dequeue_into(port, count, entries_out);
 }
@@ -121,7 +137,9 @@ std::uint32_t PsnModel::apply(int port, const ModelElement& element) {
     case kSockNotifyOpDisable: {
       Registration* registration = nullptr;
       const std::uint32_t error = find_for_change(port, element, &registration);
-      if (error != 0) return error;
+      if (error != 0) {
+        return error;
+      }
       // Spec B4: kept, queues nothing; a queued packet is still delivered unless the switch
       // queued_dropped_on_disable drops it.
       registration->state = RegistrationState::kDisabled;
@@ -134,7 +152,9 @@ std::uint32_t PsnModel::apply(int port, const ModelElement& element) {
     case kSockNotifyOpRemove: {
       Registration* registration = nullptr;
       const std::uint32_t error = find_for_change(port, element, &registration);
-      if (error != 0) return error;
+      if (error != 0) {
+        return error;
+      }
       queue_remove(*registration);  // spec B5: key, filter and flags of the element ignored
       return 0;
     }
@@ -144,18 +164,30 @@ std::uint32_t PsnModel::apply(int port, const ModelElement& element) {
 }
 
 std::uint32_t PsnModel::apply_enable(int port, const ModelElement& element) {
-  if (element.socket == kModelNotSocket) return options_.not_socket_error;  // spec B9
-  if ((element.event_filter & ~kSockNotifyRegisterEventsAll) != 0) return kWsaEinval;
+  if (element.socket == kModelNotSocket) {
+    return options_.not_socket_error;  // spec B9
+  }
+  if ((element.event_filter & ~kSockNotifyRegisterEventsAll) != 0) {
+    return kWsaEinval;
+  }
   // Spec C1: exactly one of LEVEL/EDGE; exactly one of ONESHOT/PERSISTENT, where the lenient
   // reading (trigger_lenient) takes neither as PERSISTENT.
   const std::uint8_t flags = element.trigger_flags;
-  if ((flags & ~kTriggerKnown) != 0) return kWsaEinval;
+  if ((flags & ~kTriggerKnown) != 0) {
+    return kWsaEinval;
+  }
   const bool level = (flags & kSockNotifyTriggerLevel) != 0;
-  if (level == ((flags & kSockNotifyTriggerEdge) != 0)) return kWsaEinval;
+  if (level == ((flags & kSockNotifyTriggerEdge) != 0)) {
+    return kWsaEinval;
+  }
   const bool oneshot = (flags & kSockNotifyTriggerOneshot) != 0;
   const bool persistent = (flags & kSockNotifyTriggerPersistent) != 0;
-  if (oneshot && persistent) return kWsaEinval;
-  if (!oneshot && !persistent && !options_.trigger_lenient) return kWsaEinval;
+  if (oneshot && persistent) {
+    return kWsaEinval;
+  }
+  if (!oneshot && !persistent && !options_.trigger_lenient) {
+    return kWsaEinval;
+  }
 
   ModelSocket& socket = open_socket(element.socket);
   const std::uint32_t now = conditions(element.socket);
@@ -174,10 +206,14 @@ std::uint32_t PsnModel::apply_enable(int port, const ModelElement& element) {
   } else {
     registration = &registrations_.at(socket.registration);
     // Spec B8: one port only; the first registration is unchanged.
-    if (registration->port != port) return options_.second_port_error;
+    if (registration->port != port) {
+      return options_.second_port_error;
+    }
     // Spec B5, E6: after REMOVE nothing follows for the key until its packet was dequeued; a
     // new registration starts only then.
-    if (registration->state == RegistrationState::kRemoving) return kWsaEinval;
+    if (registration->state == RegistrationState::kRemoving) {
+      return kWsaEinval;
+    }
     // Spec B3: a different key keeps the old key (default) or fails (key_change_strict).
     if (registration->key != element.completion_key && options_.key_change_strict) {
       return kWsaEinval;
@@ -195,14 +231,22 @@ std::uint32_t PsnModel::apply_enable(int port, const ModelElement& element) {
 }
 
 std::uint32_t PsnModel::find_for_change(int port, const ModelElement& element, Registration** out) {
-  if (element.socket == kModelNotSocket) return options_.not_socket_error;  // spec B9
+  if (element.socket == kModelNotSocket) {
+    return options_.not_socket_error;  // spec B9
+  }
   const ModelSocket& socket = open_socket(element.socket);
-  if (socket.registration == 0) return options_.unregistered_error;  // spec B6
+  if (socket.registration == 0) {
+    return options_.unregistered_error;  // spec B6
+  }
   Registration& registration = registrations_.at(socket.registration);
-  if (registration.port != port) return options_.second_port_error;  // spec B8
+  if (registration.port != port) {
+    return options_.second_port_error;  // spec B8
+  }
   // Spec B6, B7: after an accepted REMOVE the socket counts as not registered; never two
   // REMOVE packets for one registration.
-  if (registration.state == RegistrationState::kRemoving) return options_.unregistered_error;
+  if (registration.state == RegistrationState::kRemoving) {
+    return options_.unregistered_error;
+  }
   *out = &registration;
   return 0;
 }
@@ -218,7 +262,9 @@ void PsnModel::evaluate(Registration& registration, std::uint32_t now) {
       // Spec C4 LEVEL: whatever holds. Spec C5 EDGE: only what rose since the last look.
       const std::uint32_t report = registration.level ? wanted : (wanted & ~registration.seen);
       registration.seen = now;
-      if (report != 0) post_event(registration, report);
+      if (report != 0) {
+        post_event(registration, report);
+      }
       return;
     }
     case RegistrationState::kDisabled:
@@ -240,7 +286,9 @@ void PsnModel::evaluate(Registration& registration, std::uint32_t now) {
 
 void PsnModel::evaluate_socket(int s) {
   const ModelSocket& socket = sockets_[static_cast<std::size_t>(s)];
-  if (socket.registration == 0) return;
+  if (socket.registration == 0) {
+    return;
+  }
   evaluate(registrations_.at(socket.registration), conditions(s));
 }
 
@@ -337,7 +385,9 @@ std::uint32_t PsnModel::dequeue_into(int port, std::uint32_t count,
   READYPORT_ASSERT(count > 0);
   std::vector<Packet>& packets = open_port(port).packets;
   // Spec A2, A5: timeout 0 and nothing queued.
-  if (packets.empty()) return kWaitTimeout;
+  if (packets.empty()) {
+    return kWaitTimeout;
+  }
   std::vector<std::uint32_t> reevaluate;
   // Spec F1: a batch of up to `count` entries, oldest first.
   while (out->size() < count && !packets.empty()) {
@@ -387,7 +437,9 @@ std::uint32_t PsnModel::dequeue_into(int port, std::uint32_t count,
   }
   for (const std::uint32_t id : reevaluate) {
     auto found = registrations_.find(id);
-    if (found == registrations_.end() || found->second.socket == kModelNotSocket) continue;
+    if (found == registrations_.end() || found->second.socket == kModelNotSocket) {
+      continue;
+    }
     evaluate(found->second, conditions(found->second.socket));
   }
   return kErrorSuccess;  // spec A1
@@ -415,13 +467,19 @@ std::uint32_t PsnModel::conditions(int s) const {
   READYPORT_ASSERT(state.open);
   // Spec D2: an abortive reset is ERR, and the connection is hung up; nothing is readable or
   // writable any more (recv and send fail with WSAECONNRESET).
-  if (state.reset) return kSockNotifyEventErr | kSockNotifyEventHangup;
+  if (state.reset) {
+    return kSockNotifyEventErr | kSockNotifyEventHangup;
+  }
   std::uint32_t bits = 0;
   // IN: bytes to read, or the end of stream (recv returns 0 at once: the fake's reading of D2,
   // which says "with IN while data remains" and leaves the drained end of stream open).
-  if (state.unread_bytes > 0 || state.peer_fin) bits |= kSockNotifyEventIn;
+  if (state.unread_bytes > 0 || state.peer_fin) {
+    bits |= kSockNotifyEventIn;
+  }
   // Spec D2: a graceful shutdown by the peer is HANGUP.
-  if (state.peer_fin) bits |= kSockNotifyEventHangup;
+  if (state.peer_fin) {
+    bits |= kSockNotifyEventHangup;
+  }
   // OUT: our sending side is open and the peer can take a byte (a closed peer takes them).
   if (!state.send_shut &&
       (!state.peer_open || state.peer_unread_bytes < options_.receive_buffer_bytes)) {
@@ -465,7 +523,9 @@ void PsnModel::close_registered(Registration& registration) {
   // Spec E2: deregistered without a REMOVE packet; a queued packet is still delivered unless
   // the switch queued_dropped_on_disable drops it.
   registration.socket = kModelNotSocket;
-  if (queued && options_.queued_dropped_on_disable) drop_event_packet(registration);
+  if (queued && options_.queued_dropped_on_disable) {
+    drop_event_packet(registration);
+  }
   if (find_event(registration) >= 0) {
     registration.state = RegistrationState::kClosed;
   } else {
@@ -525,7 +585,9 @@ void PsnModel::peer_send(int s, std::uint32_t bytes) {
 void PsnModel::drain(int s) {
   ModelSocket& state = open_socket(s);
   // Nothing moves after a reset (WSAECONNRESET) or with nothing buffered: no change to see.
-  if (state.reset || state.unread_bytes == 0) return;
+  if (state.reset || state.unread_bytes == 0) {
+    return;
+  }
   state.unread_bytes = 0;
   evaluate_socket(s);
 }

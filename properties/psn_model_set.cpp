@@ -50,7 +50,9 @@ FakeOptions reading_options(FakeOptions options, std::uint32_t readings) {
 std::vector<OverlappedEntry> compared(const std::vector<OverlappedEntry>& entries) {
   std::vector<OverlappedEntry> out = entries;
   for (OverlappedEntry& entry : out) {
-    if (key_incarnation(entry.completion_key) != 0) entry.overlapped = 0;
+    if (key_incarnation(entry.completion_key) != 0) {
+      entry.overlapped = 0;
+    }
     entry.internal = 0;
   }
   return out;
@@ -59,7 +61,9 @@ std::vector<OverlappedEntry> compared(const std::vector<OverlappedEntry>& entrie
 std::string results_text(const std::vector<std::uint32_t>& results) {
   std::string text = "[";
   for (std::size_t i = 0; i < results.size(); ++i) {
-    if (i > 0) text += ", ";
+    if (i > 0) {
+      text += ", ";
+    }
     const std::uint32_t code = results[i];
     if (code >= kCodePlaceholderFirst && code < kCodePlaceholderFirst + 3) {
       text += std::string("<") + kCodeNames[code - kCodePlaceholderFirst] + ">";
@@ -100,14 +104,21 @@ std::string PsnModelSet::readings_text(const std::vector<const Candidate*>& grou
   for (int q = 0; q < kBehaviourQuestions; ++q) {
     const std::uint32_t bit = (first.readings >> q) & 1u;
     bool same = true;
-    for (const Candidate* candidate : group)
+    for (const Candidate* candidate : group) {
       same = same && ((candidate->readings >> q) & 1u) == bit;
-    if (same) add(kBehaviour[q].name, bit != 0 ? kBehaviour[q].other : kBehaviour[q].fake_default);
+    }
+    if (same) {
+      add(kBehaviour[q].name, bit != 0 ? kBehaviour[q].other : kBehaviour[q].fake_default);
+    }
   }
   for (int q = 0; q < kCodeQuestions; ++q) {
     bool same = first.codes[q] != 0;
-    for (const Candidate* candidate : group) same = same && candidate->codes[q] == first.codes[q];
-    if (same) add(kCodeNames[q], std::to_string(first.codes[q]));
+    for (const Candidate* candidate : group) {
+      same = same && candidate->codes[q] == first.codes[q];
+    }
+    if (same) {
+      add(kCodeNames[q], std::to_string(first.codes[q]));
+    }
   }
   return text.empty() ? "any" : text;
 }
@@ -128,7 +139,9 @@ std::string PsnModelSet::mismatch(Candidate& candidate, const PsnStep& step, con
       std::uint32_t& code = codes[expected - kCodePlaceholderFirst];
       const bool failure = actual != 0 && actual != kResultUnwritten;
       results_match = failure && (code == 0 || code == actual);
-      if (results_match) code = actual;
+      if (results_match) {
+        code = actual;
+      }
     } else {
       results_match = expected == actual;
     }
@@ -147,13 +160,17 @@ std::string PsnModelSet::mismatch(Candidate& candidate, const PsnStep& step, con
     return "bytes moved" + at + "model " + std::to_string(want.bytes) + ", os " +
            std::to_string(got.bytes);
   }
-  for (int q = 0; q < kCodeQuestions; ++q) candidate.codes[q] = codes[q];
+  for (int q = 0; q < kCodeQuestions; ++q) {
+    candidate.codes[q] = codes[q];
+  }
   return "";
 }
 
 void PsnModelSet::note_overlapped(const PsnOutcome& got) {
   for (const OverlappedEntry& entry : got.entries) {
-    if (key_incarnation(entry.completion_key) == 0) continue;
+    if (key_incarnation(entry.completion_key) == 0) {
+      continue;
+    }
     const int kind = entry.overlapped == 0 && entry.internal == 0                   ? 1
                      : entry.overlapped == kOverlappedPoison && entry.internal == 0 ? 2
                                                                                     : 3;
@@ -201,7 +218,9 @@ std::string PsnModelSet::judge(const PsnStep& step,
 
 std::vector<PsnAnswer> PsnModelSet::answers() const {
   std::vector<PsnAnswer> out;
-  if (candidates_.empty()) return out;
+  if (candidates_.empty()) {
+    return out;
+  }
   for (int q = 0; q < kBehaviourQuestions; ++q) {
     const std::uint32_t bit = (candidates_.front().readings >> q) & 1u;
     bool agreed = true;
@@ -216,8 +235,12 @@ std::vector<PsnAnswer> PsnModelSet::answers() const {
   for (int q = 0; q < kCodeQuestions; ++q) {
     const std::uint32_t code = candidates_.front().codes[q];
     bool agreed = code != 0;
-    for (const Candidate& candidate : candidates_) agreed = agreed && candidate.codes[q] == code;
-    if (agreed) out.push_back(PsnAnswer{kCodeNames[q], std::to_string(code)});
+    for (const Candidate& candidate : candidates_) {
+      agreed = agreed && candidate.codes[q] == code;
+    }
+    if (agreed) {
+      out.push_back(PsnAnswer{kCodeNames[q], std::to_string(code)});
+    }
   }
   if (overlapped_seen_ != 0) {
     static constexpr const char* kOverlapped[] = {"", "0", "poisoned 0xdead0000",

@@ -16,7 +16,9 @@ PsnOsWorld::PsnOsWorld(Os& os, const FakeOptions& model_options, int sockets_cou
 PsnOsWorld::~PsnOsWorld() { release(); }
 
 void PsnOsWorld::settle() {
-  if (settle_ms_ > 0) os_.sleep_ms(settle_ms_);
+  if (settle_ms_ > 0) {
+    os_.sleep_ms(settle_ms_);
+  }
 }
 
 }  // namespace readyport::properties

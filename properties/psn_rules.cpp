@@ -35,14 +35,18 @@ const char* psn_rule_name(PsnRule rule) {
 
 void PsnRuleChecker::violate(PsnRule rule, const std::string& text) {
   std::string& first = violations_[static_cast<std::size_t>(rule)];
-  if (first.empty()) first = text;
+  if (first.empty()) {
+    first = text;
+  }
 }
 
 void PsnRuleChecker::element(int port, std::uint32_t incarnation, std::uint8_t operation,
                              std::uint8_t trigger_flags, std::uint32_t result,
                              bool packet_maybe_queued) {
   // Spec A8: an element that failed changed nothing.
-  if (incarnation == 0 || result != 0) return;
+  if (incarnation == 0 || result != 0) {
+    return;
+  }
   Connection& connection = connections_[incarnation];
   const std::string name = "connection " + std::to_string(incarnation);
   const bool elsewhere = connection.registered_port >= 0 && connection.registered_port != port;
@@ -69,7 +73,9 @@ void PsnRuleChecker::element(int port, std::uint32_t incarnation, std::uint8_t o
                     " applied on port " + std::to_string(port) + " while registered with port " +
                     std::to_string(connection.registered_port));
       }
-      if (operation == kSockNotifyOpRemove) ++connection.removes_applied;
+      if (operation == kSockNotifyOpRemove) {
+        ++connection.removes_applied;
+      }
       return;
     default:
       return;
@@ -78,7 +84,9 @@ void PsnRuleChecker::element(int port, std::uint32_t incarnation, std::uint8_t o
 
 void PsnRuleChecker::dequeued(int port, const OverlappedEntry& entry) {
   const std::uint32_t incarnation = key_incarnation(entry.completion_key);
-  if (incarnation == 0) return;  // a posted packet
+  if (incarnation == 0) {
+    return;  // a posted packet
+  }
   Connection& connection = connections_[incarnation];
   const std::string name = "connection " + std::to_string(incarnation) + " (key " +
                            hex(entry.completion_key) + ", mask " + hex(entry.bytes_transferred) +
@@ -124,7 +132,9 @@ void PsnRuleChecker::port_closed(int port) {
   // Spec F6: the port's registrations end without REMOVE; their packets, pending REMOVEs
   // included, go with the port.
   for (auto& [incarnation, connection] : connections_) {
-    if (connection.packets_port != port) continue;
+    if (connection.packets_port != port) {
+      continue;
+    }
     connection.removes_applied = connection.remove_packets;
     connection.registered_port = -1;
     connection.packets_port = -1;

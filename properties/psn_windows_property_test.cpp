@@ -50,14 +50,17 @@ FakeOptions model_options(FakeOptions base) {
 using AnswerTotals = std::map<std::string, std::set<std::string>>;
 
 void add_answers(const PsnModelSet& models, AnswerTotals* totals) {
-  for (const PsnAnswer& answer : models.answers())
+  for (const PsnAnswer& answer : models.answers()) {
     (*totals)[answer.question].insert(answer.reading);
+  }
 }
 
 void print_answers(const AnswerTotals& totals) {
   for (const auto& [question, readings] : totals) {
     std::string text;
-    for (const std::string& reading : readings) text += (text.empty() ? "" : " | ") + reading;
+    for (const std::string& reading : readings) {
+      text += (text.empty() ? "" : " | ") + reading;
+    }
     std::cout << "observed: " << question << " = " << text
               << (readings.size() > 1 ? "  (different cases disagree: the OS is not consistent)"
                                       : "")
@@ -203,7 +206,9 @@ TEST(PsnModelSetTest, DropsReadingsAndFailsWhenNoneIsLeft) {
   EXPECT_EQ(models.judge(step, call(kSockNotifyOpDisable, 0), got), "");
   EXPECT_EQ(models.size(), 32u);
   std::map<std::string, std::string> answers;
-  for (const PsnAnswer& answer : models.answers()) answers[answer.question] = answer.reading;
+  for (const PsnAnswer& answer : models.answers()) {
+    answers[answer.question] = answer.reading;
+  }
   EXPECT_EQ(answers["trigger_without_oneshot_or_persistent"], "WSAEINVAL");
   EXPECT_EQ(answers["unregistered_error"], std::to_string(kWsaEinval));
   EXPECT_EQ(answers.count("remove_while_packet_queued"), 0u);  // not asked yet

@@ -18,7 +18,9 @@ constexpr Port kNeverPort{0x3};
 constexpr int kAcceptTurnsMax = 1000;  // of 1 ms each
 
 void require(Os& os, bool ok, const char* call) {
-  if (ok) return;
+  if (ok) {
+    return;
+  }
   RC_FAIL(std::string("PSN world setup: ") + call + " failed, last error " +
           std::to_string(os.last_error()));
 }
@@ -46,7 +48,9 @@ void PsnWorld::populate(int sockets_count, int ports_count) {
   require(system, system.getsockname(listener_, &listener_address_) == 0, "getsockname");
   require(system, system.listen(listener_, kSomaxconn) == 0, "listen");
   require(system, system.set_nonblocking(listener_, true) == 0, "ioctlsocket (listener)");
-  for (int i = 0; i < sockets_count; ++i) connections_.push_back(connect_pair());
+  for (int i = 0; i < sockets_count; ++i) {
+    connections_.push_back(connect_pair());
+  }
 }
 
 PsnWorld::Connection PsnWorld::connect_pair() {
@@ -59,7 +63,9 @@ PsnWorld::Connection PsnWorld::connect_pair() {
   require(system, system.set_nonblocking(made.local, true) == 0, "ioctlsocket");
   for (int turn = 0; turn < kAcceptTurnsMax; ++turn) {
     made.peer = system.accept(listener_, nullptr);  // non-blocking, like the listener
-    if (made.peer != kInvalidSocket) break;
+    if (made.peer != kInvalidSocket) {
+      break;
+    }
     require(system, system.last_error() == kWsaEwouldblock, "accept");
     system.sleep_ms(1);
   }
@@ -72,15 +78,23 @@ void PsnWorld::release() {
   Os& system = os();
   // Best effort: a close that fails here cannot change the verdict of the finished case.
   for (Connection& connection : connections_) {
-    if (connection.local != kInvalidSocket) (void)system.closesocket(connection.local);
-    if (connection.peer != kInvalidSocket) (void)system.closesocket(connection.peer);
+    if (connection.local != kInvalidSocket) {
+      (void)system.closesocket(connection.local);
+    }
+    if (connection.peer != kInvalidSocket) {
+      (void)system.closesocket(connection.peer);
+    }
     connection = Connection{};
   }
   for (PortSlot& slot : ports_) {
-    if (slot.open) (void)system.close_port(slot.handle);
+    if (slot.open) {
+      (void)system.close_port(slot.handle);
+    }
     slot.open = false;
   }
-  if (listener_ != kInvalidSocket) (void)system.closesocket(listener_);
+  if (listener_ != kInvalidSocket) {
+    (void)system.closesocket(listener_);
+  }
   listener_ = kInvalidSocket;
 }
 
@@ -91,7 +105,9 @@ Port PsnWorld::port(int index) const {
 }
 
 Socket PsnWorld::local(int s) const {
-  if (s == kModelNotSocket) return kNotSocketValue;
+  if (s == kModelNotSocket) {
+    return kNotSocketValue;
+  }
   READYPORT_ASSERT(s >= 0 && static_cast<std::size_t>(s) < connections_.size());
   const Connection& connection = connections_[static_cast<std::size_t>(s)];
   return connection.local != kInvalidSocket ? connection.local : connection.local_stale;

@@ -42,7 +42,9 @@ int g_channel_fd = -1;
 
 // Names the aborting task to the sweep supervisor (one short line: a pipe write of it is whole).
 void write_channel(const ArmedSeed& armed, std::string_view violation, bool bundle_written) {
-  if (g_channel_fd < 0 || armed.task == kStressTaskNone) return;
+  if (g_channel_fd < 0 || armed.task == kStressTaskNone) {
+    return;
+  }
   constexpr std::size_t kViolationMax = 1000;
   Json record = Json::object();
   record["type"] = "aborted";
@@ -64,7 +66,9 @@ ArmedSeed& armed_seed(std::uint32_t runner) {
 
 // The binary the replay commands name: argv[0] when known.
 std::string program_of(const StressBundleContext* context) {
-  if (context == nullptr || context->command_line.empty()) return "readyport-stress";
+  if (context == nullptr || context->command_line.empty()) {
+    return "readyport-stress";
+  }
   return context->command_line[0];
 }
 
@@ -76,16 +80,24 @@ extern "C" void on_abort(int signal_number) {
   (void)signal_number;
   // The seed of the aborting thread's runner (with --jobs, other runners' seeds are running too).
   const std::uint32_t runner = stress_runner_of_thread();
-  if (runner >= kStressRunnersMax) return;
+  if (runner >= kStressRunnersMax) {
+    return;
+  }
   const char* note = g_abort_notes[runner];
   const std::size_t size = std::strlen(note);
-  if (size != 0) (void)READYPORT_WRITE_STDERR(note, size);
+  if (size != 0) {
+    (void)READYPORT_WRITE_STDERR(note, size);
+  }
   // What the oracle had found before the engine's own assertion fired, if anything (read only if
   // no thread is inside the oracle).
   const std::string violation = stress_abort_violation(runner);
-  if (!violation.empty()) write_stderr("  the oracle had found: " + violation + "\n");
+  if (!violation.empty()) {
+    write_stderr("  the oracle had found: " + violation + "\n");
+  }
   ArmedSeed& armed = armed_seed(runner);
-  if (!armed.armed) return;
+  if (!armed.armed) {
+    return;
+  }
   if (!armed.bundle) {
     write_channel(armed, violation, false);
     return;
@@ -103,7 +115,9 @@ extern "C" void on_abort(int signal_number) {
   }
   // Real threads keep the whole trace: beside the bundle, to be read and judged offline.
   std::string trace;
-  if (!stress_abort_trace(runner, &trace)) return;
+  if (!stress_abort_trace(runner, &trace)) {
+    return;
+  }
   const std::string trace_path =
       std::filesystem::path(armed.context.path).replace_extension(".trace").string();
   const Status traced = stress_file_write(
@@ -136,7 +150,9 @@ void stress_abort_arm(const StressOptions& options, std::uint64_t seed,
   armed.seed = seed;
   armed.task = task;
   armed.bundle = context != nullptr && !context->path.empty();
-  if (context != nullptr) armed.context = *context;
+  if (context != nullptr) {
+    armed.context = *context;
+  }
 }
 
 }  // namespace readyport

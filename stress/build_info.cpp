@@ -53,8 +53,12 @@ std::string stress_version_line() {
   const StressBuildInfo info = stress_build_info();
   std::string line = "readyport-stress " + info.version + " (commit " + info.commit + ", " +
                      info.compiler + (info.build.empty() ? std::string() : ", " + info.build);
-  if (!info.canary.empty()) line += ", canary " + info.canary;
-  if (info.tree == "dirty") line += ", uncommitted changes";
+  if (!info.canary.empty()) {
+    line += ", canary " + info.canary;
+  }
+  if (info.tree == "dirty") {
+    line += ", uncommitted changes";
+  }
   return line + ")";
 }
 
@@ -65,7 +69,9 @@ bool stress_canary_known(std::string_view name) {
   std::size_t start = 0;
   while (start <= names.size()) {
     const std::size_t comma = std::min(names.find(',', start), names.size());
-    if (!name.empty() && names.substr(start, comma - start) == name) return true;
+    if (!name.empty() && names.substr(start, comma - start) == name) {
+      return true;
+    }
     start = comma + 1;
   }
   return false;

@@ -100,14 +100,18 @@ Json faults_fired_json(const SeedReport& report) {
   Json object = Json::object();
   const std::string prefix = "fault.";
   for (const auto& [name, count] : report.coverage) {
-    if (name.rfind(prefix, 0) == 0) object[name.substr(prefix.size())] = count;
+    if (name.rfind(prefix, 0) == 0) {
+      object[name.substr(prefix.size())] = count;
+    }
   }
   return object;
 }
 
 std::string trimmed_line(const std::string& line) {
   std::string text = line;
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+    text.pop_back();
+  }
   return text;
 }
 
@@ -141,13 +145,16 @@ void add_replay(Json& bundle, const StressOptions& options, std::uint64_t seed,
 std::string stress_bundle_path(const std::string& dir, std::uint64_t seed,
                                std::string_view suffix) {
   std::string base = dir;
-  if (!base.empty() && base.back() != '/' && base.back() != '\\') base += '/';
+  if (!base.empty() && base.back() != '/' && base.back() != '\\') {
+    base += '/';
+  }
   base += "seed-" + std::to_string(seed) + std::string(suffix);
   std::string path = base + ".json";
   std::error_code error;  // a path that cannot be checked counts as free
   for (std::uint32_t run = 2; run <= kStressBundleRunsMax && std::filesystem::exists(path, error);
-       ++run)
+       ++run) {
     path = base + ".run" + std::to_string(run) + ".json";
+  }
   return path;
 }
 
@@ -164,7 +171,9 @@ Json stress_bundle_json(const StressOptions& options, const SeedReport& report,
   trace["hash"] = report.trace_hash;
   trace["lines"] = report.trace_lines;
   Json tail = Json::array();
-  for (const std::string& line : report.trace_tail) tail.push_back(trimmed_line(line));
+  for (const std::string& line : report.trace_tail) {
+    tail.push_back(trimmed_line(line));
+  }
   trace["tail"] = std::move(tail);
   bundle["trace"] = std::move(trace);
   // How each rule fared on this seed: what it could not judge is never silently a pass.
@@ -190,7 +199,9 @@ Json stress_abort_bundle_json(const StressOptions& options, const SeedParameters
   failure["status"] = "aborted";
   std::string message =
       "the process aborted during this seed (an engine assertion: see its stderr)";
-  if (!violation.empty()) message += "; the oracle had found: " + std::string(violation);
+  if (!violation.empty()) {
+    message += "; the oracle had found: " + std::string(violation);
+  }
   failure["message"] = message;
   failure["signature"] =
       violation.empty()
@@ -208,67 +219,108 @@ Json stress_abort_bundle_json(const StressOptions& options, const SeedParameters
 
 Result<StressBundle> stress_bundle_parse(std::string_view text, std::string_view name) {
   Result<Json> document = json_parse_document(text, name);
-  if (!document.ok()) return document.status();
+  if (!document.ok()) {
+    return document.status();
+  }
   return stress_bundle_from_json(document.value(), name);
 }
+
+namespace {
+
+// The bundle's "readyport" object: the build that wrote it.
+Status read_build(const Json& document, const std::string& where, StressBundle& bundle) {
+  const Json* build = nullptr;
+  if (Status s = json_field_object(document, where, "readyport", &build); !s.ok()) {
+    return s;
+  }
+  const std::string build_where = where + ".readyport";
+  if (Status s = json_field_string(*build, build_where, "version", &bundle.version); !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_string(*build, build_where, "commit", &bundle.commit); !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_string_optional(*build, build_where, "compiler", "", &bundle.compiler);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_string_optional(*build, build_where, "canary", "", &bundle.canary);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_string_optional(*build, build_where, "tree", "unknown", &bundle.tree);
+      !s.ok()) {
+    return s;
+  }
+  return Status();
+}
+
+// The bundle's "failure" and "trace" objects.
+Status read_failure_and_trace(const Json& document, const std::string& where,
+                              StressBundle& bundle) {
+  const Json* failure = nullptr;
+  if (Status s = json_field_object(document, where, "failure", &failure); !s.ok()) {
+    return s;
+  }
+  const std::string failure_where = where + ".failure";
+  if (Status s = json_field_string(*failure, failure_where, "status", &bundle.status); !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_string(*failure, failure_where, "message", &bundle.message); !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_string(*failure, failure_where, "signature", &bundle.signature);
+      !s.ok()) {
+    return s;
+  }
+  const Json* trace = nullptr;
+  if (Status s = json_field_object(document, where, "trace", &trace); !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_string(*trace, where + ".trace", "hash", &bundle.trace_hash); !s.ok()) {
+    return s;
+  }
+  return Status();
+}
+
+}  // namespace
 
 Result<StressBundle> stress_bundle_from_json(const Json& document, std::string_view name) {
   const std::string where = std::string(name);
   StressBundle bundle;
   std::string format;
-  if (Status s = json_field_string(document, where, "format", &format); !s.ok()) return s;
+  if (Status s = json_field_string(document, where, "format", &format); !s.ok()) {
+    return s;
+  }
   if (format != kStressBundleFormat) {
     return Status(StatusCode::kInvalidArgument,
                   where + ".format: '" + format + "', expected '" + kStressBundleFormat + "'");
   }
-  std::uint64_t version = 0;
-  if (Status s = json_field_u64(document, where, "format_version", 1, kJsonU64Max, &version);
-      !s.ok())
+  if (Status s = json_format_version_check(document, where, kStressBundleFormatVersion); !s.ok()) {
     return s;
-  if (version != kStressBundleFormatVersion) {
-    return Status(StatusCode::kInvalidArgument,
-                  where + ".format_version: " + std::to_string(version) + ", this build reads " +
-                      std::to_string(kStressBundleFormatVersion));
   }
-  const Json* build = nullptr;
-  if (Status s = json_field_object(document, where, "readyport", &build); !s.ok()) return s;
-  const std::string build_where = where + ".readyport";
-  if (Status s = json_field_string(*build, build_where, "version", &bundle.version); !s.ok())
+  if (Status s = read_build(document, where, bundle); !s.ok()) {
     return s;
-  if (Status s = json_field_string(*build, build_where, "commit", &bundle.commit); !s.ok())
+  }
+  if (Status s = json_field_string_optional(document, where, "origin", "", &bundle.origin);
+      !s.ok()) {
     return s;
-  if (Status s = json_field_string_optional(*build, build_where, "compiler", "", &bundle.compiler);
-      !s.ok())
+  }
+  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &bundle.seed); !s.ok()) {
     return s;
-  if (Status s = json_field_string_optional(*build, build_where, "canary", "", &bundle.canary);
-      !s.ok())
-    return s;
-  if (Status s = json_field_string_optional(*build, build_where, "tree", "unknown", &bundle.tree);
-      !s.ok())
-    return s;
-  if (Status s = json_field_string_optional(document, where, "origin", "", &bundle.origin); !s.ok())
-    return s;
-  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &bundle.seed); !s.ok())
-    return s;
+  }
   const Json* options = nullptr;
-  if (Status s = json_field_object(document, where, "options", &options); !s.ok()) return s;
+  if (Status s = json_field_object(document, where, "options", &options); !s.ok()) {
+    return s;
+  }
   Result<StressOptions> run_options = stress_run_options_from_json(*options, where + ".options");
-  if (!run_options.ok()) return run_options.status();
+  if (!run_options.ok()) {
+    return run_options.status();
+  }
   bundle.options = run_options.value();
-  const Json* failure = nullptr;
-  if (Status s = json_field_object(document, where, "failure", &failure); !s.ok()) return s;
-  const std::string failure_where = where + ".failure";
-  if (Status s = json_field_string(*failure, failure_where, "status", &bundle.status); !s.ok())
+  if (Status s = read_failure_and_trace(document, where, bundle); !s.ok()) {
     return s;
-  if (Status s = json_field_string(*failure, failure_where, "message", &bundle.message); !s.ok())
-    return s;
-  if (Status s = json_field_string(*failure, failure_where, "signature", &bundle.signature);
-      !s.ok())
-    return s;
-  const Json* trace = nullptr;
-  if (Status s = json_field_object(document, where, "trace", &trace); !s.ok()) return s;
-  if (Status s = json_field_string(*trace, where + ".trace", "hash", &bundle.trace_hash); !s.ok())
-    return s;
+  }
   return bundle;
 }
 

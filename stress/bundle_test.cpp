@@ -36,7 +36,9 @@ StressBundleContext context_for(std::uint64_t seed) {
 // A bundle document with one field replaced (or removed, with a discarded value).
 std::string edited(Json document, const std::vector<std::string>& path, const Json& value) {
   Json* node = &document;
-  for (std::size_t i = 0; i + 1 < path.size(); ++i) node = &(*node)[path[i]];
+  for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+    node = &(*node)[path[i]];
+  }
   if (value.is_discarded()) {
     node->erase(path.back());
   } else {

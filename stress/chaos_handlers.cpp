@@ -13,7 +13,9 @@ bool is_edge(Mode mode) { return mode == Mode::kPersistentEdge || mode == Mode::
 // Edge modes keep one constant interest (changing it re-enables a condition that may already
 // hold, which an edge registration never reports, spec C5); level modes ask for what they need.
 Interest interest_for(Mode mode, bool want_out) {
-  if (is_edge(mode)) return kInterestIn | kInterestOut | kInterestHangup;
+  if (is_edge(mode)) {
+    return kInterestIn | kInterestOut | kInterestHangup;
+  }
   return want_out ? kInterestIn | kInterestOut : kInterestIn;
 }
 
@@ -60,16 +62,22 @@ void TracedHandler::on_closed(ConnId id) noexcept {
 
 Interest ServerConn::handle(ConnId id, std::uint32_t events) {
   (void)id;
-  if ((events & kSockNotifyEventErr) != 0) return kInterestClose;
+  if ((events & kSockNotifyEventErr) != 0) {
+    return kInterestClose;
+  }
   bool chaos = false;
   {
     Guard guard(*world_.mutex);
     chaos = world_.launching;  // the chaos phase; the liveness phase closes nothing at random
   }
-  if (chaos && world_.draw_percent(world_.workload.handler_close_percent)) return kInterestClose;
+  if (chaos && world_.draw_percent(world_.workload.handler_close_percent)) {
+    return kInterestClose;
+  }
   if (chaos && world_.draw_percent(world_.workload.handler_close_other_percent)) {
     Known other;
-    if (world_.pick_known(&other)) world_.close_known(other, true);
+    if (world_.pick_known(&other)) {
+      world_.close_known(other, true);
+    }
   }
   Os& os = world_.os;
   // Until the socket would block: send what is held, then read more (reads only with nothing
@@ -83,9 +91,10 @@ Interest ServerConn::handle(ConnId id, std::uint32_t events) {
         continue;
       }
       // Holding data: wait for OUT alone (a level IN would come back at once, unread: a spin).
-      if (os.last_error() == kWsaEwouldblock)
+      if (os.last_error() == kWsaEwouldblock) {
         return is_edge(world_.workload.mode) ? interest_for(world_.workload.mode, true)
                                              : kInterestOut;
+      }
       return kInterestClose;  // reset, no buffers, not a socket (closed behind our back)
     }
     const int got = os.recv(socket, buffer_.data(), static_cast<int>(buffer_.size()), 0);
@@ -94,8 +103,12 @@ Interest ServerConn::handle(ConnId id, std::uint32_t events) {
       length_ = static_cast<std::uint32_t>(got);
       continue;
     }
-    if (got == 0) return kInterestClose;  // the peer finished: so do we
-    if (os.last_error() == kWsaEwouldblock) return interest_for(world_.workload.mode, false);
+    if (got == 0) {
+      return kInterestClose;  // the peer finished: so do we
+    }
+    if (os.last_error() == kWsaEwouldblock) {
+      return interest_for(world_.workload.mode, false);
+    }
     return kInterestClose;
   }
 }
@@ -110,7 +123,9 @@ Interest Listener::handle(ConnId id, std::uint32_t events) {
   (void)events;
   for (std::uint32_t i = 0; i < 64; ++i) {  // bounded: the rest comes with the next packet
     const Socket accepted = world_.os.accept(socket, nullptr);
-    if (accepted == kInvalidSocket) break;  // WSAEWOULDBLOCK, or an accept failure
+    if (accepted == kInvalidSocket) {
+      break;  // WSAEWOULDBLOCK, or an accept failure
+    }
     world_.adopt(accepted);
   }
   return kInterestIn;
@@ -124,9 +139,13 @@ void Listener::closed(ConnId id) {
   {
     Guard guard(*world_.mutex);
     reopen = !world_.stopping;
-    if (reopen) ++world_.counts.listener_reopens;
+    if (reopen) {
+      ++world_.counts.listener_reopens;
+    }
   }
-  if (reopen) world_.reopen_listener();
+  if (reopen) {
+    world_.reopen_listener();
+  }
 }
 
 // ---- Clients ------------------------------------------------------------------------------------
@@ -135,7 +154,9 @@ Interest ClientConn::handle(ConnId id, std::uint32_t events) {
   (void)id;
   const bool done = received_ >= world_.workload.bytes_per_client;
   // A merged packet after the decision to close, or the release of a held client.
-  if (ended_) return ended_interest(id, done);
+  if (ended_) {
+    return ended_interest(id, done);
+  }
   const bool ok = (events & kSockNotifyEventErr) == 0 && send_some() && receive_some();
   const bool done_now = received_ >= world_.workload.bytes_per_client;
   if (!ok || done_now) {
@@ -154,9 +175,13 @@ Interest ClientConn::handle(ConnId id, std::uint32_t events) {
 }
 
 Interest ClientConn::ended_interest(ConnId id, bool done) {
-  if (!done || liveness_ || !world_.workload.hold_clients) return kInterestClose;
+  if (!done || liveness_ || !world_.workload.hold_clients) {
+    return kInterestClose;
+  }
   Guard guard(*world_.mutex);
-  if (world_.held_released) return kInterestClose;
+  if (world_.held_released) {
+    return kInterestClose;
+  }
   if (!held_) {
     held_ = true;
     world_.held.push_back(Known{id, socket, nullptr});
@@ -175,8 +200,9 @@ bool ClientConn::send_some() {
     const std::uint32_t chunk_max = std::min<std::uint32_t>(w.chunk_bytes_max, sizeof chunk);
     const std::uint32_t size = std::min<std::uint32_t>(
         w.bytes_per_client - sent_, 1 + static_cast<std::uint32_t>(chunk_state_ % chunk_max));
-    for (std::uint32_t i = 0; i < size; ++i)
+    for (std::uint32_t i = 0; i < size; ++i) {
       chunk[i] = static_cast<char>(payload_byte(w.seed, index_, sent_ + i));
+    }
     const int n = world_.os.send(socket, chunk, static_cast<int>(size), 0);
     if (n > 0) {
       sent_ += static_cast<std::uint32_t>(n);
@@ -199,8 +225,9 @@ bool ClientConn::receive_some() {
       for (int i = 0; i < n; ++i) {
         const std::uint64_t offset = received_ + static_cast<std::uint32_t>(i);
         if (offset >= sent_ ||
-            static_cast<std::uint8_t>(chunk[i]) != payload_byte(w.seed, index_, offset))
+            static_cast<std::uint8_t>(chunk[i]) != payload_byte(w.seed, index_, offset)) {
           ++mismatched;
+        }
       }
       received_ += static_cast<std::uint32_t>(n);
       Guard guard(*world_.mutex);
@@ -213,7 +240,9 @@ bool ClientConn::receive_some() {
       }
       continue;
     }
-    if (n == 0) return false;  // the server ended early (closed by chaos)
+    if (n == 0) {
+      return false;  // the server ended early (closed by chaos)
+    }
     return world_.os.last_error() == kWsaEwouldblock;
   }
   return true;
@@ -249,16 +278,20 @@ World::World(Os& os_in, Engine& engine_in, const ChaosWorkload& workload_in,
   }
   const std::uint32_t total = workload.clients + workload.liveness_clients;
   clients.reserve(total);
-  for (std::uint32_t i = 0; i < total; ++i)
+  for (std::uint32_t i = 0; i < total; ++i) {
     clients.push_back(std::make_unique<ClientConn>(*this, i, i >= workload.clients));
+  }
   tasks.reserve(kTasksMax);
-  for (std::uint32_t i = 0; i < kTasksMax; ++i)
+  for (std::uint32_t i = 0; i < kTasksMax; ++i) {
     tasks.push_back(std::make_unique<ChaosTask>(*this, i));
+  }
   known.reserve(kKnownMax);
 }
 
 void World::fail(const std::string& sentence) {
-  if (failure.empty()) failure = "chaos workload: " + sentence;
+  if (failure.empty()) {
+    failure = "chaos workload: " + sentence;
+  }
 }
 
 std::uint64_t World::draw_below(std::uint64_t bound) {
@@ -267,7 +300,9 @@ std::uint64_t World::draw_below(std::uint64_t bound) {
 }
 
 bool World::draw_percent(std::uint32_t percent) {
-  if (percent == 0) return false;
+  if (percent == 0) {
+    return false;
+  }
   return draw_below(100) < percent;
 }
 
@@ -300,7 +335,9 @@ bool World::pick_known(Known* known_out) {
     Guard guard(*mutex);
     size = known.size();
   }
-  if (size == 0) return false;
+  if (size == 0) {
+    return false;
+  }
   const std::uint64_t index = draw_below(size);
   Guard guard(*mutex);
   *known_out = known[index];
@@ -313,10 +350,13 @@ void World::close_known(const Known& k, bool in_handler) {
          (status.ok() ? "ok" : status_code_name(status.code())));
   Guard guard(*mutex);
   ++counts.closes;
-  if (in_handler) ++counts.closes_in_handler;
+  if (in_handler) {
+    ++counts.closes_in_handler;
+  }
   // NotFound is the answer for a connection that is gone; anything else is a broken contract.
-  if (!status.ok() && status.code() != StatusCode::kNotFound)
+  if (!status.ok() && status.code() != StatusCode::kNotFound) {
     fail("close(" + id_text(k.id) + ") failed: " + status.to_string());
+  }
 }
 
 void World::notify(const Known& k, std::uint32_t events) {
@@ -327,8 +367,9 @@ void World::notify(const Known& k, std::uint32_t events) {
   ++counts.notifies;
   // NotFound: gone; OsError: the post failed (an injected fault), and nothing was queued.
   if (!status.ok() && status.code() != StatusCode::kNotFound &&
-      status.code() != StatusCode::kOsError)
+      status.code() != StatusCode::kOsError) {
     fail("notify(" + id_text(k.id) + ") failed: " + status.to_string());
+  }
 }
 
 void World::release_held() {
@@ -338,7 +379,9 @@ void World::release_held() {
     held_released = true;
     released.swap(held);
   }
-  for (const Known& k : released) notify(k, kSockNotifyEventIn);
+  for (const Known& k : released) {
+    notify(k, kSockNotifyEventIn);
+  }
 }
 
 void World::reopen_listener() {
@@ -349,9 +392,12 @@ void World::reopen_listener() {
   // registration through every retry while faults fire (an outage); with faults off it is not.
   listener_down = !status.ok();
   const bool outlasted = status.code() == StatusCode::kOsError && !faults_off;
-  if (outlasted) ++counts.listener_retries_exhausted;
-  if (!status.ok() && status.code() != StatusCode::kResourceExhausted && !outlasted)
+  if (outlasted) {
+    ++counts.listener_retries_exhausted;
+  }
+  if (!status.ok() && status.code() != StatusCode::kResourceExhausted && !outlasted) {
     fail("the listener could not be opened again: " + status.to_string());
+  }
 }
 
 Ipv4Address World::server_address() {
@@ -367,13 +413,19 @@ Status World::open_listener() {
   }
   Status status;
   for (std::uint32_t attempt = 0; attempt < kRetryAttempts; ++attempt) {
-    if (attempt > 0) retry_pause(attempt - 1);
+    if (attempt > 0) {
+      retry_pause(attempt - 1);
+    }
     const Socket s = os.socket(kAfInet, kSockStream, kIpprotoTcp);
-    if (s == kInvalidSocket) return Status(StatusCode::kOsError, "listener: socket() failed");
+    if (s == kInvalidSocket) {
+      return Status(StatusCode::kOsError, "listener: socket() failed");
+    }
     Ipv4Address bound = wanted;
     // The old port may still be in use by its accepted connections: then any port will do.
     bool ok = os.set_nonblocking(s, true) == 0;
-    if (ok && os.bind(s, bound) != 0) ok = os.bind(s, Ipv4Address{kLoopbackHost, 0}) == 0;
+    if (ok && os.bind(s, bound) != 0) {
+      ok = os.bind(s, Ipv4Address{kLoopbackHost, 0}) == 0;
+    }
     if (!ok || os.listen(s, kSomaxconn) != 0 || os.getsockname(s, &bound) != 0) {
       (void)os.closesocket(s);
       return Status(StatusCode::kOsError, "listener: setup failed");
@@ -387,7 +439,9 @@ Status World::open_listener() {
     }
     (void)os.closesocket(s);
     status = id.status();
-    if (status.code() != StatusCode::kOsError) return status;
+    if (status.code() != StatusCode::kOsError) {
+      return status;
+    }
   }
   return Status(StatusCode::kOsError, "listener: add() kept failing: " + status.to_string());
 }
@@ -402,11 +456,15 @@ void World::notify_start(const Known& k, std::uint32_t events) {
   // handler must be run once, so a failed post (an injected fault) is retried, as an embedder
   // would. NotFound: the connection is already gone, nothing to start.
   for (std::uint32_t attempt = 0; attempt < kRetryAttempts; ++attempt) {
-    if (attempt > 0) retry_pause(attempt - 1);
+    if (attempt > 0) {
+      retry_pause(attempt - 1);
+    }
     const Status status = engine.notify(k.id, events);
     record("wl.notify s=" + std::to_string(k.socket) + " id=" + id_text(k.id) + " ev=" +
            hex_text(events) + " -> " + (status.ok() ? "ok" : status_code_name(status.code())));
-    if (status.code() != StatusCode::kOsError) return;
+    if (status.code() != StatusCode::kOsError) {
+      return;
+    }
   }
   // Every try refused while faults fire (posts down for longer than the retries: an outage that
   // keeps starting again): the connection can never start, so it is closed, as an embedder
@@ -415,7 +473,9 @@ void World::notify_start(const Known& k, std::uint32_t events) {
   {
     Guard guard(*mutex);
     off = faults_off;
-    if (!off) ++counts.notify_retries_exhausted;
+    if (!off) {
+      ++counts.notify_retries_exhausted;
+    }
   }
   if (off) {
     fail("notify(" + id_text(k.id) +
@@ -448,7 +508,9 @@ void World::adopt(Socket s) {
       }
       remember(id.value(), s, conn);
       // Edge modes: data that came before the registration raised no edge (spec C5).
-      if (is_edge(workload.mode)) notify_start(Known{id.value(), s, conn}, kSockNotifyEventIn);
+      if (is_edge(workload.mode)) {
+        notify_start(Known{id.value(), s, conn}, kSockNotifyEventIn);
+      }
       return;
     }
   }
@@ -474,12 +536,15 @@ bool World::launch_client(bool liveness) {
   {
     Guard guard(*mutex);
     if (liveness) {
-      if (liveness_launched >= workload.liveness_clients) return false;
+      if (liveness_launched >= workload.liveness_clients) {
+        return false;
+      }
       client = clients[workload.clients + liveness_launched++].get();
     } else {
       if (!launching || chaos_launched >= workload.clients ||
-          clients_open >= workload.clients_concurrent)
+          clients_open >= workload.clients_concurrent) {
         return false;
+      }
       client = clients[chaos_launched++].get();
     }
     ++clients_open;
@@ -488,7 +553,9 @@ bool World::launch_client(bool liveness) {
   }
   const Socket s = os.socket(kAfInet, kSockStream, kIpprotoTcp);
   bool ok = s != kInvalidSocket && os.set_nonblocking(s, true) == 0;
-  if (ok && os.connect(s, server_address()) != 0) ok = os.last_error() == kWsaEwouldblock;
+  if (ok && os.connect(s, server_address()) != 0) {
+    ok = os.last_error() == kWsaEwouldblock;
+  }
   if (ok) {
     // The connect completes as OUT (or fails as ERR, spec D3).
     Result<ConnId> id = add(s, interest_for(workload.mode, true), workload.mode, *client);
@@ -498,16 +565,21 @@ bool World::launch_client(bool liveness) {
         ++counts.clients_started;
       }
       remember(id.value(), s, nullptr);
-      if (is_edge(workload.mode))
+      if (is_edge(workload.mode)) {
         notify_start(Known{id.value(), s, nullptr}, kSockNotifyEventIn | kSockNotifyEventOut);
+      }
       return true;
     }
   }
-  if (s != kInvalidSocket) (void)os.closesocket(s);
+  if (s != kInvalidSocket) {
+    (void)os.closesocket(s);
+  }
   Guard guard(*mutex);
   --clients_open;
   ++counts.clients_refused;
-  if (liveness) fail("liveness client " + std::to_string(client->index()) + " could not start");
+  if (liveness) {
+    fail("liveness client " + std::to_string(client->index()) + " could not start");
+  }
   return true;
 }
 
@@ -515,12 +587,15 @@ void World::client_finished(ClientConn& client, bool done) {
   {
     Guard guard(*mutex);
     --clients_open;
-    if (client.liveness() && !done)
+    if (client.liveness() && !done) {
       fail("liveness client " + std::to_string(client.index()) + " ended after " +
            std::to_string(client.received()) + " of " + std::to_string(workload.bytes_per_client) +
            " bytes with faults off");
+    }
   }
-  if (!client.liveness()) (void)launch_client(false);  // keep clients_concurrent going
+  if (!client.liveness()) {
+    (void)launch_client(false);  // keep clients_concurrent going
+  }
 }
 
 }  // namespace readyport::chaos

@@ -32,7 +32,9 @@ struct Peer {
 };
 
 void peer_close(World& world, Peer& peer) {
-  if (peer.socket != kInvalidSocket) (void)world.os.closesocket(peer.socket);
+  if (peer.socket != kInvalidSocket) {
+    (void)world.os.closesocket(peer.socket);
+  }
   peer.socket = kInvalidSocket;
   peer.state = Peer::State::kClosed;
 }
@@ -45,8 +47,9 @@ void peer_pump(World& world, Peer& peer) {
     const std::uint32_t size =
         std::min<std::uint32_t>({w.bytes_per_client - peer.sent, w.chunk_bytes_max,
                                  static_cast<std::uint32_t>(sizeof chunk)});
-    for (std::uint32_t i = 0; i < size; ++i)
+    for (std::uint32_t i = 0; i < size; ++i) {
       chunk[i] = static_cast<char>(chaos::payload_byte(w.seed, peer.stream, peer.sent + i));
+    }
     const int n = world.os.send(peer.socket, chunk, static_cast<int>(size), 0);
     if (n > 0) {
       peer.sent += static_cast<std::uint32_t>(n);
@@ -62,21 +65,25 @@ void peer_pump(World& world, Peer& peer) {
       std::uint64_t mismatched = 0;
       for (int i = 0; i < n; ++i) {
         const std::uint64_t offset = peer.received + static_cast<std::uint32_t>(i);
-        if (offset >= peer.sent ||
-            static_cast<std::uint8_t>(chunk[i]) != chaos::payload_byte(w.seed, peer.stream, offset))
+        if (offset >= peer.sent || static_cast<std::uint8_t>(chunk[i]) !=
+                                       chaos::payload_byte(w.seed, peer.stream, offset)) {
           ++mismatched;
+        }
       }
       peer.received += static_cast<std::uint32_t>(n);
       Guard guard(*world.mutex);
       world.counts.bytes_received += static_cast<std::uint64_t>(n);
       world.counts.bytes_mismatched += mismatched;
-      if (mismatched != 0)
+      if (mismatched != 0) {
         world.fail("peer " + std::to_string(peer.stream) + " received " +
                    std::to_string(mismatched) + " bytes that differ from what it sent");
+      }
       continue;
     }
     // End of stream (the server closed), or an error: this peer is done.
-    if (n == 0 || world.os.last_error() != kWsaEwouldblock) peer_close(world, peer);
+    if (n == 0 || world.os.last_error() != kWsaEwouldblock) {
+      peer_close(world, peer);
+    }
     return;
   }
 }
@@ -88,8 +95,9 @@ void peer_connect(World& world, Peer& peer) {
     return;
   }
   bool ok = world.os.set_nonblocking(peer.socket, true) == 0;
-  if (ok && world.os.connect(peer.socket, world.server_address()) != 0)
+  if (ok && world.os.connect(peer.socket, world.server_address()) != 0) {
     ok = world.os.last_error() == kWsaEwouldblock;
+  }
   if (!ok) {
     peer_close(world, peer);
     return;
@@ -137,7 +145,9 @@ void post_task(World& world) {
   std::uint32_t index = 0;
   {
     Guard guard(*world.mutex);
-    if (world.tasks_posted >= World::kTasksMax) return;
+    if (world.tasks_posted >= World::kTasksMax) {
+      return;
+    }
     index = world.tasks_posted++;
   }
   const Status status = world.engine.post(*world.tasks[index]);
@@ -158,8 +168,12 @@ void post_task(World& world) {
 // where an engine can keep its contract despite it (chaos_workload.hpp).
 void close_behind(World& world) {
   Known known;
-  if (!world.pick_known(&known) || known.server == nullptr) return;
-  if (world.draw_below(2) == 0) world.close_known(known, false);
+  if (!world.pick_known(&known) || known.server == nullptr) {
+    return;
+  }
+  if (world.draw_below(2) == 0) {
+    world.close_known(known, false);
+  }
   world.record("wl.close_behind s=" + std::to_string(known.socket));
   (void)world.os.closesocket(known.socket);
   {
@@ -174,19 +188,27 @@ void director_action(World& world, std::vector<Peer>& peers) {
   std::uint64_t pick = world.draw_below(100);
   Known known;
   if (pick < w.weight_close) {
-    if (world.pick_known(&known)) world.close_known(known, false);
+    if (world.pick_known(&known)) {
+      world.close_known(known, false);
+    }
     return;
   }
   pick -= w.weight_close;
   if (pick < w.weight_notify) {
-    if (world.pick_known(&known)) world.notify(known, kSockNotifyEventIn);
+    if (world.pick_known(&known)) {
+      world.notify(known, kSockNotifyEventIn);
+    }
     return;
   }
   pick -= w.weight_notify;
-  if (pick < w.weight_post) return post_task(world);
+  if (pick < w.weight_post) {
+    return post_task(world);
+  }
   pick -= w.weight_post;
   if (pick < w.weight_peer) {
-    if (!peers.empty()) peer_step(world, peers[world.draw_below(peers.size())]);
+    if (!peers.empty()) {
+      peer_step(world, peers[world.draw_below(peers.size())]);
+    }
     return;
   }
   pick -= w.weight_peer;
@@ -195,7 +217,9 @@ void director_action(World& world, std::vector<Peer>& peers) {
     return;
   }
   pick -= w.weight_client;
-  if (pick < w.weight_behind) return close_behind(world);
+  if (pick < w.weight_behind) {
+    return close_behind(world);
+  }
   world.os.sleep_ms(1 + static_cast<std::uint32_t>(world.draw_below(w.action_gap_ms_max)));
 }
 
@@ -205,9 +229,13 @@ void director_action(World& world, std::vector<Peer>& peers) {
 Status start_engine(World& world) {
   Status status;
   for (std::uint32_t attempt = 0; attempt < World::kRetryAttempts; ++attempt) {
-    if (attempt > 0) world.retry_pause(attempt - 1);
+    if (attempt > 0) {
+      world.retry_pause(attempt - 1);
+    }
     status = world.engine.start();
-    if (status.ok() || status.code() != StatusCode::kOsError) return status;
+    if (status.ok() || status.code() != StatusCode::kOsError) {
+      return status;
+    }
     Guard guard(*world.mutex);
     ++world.counts.start_retries;
   }
@@ -222,7 +250,9 @@ void poll_until_stopped(Engine& engine) {
   for (std::uint32_t i = 0; i < kPollerPollsMax; ++i) {
     Result<std::uint32_t> got =
         engine.poll(i % kPollerBurst == kPollerBurst - 1 ? kPollerWaitMs : 0);
-    if (!got.ok() && got.status().code() == StatusCode::kFailedPrecondition) return;
+    if (!got.ok() && got.status().code() == StatusCode::kFailedPrecondition) {
+      return;
+    }
   }
 }
 
@@ -232,7 +262,9 @@ Status start_workers(World& world, std::vector<std::unique_ptr<Thread>>& threads
   const std::uint32_t wanted = world.workload.workers + world.workload.pollers;
   std::uint32_t failures = 0;
   for (std::uint32_t attempt = 0; attempt < 64 && threads.size() < wanted; ++attempt) {
-    if (failures > 0) world.retry_pause(failures - 1);
+    if (failures > 0) {
+      world.retry_pause(failures - 1);
+    }
     Result<std::unique_ptr<Thread>> thread =
         threads.size() < world.workload.workers
             ? world.os.thread_start(
@@ -247,7 +279,9 @@ Status start_workers(World& world, std::vector<std::unique_ptr<Thread>>& threads
     Guard guard(*world.mutex);
     ++world.counts.start_retries;
   }
-  if (threads.empty()) return Status(StatusCode::kOsError, "no worker thread could be started");
+  if (threads.empty()) {
+    return Status(StatusCode::kOsError, "no worker thread could be started");
+  }
   return Status();
 }
 
@@ -257,9 +291,13 @@ Status wait_closed(World& world, std::uint32_t limit_ms, const char* phase) {
   for (;;) {
     {
       Guard guard(*world.mutex);
-      if (world.clients_open == 0 && world.server_open == 0) return Status();
+      if (world.clients_open == 0 && world.server_open == 0) {
+        return Status();
+      }
     }
-    if (world.os.now_ns() >= deadline_ns) break;
+    if (world.os.now_ns() >= deadline_ns) {
+      break;
+    }
     world.os.sleep_ms(5);
   }
   Guard guard(*world.mutex);
@@ -267,7 +305,9 @@ Status wait_closed(World& world, std::uint32_t limit_ms, const char* phase) {
   std::uint32_t listed = 0;
   for (const auto& client : world.clients) {
     const bool started = client->socket != kInvalidSocket;
-    if (!started || listed >= 8) continue;
+    if (!started || listed >= 8) {
+      continue;
+    }
     stuck += " client " + std::to_string(client->index()) +
              " (s=" + std::to_string(client->socket) + " sent " + std::to_string(client->sent()) +
              " received " + std::to_string(client->received()) + ")";
@@ -291,28 +331,37 @@ void revive_listener(World& world) {
     Guard guard(*world.mutex);
     down = world.listener_down && !world.stopping;
   }
-  if (down) world.reopen_listener();
+  if (down) {
+    world.reopen_listener();
+  }
 }
 
 void chaos_phase(World& world, std::vector<Peer>& peers) {
   for (std::uint32_t i = 0; i < world.workload.clients_concurrent; ++i) {
-    if (!world.launch_client(false)) break;
+    if (!world.launch_client(false)) {
+      break;
+    }
   }
-  if (world.workload.hold_clients) world.release_held();
+  if (world.workload.hold_clients) {
+    world.release_held();
+  }
   for (std::uint32_t action = 0; action < world.workload.actions; ++action) {
     revive_listener(world);
     director_action(world, peers);
     // Keep the peers' data flowing between actions.
     for (Peer& peer : peers) {
-      if (peer.state == Peer::State::kOpen || peer.state == Peer::State::kShut)
+      if (peer.state == Peer::State::kOpen || peer.state == Peer::State::kShut) {
         peer_pump(world, peer);
+      }
     }
   }
 }
 
 Status liveness_phase(World& world, std::vector<Peer>& peers) {
   world.record("phase liveness");
-  if (world.hooks.set_faults_enabled) world.hooks.set_faults_enabled(false);
+  if (world.hooks.set_faults_enabled) {
+    world.hooks.set_faults_enabled(false);
+  }
   {
     Guard guard(*world.mutex);
     world.faults_off = true;
@@ -322,17 +371,22 @@ Status liveness_phase(World& world, std::vector<Peer>& peers) {
   // close rides a driver's next call, a call in its retry backoff). Virtual time passes only when
   // every thread is parked, so after it every such follow-up has been issued and has landed.
   world.os.sleep_ms(world.workload.quiet_ms);
-  for (Peer& peer : peers) peer_close(world, peer);  // silent ones too: their server ends
-  if (Status status = wait_closed(world, world.workload.settle_limit_ms, "settle"); !status.ok())
+  for (Peer& peer : peers) {
+    peer_close(world, peer);  // silent ones too: their server ends
+  }
+  if (Status status = wait_closed(world, world.workload.settle_limit_ms, "settle"); !status.ok()) {
     return status;
+  }
   revive_listener(world);  // every connection is closed: its slot is free
   {
     Guard guard(*world.mutex);
-    if (world.listener_down)
+    if (world.listener_down) {
       return Status(StatusCode::kInternal, "liveness: the listener could not be opened again");
+    }
   }
-  for (std::uint32_t i = 0; i < world.workload.liveness_clients; ++i)
+  for (std::uint32_t i = 0; i < world.workload.liveness_clients; ++i) {
     (void)world.launch_client(true);
+  }
   return wait_closed(world, world.workload.liveness_limit_ms, "fresh clients");
 }
 
@@ -340,28 +394,35 @@ Status liveness_phase(World& world, std::vector<Peer>& peers) {
 Status check_end(World& world) {
   Guard guard(*world.mutex);
   const ChaosCounts& c = world.counts;
-  if (!world.failure.empty()) return Status(StatusCode::kInternal, world.failure);
-  if (c.bytes_mismatched != 0)
+  if (!world.failure.empty()) {
+    return Status(StatusCode::kInternal, world.failure);
+  }
+  if (c.bytes_mismatched != 0) {
     return Status(StatusCode::kInternal,
                   "chaos workload: " + std::to_string(c.bytes_mismatched) + " bytes differ");
-  if (world.clients_open != 0 || world.server_open != 0)
+  }
+  if (world.clients_open != 0 || world.server_open != 0) {
     return Status(StatusCode::kInternal, "chaos workload: after stop() " +
                                              std::to_string(world.clients_open) +
                                              " client(s) and " + std::to_string(world.server_open) +
                                              " server connection(s) never got on_closed");
-  if (c.tasks_run != c.posts)
+  }
+  if (c.tasks_run != c.posts) {
     return Status(StatusCode::kInternal, "chaos workload: " + std::to_string(c.posts) +
                                              " tasks posted but " + std::to_string(c.tasks_run) +
                                              " ran");
+  }
   std::uint32_t liveness_done = 0;
   for (const auto& client : world.clients) {
-    if (client->liveness() && client->received() >= world.workload.bytes_per_client)
+    if (client->liveness() && client->received() >= world.workload.bytes_per_client) {
       ++liveness_done;
+    }
   }
-  if (liveness_done != world.workload.liveness_clients)
+  if (liveness_done != world.workload.liveness_clients) {
     return Status(StatusCode::kInternal, "liveness: " + std::to_string(liveness_done) + " of " +
                                              std::to_string(world.workload.liveness_clients) +
                                              " fresh clients were echoed in full with faults off");
+  }
   return Status();
 }
 
@@ -369,26 +430,31 @@ Status check_end(World& world) {
 
 Status chaos_workload_check(const ChaosWorkload& w) {
   if (w.clients_concurrent < 1 || w.bytes_per_client < 1 || w.chunk_bytes_max < 1 ||
-      w.buffer_bytes < 1 || w.workers < 1 || w.action_gap_ms_max < 1)
+      w.buffer_bytes < 1 || w.workers < 1 || w.action_gap_ms_max < 1) {
     return Status(StatusCode::kInvalidArgument,
                   "ChaosWorkload: clients_concurrent, bytes_per_client, chunk_bytes_max, "
                   "buffer_bytes, workers and action_gap_ms_max must be >= 1");
-  if (w.connections_max < 2 + w.clients_concurrent)
+  }
+  if (w.connections_max < 2 + w.clients_concurrent) {
     return Status(StatusCode::kInvalidArgument,
                   "ChaosWorkload: connections_max must hold the listener and clients_concurrent "
                   "clients with their server ends");
-  if (w.hold_clients && w.clients_concurrent != w.clients)
+  }
+  if (w.hold_clients && w.clients_concurrent != w.clients) {
     return Status(StatusCode::kInvalidArgument,
                   "ChaosWorkload: hold_clients needs every client started at once "
                   "(clients_concurrent == clients)");
-  if (w.mode == Mode::kOneshotEdge)
+  }
+  if (w.mode == Mode::kOneshotEdge) {
     return Status(StatusCode::kInvalidArgument,
                   "ChaosWorkload: oneshot_edge can miss data that arrives before the re-arm "
                   "(spec C5, C6)");
+  }
   const std::uint32_t weights = w.weight_close + w.weight_notify + w.weight_post + w.weight_peer +
                                 w.weight_client + w.weight_behind;
-  if (weights > 100)
+  if (weights > 100) {
     return Status(StatusCode::kInvalidArgument, "ChaosWorkload: action weights exceed 100");
+  }
   return Status();
 }
 
@@ -404,11 +470,15 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
                                const ChaosHooks& hooks) {
   ChaosResult result;
   result.status = chaos_workload_check(workload);
-  if (!result.status.ok()) return result;
+  if (!result.status.ok()) {
+    return result;
+  }
   World world(os, engine, workload, hooks);
   world.record("phase chaos");
   result.status = start_engine(world);
-  if (!result.status.ok()) return result;
+  if (!result.status.ok()) {
+    return result;
+  }
   std::vector<std::unique_ptr<Thread>> workers;
   result.status = start_workers(world, workers);
   if (result.status.ok()) {
@@ -417,17 +487,24 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
     const Status opened = world.open_listener();
     Guard guard(*world.mutex);
     world.listener_down = !opened.ok();
-    if (!opened.ok() && opened.code() != StatusCode::kOsError) result.status = opened;
-    if (!opened.ok()) ++world.counts.listener_retries_exhausted;
+    if (!opened.ok() && opened.code() != StatusCode::kOsError) {
+      result.status = opened;
+    }
+    if (!opened.ok()) {
+      ++world.counts.listener_retries_exhausted;
+    }
   }
   std::vector<Peer> peers(workload.peers);
-  for (std::uint32_t i = 0; i < workload.peers; ++i)
+  for (std::uint32_t i = 0; i < workload.peers; ++i) {
     peers[i].stream = workload.clients + workload.liveness_clients + i;
+  }
   if (result.status.ok()) {
     chaos_phase(world, peers);
     result.status = liveness_phase(world, peers);
   }
-  for (Peer& peer : peers) peer_close(world, peer);
+  for (Peer& peer : peers) {
+    peer_close(world, peer);
+  }
   {
     Guard guard(*world.mutex);
     world.stopping = true;
@@ -439,10 +516,16 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
     world.record("phase stop");
   }
   const Status stopped = engine.stop();
-  for (std::unique_ptr<Thread>& worker : workers) worker->join();
+  for (std::unique_ptr<Thread>& worker : workers) {
+    worker->join();
+  }
   world.record("phase end");
-  if (result.status.ok() && !stopped.ok()) result.status = stopped;
-  if (result.status.ok()) result.status = check_end(world);
+  if (result.status.ok() && !stopped.ok()) {
+    result.status = stopped;
+  }
+  if (result.status.ok()) {
+    result.status = check_end(world);
+  }
   {
     Guard guard(*world.mutex);
     result.counts = world.counts;

@@ -20,7 +20,9 @@ namespace {
 
 Result<StressCorpusEntry> entry_from_bundle(const Json& document, std::string_view name) {
   Result<StressBundle> bundle = stress_bundle_from_json(document, name);
-  if (!bundle.ok()) return bundle.status();
+  if (!bundle.ok()) {
+    return bundle.status();
+  }
   StressCorpusEntry entry;
   entry.name = std::string(name);
   entry.seed = bundle.value().seed;
@@ -35,7 +37,9 @@ std::string stress_corpus_default_dir() { return READYPORT_STRESS_CORPUS_DIR; }
 
 Result<StressCorpusEntry> stress_corpus_entry_parse(std::string_view text, std::string_view name) {
   Result<Json> document = json_parse_document(text, name);
-  if (!document.ok()) return document.status();
+  if (!document.ok()) {
+    return document.status();
+  }
   return stress_corpus_entry_from_json(document.value(), name);
 }
 
@@ -43,8 +47,12 @@ Result<StressCorpusEntry> stress_corpus_entry_from_json(const Json& document,
                                                         std::string_view name) {
   const std::string where(name);
   std::string format;
-  if (Status s = json_field_string(document, where, "format", &format); !s.ok()) return s;
-  if (format == kStressBundleFormat) return entry_from_bundle(document, name);
+  if (Status s = json_field_string(document, where, "format", &format); !s.ok()) {
+    return s;
+  }
+  if (format == kStressBundleFormat) {
+    return entry_from_bundle(document, name);
+  }
   if (format != kStressCorpusFormat) {
     return Status(StatusCode::kInvalidArgument, where + ".format: '" + format + "', expected '" +
                                                     kStressCorpusFormat + "' or '" +
@@ -56,35 +64,39 @@ Result<StressCorpusEntry> stress_corpus_entry_from_json(const Json& document,
       !s.ok()) {
     return s;
   }
-  std::uint64_t version = 0;
-  if (Status s = json_field_u64(document, where, "format_version", 1, kJsonU64Max, &version);
-      !s.ok())
+  if (Status s = json_format_version_check(document, where, kStressCorpusFormatVersion); !s.ok()) {
     return s;
-  if (version != kStressCorpusFormatVersion) {
-    return Status(StatusCode::kInvalidArgument,
-                  where + ".format_version: " + std::to_string(version) + ", this build reads " +
-                      std::to_string(kStressCorpusFormatVersion));
   }
   StressCorpusEntry entry;
   entry.name = where;
-  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &entry.seed); !s.ok())
+  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &entry.seed); !s.ok()) {
     return s;
+  }
   const Json* options = nullptr;
-  if (Status s = json_field_object(document, where, "options", &options); !s.ok()) return s;
-  Result<StressOptions> run_options = stress_run_options_from_json(*options, where + ".options");
-  if (!run_options.ok()) return run_options.status();
-  entry.options = run_options.value();
-  if (Status s = json_field_string(document, where, "expect_canary", &entry.expect_canary); !s.ok())
+  if (Status s = json_field_object(document, where, "options", &options); !s.ok()) {
     return s;
+  }
+  Result<StressOptions> run_options = stress_run_options_from_json(*options, where + ".options");
+  if (!run_options.ok()) {
+    return run_options.status();
+  }
+  entry.options = run_options.value();
+  if (Status s = json_field_string(document, where, "expect_canary", &entry.expect_canary);
+      !s.ok()) {
+    return s;
+  }
   if (!entry.expect_canary.empty() && !stress_canary_known(entry.expect_canary)) {
     return Status(StatusCode::kInvalidArgument, where + ".expect_canary: '" + entry.expect_canary +
                                                     "' is not a canary of cmake/canary.cmake (" +
                                                     stress_canary_names() + ")");
   }
   if (Status s = json_field_string_optional(document, where, "signature", "", &entry.signature);
-      !s.ok())
+      !s.ok()) {
     return s;
-  if (Status s = json_field_string(document, where, "why", &entry.why); !s.ok()) return s;
+  }
+  if (Status s = json_field_string(document, where, "why", &entry.why); !s.ok()) {
+    return s;
+  }
   return entry;
 }
 
@@ -108,7 +120,9 @@ Result<std::vector<StressCorpusEntry>> stress_corpus_load(const std::string& dir
   std::vector<std::filesystem::path> files;
   for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
        it.increment(error)) {
-    if (it->path().extension() != ".json") continue;
+    if (it->path().extension() != ".json") {
+      continue;
+    }
     if (files.size() == kStressCorpusEntriesMax) {
       return Status(StatusCode::kResourceExhausted,
                     "corpus directory '" + dir + "' holds more than " +
@@ -116,17 +130,22 @@ Result<std::vector<StressCorpusEntry>> stress_corpus_load(const std::string& dir
     }
     files.push_back(it->path());
   }
-  if (error)
+  if (error) {
     return Status(StatusCode::kOsError, "corpus directory '" + dir + "': " + error.message());
+  }
   // The directory's order is the file system's: sort, so every machine replays in one order.
   std::sort(files.begin(), files.end());
   std::vector<StressCorpusEntry> entries;
   for (const std::filesystem::path& file : files) {
     Result<std::string> text = stress_file_read(file.string(), kStressCorpusEntryBytesMax);
-    if (!text.ok()) return text.status();
+    if (!text.ok()) {
+      return text.status();
+    }
     Result<StressCorpusEntry> entry =
         stress_corpus_entry_parse(text.value(), file.filename().string());
-    if (!entry.ok()) return entry.status();
+    if (!entry.ok()) {
+      return entry.status();
+    }
     entry.value().path = file.string();
     entries.push_back(std::move(entry.value()));
   }

@@ -18,7 +18,9 @@ void stress_failure_print(const StressOptions& options, const SeedReport& report
   if (!report.trace_tail.empty()) {
     std::printf("  last %zu of %llu trace lines:\n", report.trace_tail.size(),
                 static_cast<ull>(report.trace_lines));
-    for (const std::string& line : report.trace_tail) std::printf("    %s", line.c_str());
+    for (const std::string& line : report.trace_tail) {
+      std::printf("    %s", line.c_str());
+    }
   }
   std::printf("  replay: %s\n", stress_replay_command(options, report, program).c_str());
   if (!bundle_path.empty()) {

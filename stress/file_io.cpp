@@ -17,14 +17,18 @@ Result<std::string> stress_file_read(const std::string& path, std::uint64_t byte
     return Status(StatusCode::kInvalidArgument, "'" + path + "' is a directory, not a file");
   }
   const std::uintmax_t size = std::filesystem::file_size(file, error);
-  if (error) return Status(StatusCode::kOsError, "'" + path + "': " + error.message());
+  if (error) {
+    return Status(StatusCode::kOsError, "'" + path + "': " + error.message());
+  }
   if (size > bytes_max) {
     return Status(StatusCode::kResourceExhausted, "'" + path + "': " + std::to_string(size) +
                                                       " bytes, more than the " +
                                                       std::to_string(bytes_max) + " read at most");
   }
   std::ifstream in(file, std::ios::binary);
-  if (!in) return Status(StatusCode::kOsError, "'" + path + "': cannot be opened for reading");
+  if (!in) {
+    return Status(StatusCode::kOsError, "'" + path + "': cannot be opened for reading");
+  }
   std::string text(static_cast<std::size_t>(size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(size));
   if (static_cast<std::uintmax_t>(in.gcount()) != size) {
@@ -47,10 +51,14 @@ Status stress_file_write(const std::string& path, std::string_view text, StressW
   const std::ios::openmode open_mode =
       std::ios::binary | (mode == StressWriteMode::kAppend ? std::ios::app : std::ios::trunc);
   std::ofstream out(file, open_mode);
-  if (!out) return Status(StatusCode::kOsError, "cannot open '" + path + "' for writing");
+  if (!out) {
+    return Status(StatusCode::kOsError, "cannot open '" + path + "' for writing");
+  }
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   out.close();
-  if (!out) return Status(StatusCode::kOsError, "cannot write '" + path + "' (disk full?)");
+  if (!out) {
+    return Status(StatusCode::kOsError, "cannot write '" + path + "' (disk full?)");
+  }
   return Status();
 }
 

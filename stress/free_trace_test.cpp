@@ -22,7 +22,9 @@ std::vector<std::string> lines_of(const std::string& text) {
   while (start < text.size()) {
     const std::size_t end = text.find('\n', start);
     lines.push_back(text.substr(start, end - start));
-    if (end == std::string::npos) break;
+    if (end == std::string::npos) {
+      break;
+    }
     start = end + 1;
   }
   return lines;
@@ -34,7 +36,9 @@ std::string os_side_text(const std::vector<std::string>& lines) {
   std::string text;
   std::uint64_t seq = 0;
   for (const std::string& line : lines) {
-    if (line.find(" obs.") != std::string::npos) continue;
+    if (line.find(" obs.") != std::string::npos) {
+      continue;
+    }
     text += std::to_string(seq++) + line.substr(line.find(' ')) + "\n";
   }
   return text;
@@ -61,23 +65,34 @@ bool find_plant(const std::vector<std::string>& lines, Plant* plant_out) {
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const TraceLine line = parsed(lines[i]);
     if (line.name == "psn.begin") {
-      for (const TraceReg& reg : line.regs)
-        if (reg.operation == kSockNotifyOpRemove) remove_key_socket[reg.key] = reg.socket;
+      for (const TraceReg& reg : line.regs) {
+        if (reg.operation == kSockNotifyOpRemove) {
+          remove_key_socket[reg.key] = reg.socket;
+        }
+      }
     } else if (line.name == "dequeue.begin") {
       open_dequeue[line.thread] = i;
     } else if ((line.name == "psn" || line.name == "gqcs") && line.has_entries) {
       for (const TraceEntry& entry : line.entries) {
-        if ((entry.mask & kSockNotifyEventRemove) == 0) continue;
+        if ((entry.mask & kSockNotifyEventRemove) == 0) {
+          continue;
+        }
         auto socket = remove_key_socket.find(entry.key);
-        if (socket == remove_key_socket.end() || open_dequeue.count(line.thread) == 0) continue;
+        if (socket == remove_key_socket.end() || open_dequeue.count(line.thread) == 0) {
+          continue;
+        }
         // The engine's close of that socket, on any thread, after this line.
         const std::string begin = "closesocket.begin s=" + std::to_string(socket->second);
         const std::string end = "closesocket s=" + std::to_string(socket->second) + " -> 0";
         for (std::size_t j = i + 1; j < lines.size(); ++j) {
-          if (lines[j].find(" " + begin) == std::string::npos) continue;
+          if (lines[j].find(" " + begin) == std::string::npos) {
+            continue;
+          }
           const std::string thread = " T" + std::to_string(parsed(lines[j]).thread) + " ";
           for (std::size_t k = j + 1; k < lines.size(); ++k) {
-            if (lines[k].find(thread + end) == std::string::npos) continue;
+            if (lines[k].find(thread + end) == std::string::npos) {
+              continue;
+            }
             *plant_out = Plant{open_dequeue[line.thread], i, j, k};
             return true;
           }
@@ -97,7 +112,9 @@ std::vector<std::string> moved(const std::vector<std::string>& lines, const Plan
       out.push_back(lines[plant.close_begin]);
       out.push_back(lines[plant.close_end]);
     }
-    if (i != plant.close_begin && i != plant.close_end) out.push_back(lines[i]);
+    if (i != plant.close_begin && i != plant.close_end) {
+      out.push_back(lines[i]);
+    }
   }
   return out;
 }

@@ -15,7 +15,9 @@ Status field_error(std::string_view where, std::string_view key, std::string_vie
 std::string shown(const Json& value) {
   std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
   constexpr std::size_t kShownMax = 60;
-  if (text.size() > kShownMax) text = text.substr(0, kShownMax) + "...";
+  if (text.size() > kShownMax) {
+    text = text.substr(0, kShownMax) + "...";
+  }
   return text;
 }
 
@@ -51,9 +53,12 @@ Status json_field_object(const Json& object, std::string_view where, const char*
                          const Json** value_out) {
   Status status;
   const Json* value = find(object, where, key, &status);
-  if (value == nullptr) return status;
-  if (!value->is_object())
+  if (value == nullptr) {
+    return status;
+  }
+  if (!value->is_object()) {
     return field_error(where, key, "expected an object, got " + shown(*value));
+  }
   *value_out = value;
   return Status();
 }
@@ -62,9 +67,12 @@ Status json_field_string(const Json& object, std::string_view where, const char*
                          std::string* value_out) {
   Status status;
   const Json* value = find(object, where, key, &status);
-  if (value == nullptr) return status;
-  if (!value->is_string())
+  if (value == nullptr) {
+    return status;
+  }
+  if (!value->is_string()) {
     return field_error(where, key, "expected a string, got " + shown(*value));
+  }
   *value_out = value->get<std::string>();
   return Status();
 }
@@ -73,9 +81,12 @@ Status json_field_bool(const Json& object, std::string_view where, const char* k
                        bool* value_out) {
   Status status;
   const Json* value = find(object, where, key, &status);
-  if (value == nullptr) return status;
-  if (!value->is_boolean())
+  if (value == nullptr) {
+    return status;
+  }
+  if (!value->is_boolean()) {
     return field_error(where, key, "expected true or false, got " + shown(*value));
+  }
   *value_out = value->get<bool>();
   return Status();
 }
@@ -97,9 +108,13 @@ Status json_field_u64_or_null(const Json& object, std::string_view where, const 
                               std::uint64_t* value_out) {
   Status status;
   const Json* value = find(object, where, key, &status);
-  if (value == nullptr) return status;
+  if (value == nullptr) {
+    return status;
+  }
   *null_out = value->is_null();
-  if (*null_out) return Status();
+  if (*null_out) {
+    return Status();
+  }
   // nlohmann keeps non-negative integers as unsigned; negatives, fractions and strings are not.
   if (!value->is_number_unsigned() || value->get<std::uint64_t>() < minimum ||
       value->get<std::uint64_t>() > maximum) {
@@ -130,6 +145,21 @@ Status json_fields_known(const Json& object, std::string_view where,
     if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
       return field_error(where, item.key(), "unknown field (misspelt?)");
     }
+  }
+  return Status();
+}
+
+Status json_format_version_check(const Json& document, std::string_view where,
+                                 std::uint64_t version) {
+  std::uint64_t found = 0;
+  if (Status s = json_field_u64(document, where, "format_version", 1, kJsonU64Max, &found);
+      !s.ok()) {
+    return s;
+  }
+  if (found != version) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(where) + ".format_version: " + std::to_string(found) +
+                      ", this build reads " + std::to_string(version));
   }
   return Status();
 }

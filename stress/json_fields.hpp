@@ -50,5 +50,8 @@ Status json_field_string_optional(const Json& object, std::string_view where, co
 // Every key of `object` is one of `known`: a misspelt field is an error, not ignored.
 Status json_fields_known(const Json& object, std::string_view where,
                          const std::vector<std::string_view>& known);
+// The document's "format_version" is `version`, the one this build reads.
+Status json_format_version_check(const Json& document, std::string_view where,
+                                 std::uint64_t version);
 
 }  // namespace readyport

@@ -97,7 +97,9 @@ Result<std::vector<StressCorpusEntry>> corpus_for(const StressOptions& options,
       break;
   }
   Result<std::vector<StressCorpusEntry>> entries = stress_corpus_load(dir);
-  if (entries.ok()) corpus.dir = dir;
+  if (entries.ok()) {
+    corpus.dir = dir;
+  }
   return entries;
 }
 
@@ -128,8 +130,12 @@ StressBundleContext context_for(const Job& job, const std::string& entry,
 // supervisor, sent to the parent, which adds it to its own the same way.
 void apply_record(Job& job, const StressTaskRecord& record) {
   stress_task_record_apply(record, job.summary, job.figures);
-  if (record.printed) job.printed++;
-  if (job.channel >= 0) stress_sweep_write(job.channel, stress_task_record_json(record));
+  if (record.printed) {
+    job.printed++;
+  }
+  if (job.channel >= 0) {
+    stress_sweep_write(job.channel, stress_task_record_json(record));
+  }
 }
 
 // Task `task`'s report with its failure handling, on the driver's thread, in task order; returns
@@ -139,25 +145,36 @@ bool take_report(Job& job, const StressOptions& run_options, SeedReport report, 
                  const std::string& entry, const std::string& bundle_path,
                  std::string* trace_text_out) {
   const StressBundleContext context = context_for(job, entry, bundle_path);
-  if (job.options.verbose) stress_verbose_print(report);
-  if (job.options.trace) std::fputs(report.trace_text.c_str(), stdout);
+  if (job.options.verbose) {
+    stress_verbose_print(report);
+  }
+  if (job.options.trace) {
+    std::fputs(report.trace_text.c_str(), stdout);
+  }
   if (report.status.ok()) {
     apply_record(job, stress_task_record(task, !entry.empty(), report, std::nullopt, false));
-    if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
+    if (trace_text_out != nullptr) {
+      *trace_text_out = std::move(report.trace_text);
+    }
     return true;
   }
   const std::string written = stress_bundle_write(run_options, report, context);
   // After the bundle: its directory exists now.
-  if (job.real_os != nullptr || run_options.runtime == StressRuntime::kFree)
+  if (job.real_os != nullptr || run_options.runtime == StressRuntime::kFree) {
     write_failure_trace(run_options, report, bundle_path);
+  }
   const bool print = job.printed < kFailuresPrintedMax;
   if (print) {
-    if (!entry.empty()) std::printf("corpus entry %s failed:\n", entry.c_str());
+    if (!entry.empty()) {
+      std::printf("corpus entry %s failed:\n", entry.c_str());
+    }
     stress_failure_print(run_options, report, written, job.program());
   }
   apply_record(job, stress_task_record(task, !entry.empty(), report,
                                        stress_failure_record(report, entry, written), print));
-  if (trace_text_out != nullptr) *trace_text_out = std::move(report.trace_text);
+  if (trace_text_out != nullptr) {
+    *trace_text_out = std::move(report.trace_text);
+  }
   return false;
 }
 
@@ -208,16 +225,22 @@ SeedTask pool_task(const Job& job, const std::vector<StressCorpusEntry>& entries
 
 // --stop-on-failure stopped the run here: noted, and sent to the sweep supervisor's parent.
 void stop_early(Job& job) {
-  if (job.pool != nullptr) job.pool->stop();
+  if (job.pool != nullptr) {
+    job.pool->stop();
+  }
   job.summary.stopped_early = true;
-  if (job.channel >= 0) stress_sweep_write(job.channel, Json::object({{"type", "stopped"}}));
+  if (job.channel >= 0) {
+    stress_sweep_write(job.channel, Json::object({{"type", "stopped"}}));
+  }
 }
 
 // The corpus, first. Returns false when --stop-on-failure stops the run.
 bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries) {
   const std::string canary = stress_build_info().canary;
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (!job.planned(i)) continue;
+    if (!job.planned(i)) {
+      continue;
+    }
     const StressCorpusEntry& entry = entries[i];
     const StressOptions run_options = entry_options(job, entry);
     const std::string bundle = entry_bundle(job, entry);
@@ -249,7 +272,9 @@ int run_seeds(Job& job, std::size_t entries, const std::vector<std::uint64_t>& s
   const std::size_t progress_every = seeds.size() >= 10 ? seeds.size() / 10 : 1;
   bool failure_trace_written = false;  // --os windows: the first failing seed's trace
   for (std::size_t i = 0; i < seeds.size(); ++i) {
-    if (!job.planned(entries + i)) continue;
+    if (!job.planned(entries + i)) {
+      continue;
+    }
     const std::string bundle = stress_bundle_path(options.bundle_dir, seeds[i], "");
     std::function<SeedReport()> run;
     if (job.real_os != nullptr) {
@@ -324,7 +349,9 @@ int run_plan(Job& job, const std::vector<StressCorpusEntry>& entries,
     job.pool = pool.get();
   }
   int status = 0;
-  if (run_corpus(job, entries)) status = run_seeds(job, entries.size(), seeds);
+  if (run_corpus(job, entries)) {
+    status = run_seeds(job, entries.size(), seeds);
+  }
   pool.reset();  // joins the runners (after --stop-on-failure, the seeds they had started)
   job.pool = nullptr;
   return status;
@@ -340,7 +367,9 @@ void write_death_bundle(const SeedTask& task, const SeedParameters& parameters,
     Result<std::string> text = stress_file_read(failure.bundle, std::uint64_t{1} << 24);
     Result<Json> read =
         text.ok() ? json_parse_document(text.value(), failure.bundle) : Result<Json>(text.status());
-    if (read.ok()) bundle = std::move(read).value();
+    if (read.ok()) {
+      bundle = std::move(read).value();
+    }
   }
   bundle["failure"]["status"] = failure.status;
   bundle["failure"]["message"] = failure.message;
@@ -359,7 +388,9 @@ void print_death(const Job& job, const SeedTask& task, const SeedParameters& par
                  const StressFailure& failure) {
   SeedReport report;
   report.parameters = parameters;
-  if (failure.from_corpus) std::printf("corpus entry %s failed:\n", failure.entry.c_str());
+  if (failure.from_corpus) {
+    std::printf("corpus entry %s failed:\n", failure.entry.c_str());
+  }
   std::printf("FAIL seed %llu: %s: %s\n", static_cast<ull>(task.seed), failure.status.c_str(),
               failure.message.c_str());
   std::printf("  replay: %s\n", stress_replay_command(task.options, report, job.program()).c_str());
@@ -382,7 +413,9 @@ bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
   failure.seed = task.seed;
   failure.status = death.status;
   failure.message = death.how;
-  if (!death.assertion.empty()) failure.message += "; " + death.assertion;
+  if (!death.assertion.empty()) {
+    failure.message += "; " + death.assertion;
+  }
   failure.signature = death.status;
   std::string violation;
   if (death.named.is_object()) {
@@ -390,11 +423,15 @@ bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
     failure.signature = death.named.value("signature", failure.signature);
     failure.bundle = death.named.value("bundle", std::string());
   }
-  if (!violation.empty()) failure.message += "; the oracle had found: " + violation;
+  if (!violation.empty()) {
+    failure.message += "; the oracle had found: " + violation;
+  }
   const SeedParameters parameters = stress_parameters(task.options, task.seed);
   write_death_bundle(task, parameters, violation, failure);
   const bool print = job.printed < kFailuresPrintedMax;
-  if (print) print_death(job, task, parameters, failure);
+  if (print) {
+    print_death(job, task, parameters, failure);
+  }
   if (entry) {
     std::printf("corpus %s: seed %llu FAILED\n", failure.entry.c_str(),
                 static_cast<ull>(task.seed));
@@ -404,7 +441,9 @@ bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
   record.entry = entry;
   record.passed = false;
   record.printed = print;
-  if (!entry) record.share = stress_seed_share_lost(task.seed);
+  if (!entry) {
+    record.share = stress_seed_share_lost(task.seed);
+  }
   record.failure = std::move(failure);
   apply_record(job, record);
   if (job.options.stop_on_failure) {
@@ -446,9 +485,13 @@ int run_supervised(Job& job, const std::vector<StressCorpusEntry>& entries,
       return Status();
     }
     Result<StressTaskRecord> parsed = stress_task_record_from_json(record);
-    if (!parsed.ok()) return parsed.status();
+    if (!parsed.ok()) {
+      return parsed.status();
+    }
     stress_task_record_apply(parsed.value(), job.summary, job.figures);
-    if (parsed.value().printed) job.printed++;
+    if (parsed.value().printed) {
+      job.printed++;
+    }
     return Status();
   };
   callbacks.on_death = [&job, &entries, &seeds](const SweepDeath& death) {
@@ -498,7 +541,9 @@ class Watchdog {
           std::unique_lock<std::mutex> lock(mutex_);
           const auto limit =
               std::chrono::seconds(std::uint64_t{seconds_max} + kOverrunGraceSeconds);
-          if (done_condition_.wait_for(lock, limit, [this] { return done_; })) return;
+          if (done_condition_.wait_for(lock, limit, [this] { return done_; })) {
+            return;
+          }
           std::printf(
               "\nreadyport-stress: --os windows: the run is still going %u s after "
               "--seconds-max %u; ending the process (a call that never returned)\n",
@@ -537,7 +582,9 @@ Status check_writable(const std::string& path, const char* option) {
                   std::string(option) + " '" + path + "': cannot be written");
   }
   std::fclose(file);
-  if (!existed) std::filesystem::remove(path, error);
+  if (!existed) {
+    std::filesystem::remove(path, error);
+  }
   return Status();
 }
 
@@ -553,7 +600,9 @@ int check_outputs_writable(const StressOptions& options) {
   for (const auto& [path, option] :
        {std::pair<const std::string&, const char*>{options.json_out, "--json"},
         {options.markdown_out, "--markdown"}}) {
-    if (path.empty()) continue;
+    if (path.empty()) {
+      continue;
+    }
     if (const Status writable = check_writable(path, option); !writable.ok()) {
       std::fprintf(stderr, "readyport-stress: %s\n", writable.message().c_str());
       return 2;
@@ -565,7 +614,9 @@ int check_outputs_writable(const StressOptions& options) {
 // --os windows: the real Os (exit kExitSkipped where ProcessSocketNotifications is missing, 1 on
 // another failure, both printed), else null and 0.
 int open_real_os(const StressOptions& options, std::unique_ptr<Os>* os_out) {
-  if (options.os != StressOs::kWindows) return 0;
+  if (options.os != StressOs::kWindows) {
+    return 0;
+  }
   Result<std::unique_ptr<Os>> made = stress_windows_os_create();
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnavailable) {
@@ -648,11 +699,17 @@ int finish_job(Job& job) {
 }  // namespace
 
 int stress_main_job(const StressOptions& options, const std::vector<std::string>& command_line) {
-  if (const int status = check_outputs_writable(options); status != 0) return status;
+  if (const int status = check_outputs_writable(options); status != 0) {
+    return status;
+  }
   std::unique_ptr<Os> real_os;
-  if (const int status = open_real_os(options, &real_os); status != 0) return status;
+  if (const int status = open_real_os(options, &real_os); status != 0) {
+    return status;
+  }
   std::unique_ptr<Watchdog> watchdog;
-  if (real_os != nullptr) watchdog = std::make_unique<Watchdog>(options.seconds_max);
+  if (real_os != nullptr) {
+    watchdog = std::make_unique<Watchdog>(options.seconds_max);
+  }
   // The seeds of this shard: first_seed + k for k in [0, seeds) with k % count == index.
   std::vector<std::uint64_t> seeds;
   for (std::uint64_t k = options.shard_index; k < options.seeds; k += options.shard_count) {
@@ -677,12 +734,16 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
   // --os fake: the corpus and the seeds on options.jobs runners (seed_pool.hpp), taken in order,
   // in child processes unless --in-process (or where there is no fork).
   const std::vector<StressCorpusEntry>& entries = corpus.value();
-  for (std::size_t task = 0; task < entries.size() + seeds.size(); ++task) job.plan.push_back(task);
+  for (std::size_t task = 0; task < entries.size() + seeds.size(); ++task) {
+    job.plan.push_back(task);
+  }
   job.summary.jobs = job.real_os == nullptr ? options.jobs : 1;
   const int run_status = stress_main_job_supervised(options)
                              ? run_supervised(job, entries, seeds)
                              : run_plan(job, entries, seeds, job.summary.jobs);
-  if (run_status != 0) return run_status;
+  if (run_status != 0) {
+    return run_status;
+  }
   return finish_job(job);
 }
 

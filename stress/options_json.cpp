@@ -19,8 +19,9 @@ Status read_cap(const Json& object, std::string_view where, const char* key,
                 std::uint32_t* cap_out) {
   bool null = false;
   std::uint64_t value = 0;
-  if (Status s = json_field_u64_or_null(object, where, key, 0, kCapMax, &null, &value); !s.ok())
+  if (Status s = json_field_u64_or_null(object, where, key, 0, kCapMax, &null, &value); !s.ok()) {
     return s;
+  }
   *cap_out = null ? StressOptions::kNoCap : static_cast<std::uint32_t>(value);
   return Status();
 }
@@ -50,24 +51,31 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
   }
   StressOptions options;
   std::string text;
-  if (Status s = json_field_string(object, where, "strategy", &text); !s.ok()) return s;
+  if (Status s = json_field_string(object, where, "strategy", &text); !s.ok()) {
+    return s;
+  }
   if (!stress_strategy_parse(text, &options.strategy)) {
     return Status(StatusCode::kInvalidArgument,
                   std::string(where) + ".strategy: '" + text +
                       "' is not random, pct, delay_bounded, fair, mixed or portfolio");
   }
   std::uint64_t number = 0;
-  if (Status s = json_field_u64(object, where, "pct_depth", 1, kDepthMax, &number); !s.ok())
+  if (Status s = json_field_u64(object, where, "pct_depth", 1, kDepthMax, &number); !s.ok()) {
     return s;
+  }
   options.pct_depth = static_cast<std::uint32_t>(number);
-  if (Status s = json_field_string(object, where, "runtime", &text); !s.ok()) return s;
+  if (Status s = json_field_string(object, where, "runtime", &text); !s.ok()) {
+    return s;
+  }
   if (!stress_runtime_parse(text, &options.runtime)) {
     return Status(StatusCode::kInvalidArgument,
                   std::string(where) + ".runtime: '" + text + "' is not sim or free");
   }
   // "os" is absent from entries written before --os existed: the fake.
   if (object.contains("os")) {
-    if (Status s = json_field_string(object, where, "os", &text); !s.ok()) return s;
+    if (Status s = json_field_string(object, where, "os", &text); !s.ok()) {
+      return s;
+    }
     if (text == "windows") {
       options.os = StressOs::kWindows;
     } else if (text != "fake") {
@@ -80,13 +88,21 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
       !s.ok()) {
     return s;
   }
-  if (Status s = json_field_string(object, where, "faults", &text); !s.ok()) return s;
+  if (Status s = json_field_string(object, where, "faults", &text); !s.ok()) {
+    return s;
+  }
   if (Status s = stress_faults_set(text, &options); !s.ok()) {
     return Status(StatusCode::kInvalidArgument, std::string(where) + ".faults: " + s.message());
   }
-  if (Status s = read_cap(object, where, "actions_max", &options.actions_max); !s.ok()) return s;
-  if (Status s = read_cap(object, where, "clients_max", &options.clients_max); !s.ok()) return s;
-  if (Status s = read_cap(object, where, "peers_max", &options.peers_max); !s.ok()) return s;
+  if (Status s = read_cap(object, where, "actions_max", &options.actions_max); !s.ok()) {
+    return s;
+  }
+  if (Status s = read_cap(object, where, "clients_max", &options.clients_max); !s.ok()) {
+    return s;
+  }
+  if (Status s = read_cap(object, where, "peers_max", &options.peers_max); !s.ok()) {
+    return s;
+  }
   return options;
 }
 
@@ -121,11 +137,15 @@ std::string stress_run_flags(const StressOptions& options, std::uint64_t seed) {
       stress_runtime_name(options.runtime) + " --steps-max " + std::to_string(options.steps_max) +
       " --faults " + stress_faults_text(options);
   constexpr std::uint32_t kNoCap = StressOptions::kNoCap;
-  if (options.actions_max != kNoCap)
+  if (options.actions_max != kNoCap) {
     flags += " --actions-max " + std::to_string(options.actions_max);
-  if (options.clients_max != kNoCap)
+  }
+  if (options.clients_max != kNoCap) {
     flags += " --clients-max " + std::to_string(options.clients_max);
-  if (options.peers_max != kNoCap) flags += " --peers-max " + std::to_string(options.peers_max);
+  }
+  if (options.peers_max != kNoCap) {
+    flags += " --peers-max " + std::to_string(options.peers_max);
+  }
   return flags;
 }
 

@@ -87,13 +87,20 @@ struct RealWorld {
 
 // The verdict, in order of interest: the oracle, the workload, the engine, the ledger.
 Status verdict(RealWorld& world) {
-  if (Status status = world.oracle.status(); !status.ok()) return status;
-  if (Status status = world.oracle.finish(); !status.ok()) return status;
-  if (!world.result.status.ok()) return world.result.status;
-  if (world.result.engine.connections_live != 0)
+  if (Status status = world.oracle.status(); !status.ok()) {
+    return status;
+  }
+  if (Status status = world.oracle.finish(); !status.ok()) {
+    return status;
+  }
+  if (!world.result.status.ok()) {
+    return world.result.status;
+  }
+  if (world.result.engine.connections_live != 0) {
     return Status(StatusCode::kInternal, "engine reports " +
                                              std::to_string(world.result.engine.connections_live) +
                                              " live connections after stop()");
+  }
   return world.ledger.check_closed();
 }
 
@@ -102,7 +109,9 @@ void fill_report(const StressOptions& options, RealWorld& world, SeedReport& rep
   report.engine = world.result.engine;
   report.oracle = world.oracle.counts();
   for (auto& row : world.oracle.coverage()) {
-    if (row.first.rfind("fault.", 0) != 0) report.coverage.push_back(row);
+    if (row.first.rfind("fault.", 0) != 0) {
+      report.coverage.push_back(row);
+    }
   }
   const FaultCounts faults = world.faulty.counts();
   for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
@@ -114,10 +123,13 @@ void fill_report(const StressOptions& options, RealWorld& world, SeedReport& rep
   }
   report.trace_hash = world.trace.hash_hex();
   report.trace_lines = world.trace.line_count();
-  if (!report.status.ok()) report.trace_tail = world.trace.tail();
+  if (!report.status.ok()) {
+    report.trace_tail = world.trace.tail();
+  }
   // Kept for a failure (written out to be judged offline) and for --trace / --trace-out.
-  if (!report.status.ok() || options.trace || !options.trace_out.empty())
+  if (!report.status.ok() || options.trace || !options.trace_out.empty()) {
     report.trace_text = world.trace.text();
+  }
 }
 
 }  // namespace
@@ -164,7 +176,9 @@ Result<SeedParameters> stress_parameters_real(const StressOptions& options, std:
   // Connections: the liveness clients first, then raw peers, then chaos clients.
   std::uint32_t left = budget.connections_left - w.liveness_clients;
   w.peers = std::min(w.peers, left - 1);
-  if (w.peers == 0) w.weight_peer = 0;
+  if (w.peers == 0) {
+    w.weight_peer = 0;
+  }
   left -= w.peers;
   w.clients = std::max(1u, std::min(w.clients, left));
   w.clients_concurrent = std::min(w.clients_concurrent, w.clients);
@@ -194,7 +208,9 @@ SeedReport stress_run_seed_real(const StressOptions& options, const SeedParamete
 Result<std::unique_ptr<Os>> stress_windows_os_create() {
 #if defined(_WIN32)
   Result<std::unique_ptr<WindowsOs>> made = WindowsOs::create();
-  if (!made.ok()) return made.status();
+  if (!made.ok()) {
+    return made.status();
+  }
   return std::unique_ptr<Os>(std::move(made).value());
 #else
   return Status(StatusCode::kFailedPrecondition,

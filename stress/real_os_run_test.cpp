@@ -73,7 +73,9 @@ TEST(RealOsRunTest, SeedsPassOverAStandInRealOs) {
     EXPECT_EQ(os.stats().sockets_open, 0u);  // what the ledger checked, by the fake's own count
     EXPECT_EQ(os.stats().ports_open, 0u);
     for (const auto& [row, count] : report.coverage) {
-      if (row.rfind("fault.", 0) == 0) faults_fired += count;
+      if (row.rfind("fault.", 0) == 0) {
+        faults_fired += count;
+      }
     }
   }
   EXPECT_GT(faults_fired, 0u);  // the plans drawn for a real OS do fire
@@ -95,7 +97,9 @@ TEST(RealOsRunTest, TheLedgerNamesWhatWasLeftOpen) {
 }
 
 TEST(RealOsRunTest, WindowsOsIsCreatedOnlyInAWindowsBuild) {
-  if (stress_windows_build()) GTEST_SKIP() << "a Windows build: the driver's own test runs it";
+  if (stress_windows_build()) {
+    GTEST_SKIP() << "a Windows build: the driver's own test runs it";
+  }
   EXPECT_EQ(stress_windows_os_create().status().code(), StatusCode::kFailedPrecondition);
 }
 

@@ -27,15 +27,23 @@ struct ReplayInput {
 
 Result<ReplayInput> read_input(const std::string& path) {
   Result<std::string> text = stress_file_read(path, kStressBundleBytesMax);
-  if (!text.ok()) return text.status();
+  if (!text.ok()) {
+    return text.status();
+  }
   Result<Json> document = json_parse_document(text.value(), path);
-  if (!document.ok()) return document.status();
+  if (!document.ok()) {
+    return document.status();
+  }
   std::string format;
-  if (Status s = json_field_string(document.value(), path, "format", &format); !s.ok()) return s;
+  if (Status s = json_field_string(document.value(), path, "format", &format); !s.ok()) {
+    return s;
+  }
   ReplayInput input;
   if (format == kStressCorpusFormat) {
     Result<StressCorpusEntry> entry = stress_corpus_entry_from_json(document.value(), path);
-    if (!entry.ok()) return entry.status();
+    if (!entry.ok()) {
+      return entry.status();
+    }
     input.bundle.seed = entry.value().seed;
     input.bundle.options = entry.value().options;
     input.bundle.origin = "corpus entry: " + entry.value().why;
@@ -43,7 +51,9 @@ Result<ReplayInput> read_input(const std::string& path) {
     return input;
   }
   Result<StressBundle> bundle = stress_bundle_from_json(document.value(), path);
-  if (!bundle.ok()) return bundle.status();
+  if (!bundle.ok()) {
+    return bundle.status();
+  }
   input.bundle = bundle.value();
   input.recorded = true;
   return input;
@@ -152,8 +162,12 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
   const StressBundleContext no_bundle{command_line, "", "replay"};  // no bundle of a replay
   stress_abort_arm(run_options, bundle.seed, &no_bundle);
   const SeedReport report = stress_run_seed(run_options, bundle.seed);
-  if (options.verbose) stress_verbose_print(report);
-  if (options.trace) std::fputs(report.trace_text.c_str(), stdout);
+  if (options.verbose) {
+    stress_verbose_print(report);
+  }
+  if (options.trace) {
+    std::fputs(report.trace_text.c_str(), stdout);
+  }
   if (!options.trace_out.empty()) {
     const Status written =
         stress_trace_write(options.trace_out, options.trace_format, report.trace_text, run_options,
@@ -164,9 +178,13 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
     }
   }
   const std::string program = command_line.empty() ? "readyport-stress" : command_line[0];
-  if (!report.status.ok()) stress_failure_print(run_options, report, "", program);
+  if (!report.status.ok()) {
+    stress_failure_print(run_options, report, "", program);
+  }
   std::printf("verdict: %s\n", report.status.ok() ? "ok" : report.status.to_string().c_str());
-  if (input.value().recorded) return print_record_comparison(bundle, report);
+  if (input.value().recorded) {
+    return print_record_comparison(bundle, report);
+  }
   // A corpus entry records no failure: it must pass.
   std::printf("trace hash: %s (a corpus entry records none)\n", report.trace_hash.c_str());
   return report.status.ok() ? 0 : 1;

@@ -8,7 +8,9 @@ namespace {
 
 std::uint64_t coverage_row(const SeedReport& report, std::string_view name) {
   for (const auto& [row, count] : report.coverage) {
-    if (row == name) return count;
+    if (row == name) {
+      return count;
+    }
   }
   return 0;
 }

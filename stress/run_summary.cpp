@@ -15,20 +15,25 @@ std::size_t print_coverage(const StressTotals& totals) {
   for (const auto& [name, count] : totals.coverage) {
     std::printf("  %-34s %12llu%s\n", name.c_str(), static_cast<ull>(count),
                 count == 0 ? "   <-- never reached" : "");
-    if (count == 0) ++zero;
+    if (count == 0) {
+      ++zero;
+    }
   }
   return zero;
 }
 
 void print_failures(const StressRunSummary& summary) {
   bool any_range = false;
-  for (const StressFailure& failure : summary.failures)
+  for (const StressFailure& failure : summary.failures) {
     any_range = any_range || !failure.from_corpus;
+  }
   if (any_range) {
     // Every failing seed of the range on one line (scripts read it), then one line per bundle.
     std::printf("  failing seeds         ");
     for (const StressFailure& failure : summary.failures) {
-      if (!failure.from_corpus) std::printf(" %llu", static_cast<ull>(failure.seed));
+      if (!failure.from_corpus) {
+        std::printf(" %llu", static_cast<ull>(failure.seed));
+      }
     }
     std::printf("\n");
   }
@@ -62,11 +67,15 @@ std::string stress_faults_description(const StressOptions& options) {
 std::uint64_t stress_judgement_print(const OracleJudgement& judgement) {
   const std::uint64_t not_judged = judgement.not_judged();
   std::uint64_t bounds = 0;
-  for (const std::uint64_t hits : judgement.bounds_hit) bounds += hits;
+  for (const std::uint64_t hits : judgement.bounds_hit) {
+    bounds += hits;
+  }
   // A rule that met nothing to judge in this run passed nothing either: named, never hidden.
   std::string idle;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
-    if (judgement.judged[rule] == 0) idle += (idle.empty() ? "O" : " O") + std::to_string(rule);
+    if (judgement.judged[rule] == 0) {
+      idle += (idle.empty() ? "O" : " O") + std::to_string(rule);
+    }
   }
   std::printf("  oracle judgement       %s; ambiguous: %s; unjudged: %s; nothing to judge: %s\n",
               not_judged == 0 ? "every rule judged" : "NOT every rule judged",
@@ -88,18 +97,23 @@ std::uint64_t stress_judgement_print(const OracleJudgement& judgement) {
 StressRunSummary stress_summary_begin(std::uint64_t seeds_planned) {
   StressRunSummary summary;
   summary.seeds_planned = seeds_planned;
-  for (const std::string& row : stress_coverage_rows())
+  for (const std::string& row : stress_coverage_rows()) {
     summary.totals.coverage.emplace_back(row, 0);
+  }
   return summary;
 }
 
 double stress_summary_seeds_per_second(const StressRunSummary& summary) {
-  if (summary.seconds <= 0) return 0;
+  if (summary.seconds <= 0) {
+    return 0;
+  }
   return static_cast<double>(summary.totals.seeds + summary.corpus.entries) / summary.seconds;
 }
 
 double stress_summary_steps_per_second(const StressRunSummary& summary) {
-  if (summary.seconds <= 0) return 0;
+  if (summary.seconds <= 0) {
+    return 0;
+  }
   return static_cast<double>(summary.steps_all) / summary.seconds;
 }
 
@@ -145,13 +159,17 @@ const std::vector<std::uint64_t StressTotals::*>& stress_totals_counters() {
 }
 
 void stress_totals_add(StressTotals& totals, const StressTotals& more) {
-  for (const auto counter : stress_totals_counters()) totals.*counter += more.*counter;
+  for (const auto counter : stress_totals_counters()) {
+    totals.*counter += more.*counter;
+  }
   totals.judgement.add(more.judgement);
   // Rows are matched by name: the summary's rows are stress_coverage_rows(); a seed's rows are
   // those, then one per fault site fired (not summed).
   for (const auto& [name, count] : more.coverage) {
     for (auto& row : totals.coverage) {
-      if (row.first == name) row.second += count;
+      if (row.first == name) {
+        row.second += count;
+      }
     }
   }
 }
@@ -170,7 +188,9 @@ void stress_summary_add_seed(StressRunSummary& summary, const SeedReport& report
 }
 
 void stress_summary_add_failure(StressRunSummary& summary, StressFailure failure) {
-  if (failure.from_corpus) summary.corpus.failed++;
+  if (failure.from_corpus) {
+    summary.corpus.failed++;
+  }
   summary.failures.push_back(std::move(failure));
 }
 

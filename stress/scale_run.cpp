@@ -39,7 +39,9 @@ constexpr std::uint32_t kScaleBytesPerClient = 64;
 void print_failure(const StressOptions& options, const SeedReport& report) {
   std::printf("FAIL scale seed %llu: %s\n", static_cast<ull>(report.parameters.seed),
               report.status.to_string().c_str());
-  for (const std::string& line : report.trace_tail) std::printf("  | %s\n", line.c_str());
+  for (const std::string& line : report.trace_tail) {
+    std::printf("  | %s\n", line.c_str());
+  }
   std::printf(
       "  again: readyport-stress --scale --connections %u --workers %u --runtime %s "
       "--first-seed %llu --seeds 1\n",

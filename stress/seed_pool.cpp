@@ -22,16 +22,21 @@ SeedReport run_task(const SeedTask& task) {
 SeedPool::SeedPool(std::size_t count, SeedTaskAt task_at, std::uint32_t jobs)
     : count_(count), task_at_(std::move(task_at)), jobs_(jobs), window_(kWindowPerJob * jobs) {
   READYPORT_ASSERT(jobs_ >= 1 && jobs_ <= kStressRunnersMax);
-  if (jobs_ == 1) return;  // serial: next() runs each task itself
+  if (jobs_ == 1) {
+    return;  // serial: next() runs each task itself
+  }
   ring_.resize(window_);
   runners_.reserve(jobs_);
-  for (std::uint32_t runner = 0; runner < jobs_; ++runner)
+  for (std::uint32_t runner = 0; runner < jobs_; ++runner) {
     runners_.emplace_back([this, runner] { runner_main(runner); });
+  }
 }
 
 SeedPool::~SeedPool() {
   stop();
-  for (std::thread& runner : runners_) runner.join();
+  for (std::thread& runner : runners_) {
+    runner.join();
+  }
 }
 
 void SeedPool::stop() {
@@ -52,7 +57,9 @@ void SeedPool::runner_main(std::uint32_t runner) {
       changed_.wait(lock, [this] {
         return stopping_ || started_ == count_ || started_ < released_ + window_;
       });
-      if (stopping_ || started_ == count_) return;
+      if (stopping_ || started_ == count_) {
+        return;
+      }
       index = started_++;
     }
     auto report = std::make_unique<SeedReport>(run_task(task_at_(index)));
@@ -68,7 +75,9 @@ void SeedPool::runner_main(std::uint32_t runner) {
 SeedReport SeedPool::next() {
   READYPORT_ASSERT(has_next());
   const std::size_t index = consumed_++;
-  if (jobs_ == 1) return run_task(task_at_(index));
+  if (jobs_ == 1) {
+    return run_task(task_at_(index));
+  }
   std::unique_ptr<SeedReport> report;
   {
     std::unique_lock<std::mutex> lock(mutex_);

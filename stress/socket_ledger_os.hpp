@@ -33,42 +33,58 @@ class SocketLedgerOs final : public ForwardingOs {
 
   Socket socket(int af, int type, int protocol) override {
     const Socket s = inner().socket(af, type, protocol);
-    if (s != kInvalidSocket) opened(sockets_, s);
+    if (s != kInvalidSocket) {
+      opened(sockets_, s);
+    }
     return s;
   }
   Socket accept(Socket s, Ipv4Address* peer_out) override {
     const Socket accepted = inner().accept(s, peer_out);
-    if (accepted != kInvalidSocket) opened(sockets_, accepted);
+    if (accepted != kInvalidSocket) {
+      opened(sockets_, accepted);
+    }
     return accepted;
   }
   int closesocket(Socket s) override {
     const int result = inner().closesocket(s);
-    if (result == 0) closed(sockets_, s);
+    if (result == 0) {
+      closed(sockets_, s);
+    }
     return result;
   }
   Port create_io_completion_port(std::uint32_t concurrency) override {
     const Port port = inner().create_io_completion_port(concurrency);
-    if (port != kInvalidPort) opened(ports_, port.value);
+    if (port != kInvalidPort) {
+      opened(ports_, port.value);
+    }
     return port;
   }
   bool close_port(Port port) override {
     const bool ok = inner().close_port(port);
-    if (ok) closed(ports_, port.value);
+    if (ok) {
+      closed(ports_, port.value);
+    }
     return ok;
   }
 
   // ok when nothing is open; kInternal listing (up to 16 of) the sockets and ports still open.
   Status check_closed() const {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (sockets_.empty() && ports_.empty()) return Status();
+    if (sockets_.empty() && ports_.empty()) {
+      return Status();
+    }
     std::string text = "leak: after stop() " + std::to_string(sockets_.size()) + " socket(s) and " +
                        std::to_string(ports_.size()) + " port(s) opened by the run are still open:";
     std::size_t listed = 0;
     for (const std::uint64_t s : sockets_) {
-      if (listed++ < 16) text += " s=" + std::to_string(s);
+      if (listed++ < 16) {
+        text += " s=" + std::to_string(s);
+      }
     }
     for (const std::uint64_t port : ports_) {
-      if (listed++ < 16) text += " port=" + std::to_string(port);
+      if (listed++ < 16) {
+        text += " port=" + std::to_string(port);
+      }
     }
     return Status(StatusCode::kInternal, text);
   }

@@ -177,10 +177,13 @@ int shrink(const StressOptions& options, const std::vector<std::string>& command
                                       stress_bundle_path(options.bundle_dir, seed, "-shrunk"),
                                       "shrink: the minimal case of seed " + std::to_string(seed)};
   const std::string minimal = stress_bundle_write(result.options, b, minimal_context);
-  if (!original.empty()) std::printf("bundle: %s\n", original.c_str());
-  if (!minimal.empty())
+  if (!original.empty()) {
+    std::printf("bundle: %s\n", original.c_str());
+  }
+  if (!minimal.empty()) {
     std::printf("minimal bundle: %s (replay: %s --replay %s)\n", minimal.c_str(), program.c_str(),
                 minimal.c_str());
+  }
   if (!options.corpus_entry_out.empty()) {
     const Status written = write_corpus_entry(options, result);
     if (!written.ok()) {
@@ -214,9 +217,17 @@ int main(int argc, char** argv) {
   if (options.engine_case_given) {
     return readyport::properties::engine_case_replay_main(options.engine_case, std::cout);
   }
-  if (!options.check_trace.empty()) return readyport::check_trace(options);
-  if (!options.replay.empty()) return readyport::stress_replay_main(options, command_line);
-  if (options.shrink) return readyport::shrink(options, command_line);
-  if (options.scale) return readyport::stress_scale_main(options);
+  if (!options.check_trace.empty()) {
+    return readyport::check_trace(options);
+  }
+  if (!options.replay.empty()) {
+    return readyport::stress_replay_main(options, command_line);
+  }
+  if (options.shrink) {
+    return readyport::shrink(options, command_line);
+  }
+  if (options.scale) {
+    return readyport::stress_scale_main(options);
+  }
   return readyport::stress_main_job(options, command_line);
 }

@@ -61,12 +61,20 @@ const char* const kExamples =
 // "I/N" with 1 <= I <= N <= kShardsMax.
 bool parse_shard(std::string_view text, std::uint32_t* index_out, std::uint32_t* count_out) {
   const std::size_t slash = text.find('/');
-  if (slash == std::string_view::npos) return false;
+  if (slash == std::string_view::npos) {
+    return false;
+  }
   std::uint64_t index = 0;
   std::uint64_t count = 0;
-  if (!cli_number_parse(text.substr(0, slash), 1, kShardsMax, &index)) return false;
-  if (!cli_number_parse(text.substr(slash + 1), 1, kShardsMax, &count)) return false;
-  if (index > count) return false;
+  if (!cli_number_parse(text.substr(0, slash), 1, kShardsMax, &index)) {
+    return false;
+  }
+  if (!cli_number_parse(text.substr(slash + 1), 1, kShardsMax, &count)) {
+    return false;
+  }
+  if (index > count) {
+    return false;
+  }
   *index_out = static_cast<std::uint32_t>(index - 1);
   *count_out = static_cast<std::uint32_t>(count);
   return true;
@@ -367,13 +375,15 @@ struct Parser {
         h.trace_out);
     // --shrink reports one seed: the main job's outputs do not apply.
     for (CLI::Option* option : {h.shard, h.coverage, h.stop, h.corpus, h.json, h.markdown, h.jobs,
-                                h.in_process, h.hang_seconds})
+                                h.in_process, h.hang_seconds}) {
       h.shrink->excludes(option);
+    }
     // --scale is its own run: one workload of its own size, not the main job's.
     for (CLI::Option* option : {h.one, h.shard, h.faults, h.actions, h.clients, h.peers, h.coverage,
                                 h.stop, h.corpus, h.json, h.markdown, h.shrink, h.corpus_entry,
-                                h.os, h.jobs, h.trace, h.trace_out, h.in_process, h.hang_seconds})
+                                h.os, h.jobs, h.trace, h.trace_out, h.in_process, h.hang_seconds}) {
       h.scale->excludes(option);
+    }
   }
 
   // --os and the options that go with it only. Errors: kInvalidArgument with the message.
@@ -382,26 +392,31 @@ struct Parser {
     const bool bounds_given =
         app.count("--seconds-max") != 0 || app.count("--connections-max") != 0;
     if (os_text != "windows") {
-      if (bounds_given)
+      if (bounds_given) {
         return Status(StatusCode::kInvalidArgument,
                       "--seconds-max and --connections-max bound a run with --os windows only");
+      }
       return Status();
     }
-    if (!stress_windows_build())
+    if (!stress_windows_build()) {
       return Status(StatusCode::kInvalidArgument,
                     "--os windows needs a Windows build (WindowsOs exists only there; this build "
                     "has --os fake only)");
-    if (runtime_text == "sim")
+    }
+    if (runtime_text == "sim") {
       return Status(StatusCode::kInvalidArgument,
                     "--os windows runs on real threads: --runtime sim does not apply");
-    if (o.shrink)
+    }
+    if (o.shrink) {
       return Status(StatusCode::kInvalidArgument,
                     "--shrink works on simulated seeds: shrink a --os windows failure's seed "
                     "with --os fake");
-    if (app.count("--jobs") != 0 && o.jobs != 1)
+    }
+    if (app.count("--jobs") != 0 && o.jobs != 1) {
       return Status(StatusCode::kInvalidArgument,
                     "--os windows runs one seed at a time (each seed's budget is what the ones "
                     "before it left): --jobs does not apply");
+    }
     o.jobs = 1;
     o.os = StressOs::kWindows;
     o.runtime = StressRuntime::kFree;
@@ -412,38 +427,63 @@ struct Parser {
   // across options. Errors: a message, "" when fine.
   std::string finish() {
     StressOptions& o = options;
-    if (!strategy_text.empty()) (void)stress_strategy_parse(strategy_text, &o.strategy);
-    if (!runtime_text.empty()) (void)stress_runtime_parse(runtime_text, &o.runtime);
+    if (!strategy_text.empty()) {
+      (void)stress_strategy_parse(strategy_text, &o.strategy);
+    }
+    if (!runtime_text.empty()) {
+      (void)stress_runtime_parse(runtime_text, &o.runtime);
+    }
     o.runtime_given = !runtime_text.empty();
-    if (!mechanism_text.empty()) (void)sim_mechanism_parse(mechanism_text, &o.mechanism);
+    if (!mechanism_text.empty()) {
+      (void)sim_mechanism_parse(mechanism_text, &o.mechanism);
+    }
     if (!faults_text.empty()) {
       const Status status = stress_faults_set(faults_text, &o);
-      if (!status.ok()) return "--faults: " + status.message();
+      if (!status.ok()) {
+        return "--faults: " + status.message();
+      }
     }
-    if (!shard_text.empty()) (void)parse_shard(shard_text, &o.shard_index, &o.shard_count);
-    if (trace_format_text == "chrome") o.trace_format = StressTraceFormat::kChrome;
+    if (!shard_text.empty()) {
+      (void)parse_shard(shard_text, &o.shard_index, &o.shard_count);
+    }
+    if (trace_format_text == "chrome") {
+      o.trace_format = StressTraceFormat::kChrome;
+    }
     if (!corpus_text.empty()) {
       o.corpus = corpus_text == "none" ? StressOptions::Corpus::kNone : StressOptions::Corpus::kDir;
-      if (o.corpus == StressOptions::Corpus::kDir) o.corpus_dir = corpus_text;
+      if (o.corpus == StressOptions::Corpus::kDir) {
+        o.corpus_dir = corpus_text;
+      }
     }
     o.engine_case_given = app.count("--engine-case") != 0;
-    if (app.count("--jobs") == 0) o.jobs = stress_jobs_default();
+    if (app.count("--jobs") == 0) {
+      o.jobs = stress_jobs_default();
+    }
     if (app.count("--seed") != 0) {
       o.seed_given = true;
       o.first_seed = seed;
       o.seeds = 1;
     }
-    if (o.scale && app.count("--seeds") == 0) o.seeds = 1;
-    if (o.scale && o.scale_connections % 2 != 0)
+    if (o.scale && app.count("--seeds") == 0) {
+      o.seeds = 1;
+    }
+    if (o.scale && o.scale_connections % 2 != 0) {
       return "--connections: " + std::to_string(o.scale_connections) +
              " is odd; each connection is a client and its server end";
-    if (Status status = finish_os(); !status.ok()) return status.message();
-    if (o.shrink && o.seeds != 1) return "--shrink works on one failing seed: use it with --seed";
-    if (!o.trace_out.empty() && o.seeds != 1 && o.replay.empty() && o.os != StressOs::kWindows)
+    }
+    if (Status status = finish_os(); !status.ok()) {
+      return status.message();
+    }
+    if (o.shrink && o.seeds != 1) {
+      return "--shrink works on one failing seed: use it with --seed";
+    }
+    if (!o.trace_out.empty() && o.seeds != 1 && o.replay.empty() && o.os != StressOs::kWindows) {
       return "--trace-out writes one seed's trace: use it with --seed or --replay (or with "
              "--os windows: the first failing seed's)";
-    if (o.seeds - 1 > ~std::uint64_t{0} - o.first_seed)
+    }
+    if (o.seeds - 1 > ~std::uint64_t{0} - o.first_seed) {
       return "--first-seed: the seed range wraps around";
+    }
     return "";
   }
 };
@@ -457,7 +497,9 @@ Status bad(std::string_view why) {
 
 std::uint32_t stress_jobs_default() {
   const unsigned online = std::thread::hardware_concurrency();  // 0 when unknown
-  if (online == 0) return 1;
+  if (online == 0) {
+    return 1;
+  }
   return online > kStressJobsMax ? kStressJobsMax : static_cast<std::uint32_t>(online);
 }
 
@@ -570,7 +612,9 @@ Status stress_faults_set(std::string_view text, StressOptions* options) {
   // The text is checked by FaultPlan::parse and kept as given (its syntax, its errors; the run
   // parses it again).
   Result<FaultPlan> plan = FaultPlan::parse(text);
-  if (!plan.ok()) return plan.status();
+  if (!plan.ok()) {
+    return plan.status();
+  }
   options->faults = StressOptions::Faults::kPlan;
   options->fault_plan = std::string(text);
   return Status();
@@ -582,7 +626,9 @@ Result<StressOptions> stress_options_parse(int argc, const char* const* argv) {
     Parser parser;
     parser.app.parse(argc, argv);
     const std::string error = parser.finish();
-    if (!error.empty()) return bad(error);
+    if (!error.empty()) {
+      return bad(error);
+    }
     return parser.options;
   } catch (const CLI::ParseError& error) {
     return bad(error.what());

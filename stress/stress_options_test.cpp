@@ -172,7 +172,9 @@ namespace {
 void expect_refused(std::vector<const char*> args, const std::string& what) {
   Result<StressOptions> options = parse(args);
   std::string joined;
-  for (const char* arg : args) joined += std::string(arg) + " ";
+  for (const char* arg : args) {
+    joined += std::string(arg) + " ";
+  }
   ASSERT_FALSE(options.ok()) << joined;
   EXPECT_EQ(options.status().code(), StatusCode::kInvalidArgument) << joined;
   EXPECT_NE(options.status().message().find(what), std::string::npos)

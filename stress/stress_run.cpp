@@ -207,7 +207,9 @@ struct World {
     FreeOptions free;
     free.hang_detail = [this] {
       std::string open;
-      if (!oracle.try_describe_open(&open)) open = "(the oracle was busy)";
+      if (!oracle.try_describe_open(&open)) {
+        open = "(the oracle was busy)";
+      }
       return "the fake holds: " + fake_stats_text(fake.stats()) + "\n" + open;
     };
     return free;
@@ -281,24 +283,36 @@ Status check_fake_empty(const FakeOs& fake) {
 
 // The verdict, in order of interest: the run itself, the oracle, the workload, the fake.
 Status verdict(const Status& run_status, World& world, bool completed) {
-  if (Status status = world.oracle.status(); !status.ok()) return status;
-  if (!run_status.ok()) return run_status;
-  if (!completed) return Status(StatusCode::kInternal, "the run did not complete");
-  if (Status status = world.oracle.finish(); !status.ok()) return status;
-  if (!world.result.status.ok()) return world.result.status;
-  if (world.result.engine.connections_live != 0)
+  if (Status status = world.oracle.status(); !status.ok()) {
+    return status;
+  }
+  if (!run_status.ok()) {
+    return run_status;
+  }
+  if (!completed) {
+    return Status(StatusCode::kInternal, "the run did not complete");
+  }
+  if (Status status = world.oracle.finish(); !status.ok()) {
+    return status;
+  }
+  if (!world.result.status.ok()) {
+    return world.result.status;
+  }
+  if (world.result.engine.connections_live != 0) {
     return Status(StatusCode::kInternal, "engine reports " +
                                              std::to_string(world.result.engine.connections_live) +
                                              " live connections after stop()");
+  }
   // Every REMOVE the fake dropped with a close behind the engine's back was found lost (or stop()
   // would not have returned), and no other: one that still came answered its probe.
   const std::uint64_t dropped = world.fake.stats().removes_dropped;
-  if (world.result.engine.removes_lost != dropped)
+  if (world.result.engine.removes_lost != dropped) {
     return Status(StatusCode::kInternal,
                   "the fake dropped " + std::to_string(dropped) +
                       " REMOVE packets with closes behind the engine's back, and the engine "
                       "counts " +
                       std::to_string(world.result.engine.removes_lost) + " lost REMOVEs");
+  }
   return check_fake_empty(world.fake);
 }
 
@@ -309,7 +323,9 @@ void fill_report(const StressOptions& options, World& world, SeedReport& report)
   // The oracle's rows, then every fault site from FaultyOs's own counts (zero rows included, so
   // a site that never fired shows; the oracle lists only the sites it saw fire).
   for (auto& row : world.oracle.coverage()) {
-    if (row.first.rfind("fault.", 0) != 0) report.coverage.push_back(row);
+    if (row.first.rfind("fault.", 0) != 0) {
+      report.coverage.push_back(row);
+    }
   }
   const FaultCounts faults = world.faulty.counts();
   for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
@@ -336,10 +352,13 @@ void fill_report(const StressOptions& options, World& world, SeedReport& report)
   }
   report.trace_hash = world.trace.hash_hex();
   report.trace_lines = world.trace.line_count();
-  if (!report.status.ok()) report.trace_tail = world.trace.tail();
+  if (!report.status.ok()) {
+    report.trace_tail = world.trace.tail();
+  }
   const bool failed_free = !report.status.ok() && options.runtime == StressRuntime::kFree;
-  if (failed_free || options.trace || !options.trace_out.empty())
+  if (failed_free || options.trace || !options.trace_out.empty()) {
     report.trace_text = world.trace.text();
+  }
 }
 
 void run_simulated(const StressOptions& options, SeedReport& report) {
@@ -354,7 +373,9 @@ void run_simulated(const StressOptions& options, SeedReport& report) {
   report.status = verdict(run_status, *world, completed);
   fill_report(options, *world, report);
   report.sim = world->sim->stats();
-  if (!completed) abandon_world(std::move(world));  // parked for good
+  if (!completed) {
+    abandon_world(std::move(world));  // parked for good
+  }
 }
 
 void run_free(const StressOptions& options, SeedReport& report) {
@@ -385,7 +406,9 @@ SeedParameters stress_parameters(const StressOptions& options, std::uint64_t see
   w.clients = std::min(w.clients, options.clients_max);
   w.clients_concurrent = std::min(w.clients_concurrent, std::max(w.clients, 1u));
   w.peers = std::min(w.peers, options.peers_max);
-  if (w.peers == 0) w.weight_peer = 0;
+  if (w.peers == 0) {
+    w.weight_peer = 0;
+  }
   parameters.plan = plan_for(options, seed, parameters.workload.mode);
   return parameters;
 }
@@ -468,39 +491,50 @@ std::uint32_t stress_runner_of_thread() {
   for (std::uint32_t runner = 0; runner < kStressRunnersMax; ++runner) {
     const World* world = g_running_worlds[runner].load();
     // A logical thread of that world's runtime (the runner's own thread is not one).
-    if (world != nullptr && world->runtime.thread_current() != 0) return runner;
+    if (world != nullptr && world->runtime.thread_current() != 0) {
+      return runner;
+    }
   }
   return t_runner;
 }
 
 std::string stress_abort_violation(std::uint32_t runner) {
-  if (runner >= kStressRunnersMax) return "";
+  if (runner >= kStressRunnersMax) {
+    return "";
+  }
   const World* world = g_running_worlds[runner].load();
   std::string violation;
-  if (world == nullptr || !world->oracle.try_violation(&violation)) return "";
+  if (world == nullptr || !world->oracle.try_violation(&violation)) {
+    return "";
+  }
   return violation;
 }
 
 bool stress_abort_trace(std::uint32_t runner, std::string* text_out) {
-  if (runner >= kStressRunnersMax) return false;
+  if (runner >= kStressRunnersMax) {
+    return false;
+  }
   const World* world = g_running_worlds[runner].load();
   return world != nullptr && world->trace.try_text(text_out);
 }
 
 std::vector<std::string> stress_coverage_rows() {
   std::vector<std::string> rows = LifetimeOracle::coverage_names();
-  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i)
+  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
     rows.push_back(std::string("fault.") + fault_site_name(static_cast<FaultSite>(i)));
+  }
   // Outages started, per site (FaultCounts::outages).
-  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i)
+  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
     rows.push_back(std::string("outage.") + fault_site_name(static_cast<FaultSite>(i)));
+  }
   // The paths behind a spent retry budget, from FaultyOs's runs of failures on one thread (the
   // engine's call_retry_max is 8 by default) and the workload's own budget.
   for (const char* row : {"deep.psn_regs_failed_8_in_a_row", "deep.psn_dequeue_failed_8_in_a_row",
                           "deep.post_failed_3_in_a_row", "deep.thread_start_failed_3_in_a_row",
                           "deep.outage_cut_by_liveness", "deep.listener_add_retries_exhausted",
-                          "deep.remove_dropped_by_close"})
+                          "deep.remove_dropped_by_close"}) {
     rows.push_back(row);
+  }
   return rows;
 }
 
@@ -512,11 +546,15 @@ std::string stress_replay_command(const StressOptions& options, const SeedReport
                         std::to_string(options.steps_max) + " --faults " +
                         report.parameters.plan.to_string();
   constexpr std::uint32_t kNoCap = StressOptions::kNoCap;
-  if (options.actions_max != kNoCap)
+  if (options.actions_max != kNoCap) {
     command += " --actions-max " + std::to_string(options.actions_max);
-  if (options.clients_max != kNoCap)
+  }
+  if (options.clients_max != kNoCap) {
     command += " --clients-max " + std::to_string(options.clients_max);
-  if (options.peers_max != kNoCap) command += " --peers-max " + std::to_string(options.peers_max);
+  }
+  if (options.peers_max != kNoCap) {
+    command += " --peers-max " + std::to_string(options.peers_max);
+  }
   command += " --verbose --trace";
   if (options.runtime == StressRuntime::kFree) {
     // Real threads do not replay; the same seed's workload under the scheduler is the next step.

@@ -65,10 +65,14 @@ class Shrinker {
  private:
   // Runs `candidate`; keeps it when it fails the same way.
   bool try_options(const StressOptions& candidate) {
-    if (runs_ >= kRunsMax) return false;
+    if (runs_ >= kRunsMax) {
+      return false;
+    }
     SeedReport report = run_(candidate, seed_);
     ++runs_;
-    if (report.status.ok() || stress_failure_signature(report.status) != signature_) return false;
+    if (report.status.ok() || stress_failure_signature(report.status) != signature_) {
+      return false;
+    }
     best_ = candidate;
     minimal_ = std::move(report);
     return true;
@@ -94,7 +98,9 @@ class Shrinker {
       const FaultPlan current = plan();
       for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
         const auto site = static_cast<FaultSite>(i);
-        if (!current.active(site)) continue;
+        if (!current.active(site)) {
+          continue;
+        }
         StressOptions candidate = best_;
         set_plan(candidate, current.without(site));
         if (try_options(candidate)) {
@@ -110,19 +116,25 @@ class Shrinker {
   // from (seed, site, hit number) alone, so this plan replays that run), then removed in chunks
   // (delta debugging's complements) and one at a time until no single fault can go.
   bool shrink_hits() {
-    if (minimal_.fired_hits.empty()) return false;  // more fired than a plan holds
+    if (minimal_.fired_hits.empty()) {
+      return false;  // more fired than a plan holds
+    }
     const FaultPlan fired = FaultPlan::parse(minimal_.fired_hits).value();
     bool any = false;
     if (!(plan() == fired)) {
       StressOptions candidate = best_;
       set_plan(candidate, fired);
-      if (!try_options(candidate)) return false;  // should not happen: the same run
+      if (!try_options(candidate)) {
+        return false;  // should not happen: the same run
+      }
       // Not counted as a change: the same faults, written as hits.
     }
     std::size_t chunks = 2;
     while (runs_ < kRunsMax) {
       const std::vector<FaultHit> hits = plan().hits();
-      if (hits.empty()) break;
+      if (hits.empty()) {
+        break;
+      }
       chunks = std::min(chunks, hits.size());
       bool removed = false;
       for (std::size_t c = 0; c < chunks && !removed; ++c) {
@@ -151,7 +163,9 @@ class Shrinker {
   // After a smaller plan was kept: keep only the hits that really fired in that run (a listed
   // hit the run never reached is not a fault of the case).
   void tighten_to_fired() {
-    if (minimal_.fired_hits.empty()) return;
+    if (minimal_.fired_hits.empty()) {
+      return;
+    }
     const FaultPlan fired = FaultPlan::parse(minimal_.fired_hits).value();
     if (fired.hits().size() < plan().hits().size()) {
       StressOptions tighter = best_;
@@ -168,7 +182,9 @@ class Shrinker {
       for (std::uint32_t depth = 1; depth < best_.pct_depth; ++depth) {
         StressOptions candidate = best_;
         candidate.pct_depth = depth;
-        if (try_options(candidate)) return true;
+        if (try_options(candidate)) {
+          return true;
+        }
       }
       return false;
     }
@@ -176,7 +192,9 @@ class Shrinker {
       StressOptions candidate = best_;
       candidate.strategy = StressStrategy::kPct;
       candidate.pct_depth = depth;
-      if (try_options(candidate)) return true;
+      if (try_options(candidate)) {
+        return true;
+      }
     }
     return false;
   }
@@ -186,18 +204,24 @@ class Shrinker {
   bool shrink_cap(std::uint32_t StressOptions::* cap, std::uint32_t drawn) {
     bool any = false;
     std::uint32_t value = std::min(best_.*cap, drawn);
-    if (best_.*cap != value) best_.*cap = value;  // the same run: the cap is the drawn value
+    if (best_.*cap != value) {
+      best_.*cap = value;  // the same run: the cap is the drawn value
+    }
     while (value > 0 && runs_ < kRunsMax) {
       StressOptions candidate = best_;
       candidate.*cap = value / 2;
-      if (!try_options(candidate)) break;
+      if (!try_options(candidate)) {
+        break;
+      }
       value /= 2;
       any = true;
     }
     while (value > 0 && runs_ < kRunsMax) {
       StressOptions candidate = best_;
       candidate.*cap = value - 1;
-      if (!try_options(candidate)) break;
+      if (!try_options(candidate)) {
+        break;
+      }
       value -= 1;
       any = true;
     }
@@ -238,7 +262,9 @@ std::string stress_failure_signature(const Status& status) {
 std::uint64_t stress_faults_fired(const SeedReport& report) {
   std::uint64_t fired = 0;
   for (const auto& [name, count] : report.coverage) {
-    if (name.rfind("fault.", 0) == 0) fired += count;
+    if (name.rfind("fault.", 0) == 0) {
+      fired += count;
+    }
   }
   return fired;
 }

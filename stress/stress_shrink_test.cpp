@@ -55,7 +55,9 @@ SeedReport hits_runner(const StressOptions& options, std::uint64_t seed) {
     const auto site = static_cast<FaultSite>(i);
     for (std::uint64_t hit = 1; hit <= 5; ++hit) {
       const bool fires = plan.pinned(site) ? plan.fires_at(site, hit) : plan.active(site);
-      if (fires) fired.push_back(FaultHit{site, hit});
+      if (fires) {
+        fired.push_back(FaultHit{site, hit});
+      }
     }
   }
   report.fired_hits = FaultPlan::of_hits(fired).to_string();
@@ -97,11 +99,15 @@ TEST(StressShrinkTest, TheFiredHitsOfARealSeedReplayItExactly) {
     const SeedReport drawn = stress_run_seed(options, seed);
     ASSERT_TRUE(drawn.status.ok()) << seed << ": " << drawn.status.to_string();
     ASSERT_FALSE(drawn.fired_hits.empty()) << seed;
-    if (drawn.fired_hits != "none") ++seeds_with_faults;
+    if (drawn.fired_hits != "none") {
+      ++seeds_with_faults;
+    }
     StressOptions pinned = options;
     pinned.faults = StressOptions::Faults::kPlan;
     pinned.fault_plan = drawn.fired_hits;
-    if (drawn.fired_hits == "none") pinned.faults = StressOptions::Faults::kOff;
+    if (drawn.fired_hits == "none") {
+      pinned.faults = StressOptions::Faults::kOff;
+    }
     pinned.strategy = stress_strategy_of(drawn.parameters.strategy);
     const SeedReport replayed = stress_run_seed(pinned, seed);
     EXPECT_EQ(replayed.trace_hash, drawn.trace_hash) << "seed " << seed;

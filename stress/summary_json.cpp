@@ -51,8 +51,9 @@ Json stress_judgement_json(const OracleJudgement& judgement) {
   }
   object["rules"] = std::move(rules);
   Json bounds = Json::object();
-  for (std::size_t i = 0; i < kOracleBounds; ++i)
+  for (std::size_t i = 0; i < kOracleBounds; ++i) {
     bounds[oracle_bound_name(static_cast<OracleBound>(i))] = judgement.bounds_hit[i];
+  }
   object["bounds_hit"] = std::move(bounds);
   return object;
 }
@@ -112,7 +113,9 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   document["failed"] = summary.totals.failures;
   document["corpus"] = corpus_json(summary.corpus);
   Json failures = Json::array();
-  for (const StressFailure& failure : summary.failures) failures.push_back(failure_json(failure));
+  for (const StressFailure& failure : summary.failures) {
+    failures.push_back(failure_json(failure));
+  }
   document["failures"] = std::move(failures);
   document["failures_total"] = summary.failures.size();
   document["stopped_early"] = summary.stopped_early;
@@ -128,7 +131,9 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
     } else {
       coverage[name] = count;
     }
-    if (count == 0) zero_rows.push_back(name);
+    if (count == 0) {
+      zero_rows.push_back(name);
+    }
   }
   document["coverage"] = std::move(coverage);
   document["coverage_zero_rows"] = std::move(zero_rows);

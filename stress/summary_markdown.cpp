@@ -24,12 +24,16 @@ std::string cell_text(const std::string& text) {
 
 // The bundle's file name (the artifact holds the directory), or "no bundle".
 std::string bundle_name(const StressFailure& failure) {
-  if (failure.bundle.empty()) return "no bundle";
+  if (failure.bundle.empty()) {
+    return "no bundle";
+  }
   return "`" + cell_text(std::filesystem::path(failure.bundle).filename().string()) + "`";
 }
 
 std::string failing_cell(const StressRunSummary& summary) {
-  if (summary.failures.empty()) return "none";
+  if (summary.failures.empty()) {
+    return "none";
+  }
   std::string cell;
   std::size_t listed = 0;
   for (const StressFailure& failure : summary.failures) {
@@ -38,9 +42,13 @@ std::string failing_cell(const StressRunSummary& summary) {
               " more: see the JSON summary";
       break;
     }
-    if (listed != 0) cell += ", ";
+    if (listed != 0) {
+      cell += ", ";
+    }
     cell += std::to_string(failure.seed);
-    if (failure.from_corpus) cell += " (corpus " + cell_text(failure.entry) + ")";
+    if (failure.from_corpus) {
+      cell += " (corpus " + cell_text(failure.entry) + ")";
+    }
     cell += " " + cell_text(failure.signature) + " (" + bundle_name(failure) + ")";
     ++listed;
   }
@@ -82,7 +90,9 @@ std::string stress_summary_markdown(const StressOptions& options, const StressRu
   if (summary.coverage_zero_rows != 0) {
     text += " " + std::to_string(summary.coverage_zero_rows) + " coverage row(s) never reached.";
   }
-  if (summary.stopped_early) text += " Stopped at the first failure.";
+  if (summary.stopped_early) {
+    text += " Stopped at the first failure.";
+  }
   if (summary.totals.seeds_cut != 0) {
     text += " " + std::to_string(summary.totals.seeds_cut) +
             " seed(s) cut short: the process died in them (judged up to there, NOT counted in "

@@ -31,8 +31,9 @@ StressRunSummary summary_with(std::size_t failures) {
   summary.corpus.dir = "stress/corpus";
   summary.corpus.entries = 8;
   summary.corpus.passed = 8;
-  for (std::size_t i = 0; i < failures; ++i)
+  for (std::size_t i = 0; i < failures; ++i) {
     stress_summary_add_failure(summary, failure(1000 + i, ""));
+  }
   summary.seconds = 12.5;
   summary.exit_status = failures == 0 ? 0 : 1;
   return summary;

@@ -16,7 +16,9 @@ std::vector<std::uint64_t StressFigures::*> figures_fields() {
 template <typename Array>
 Json array_json(const Array& values) {
   Json array = Json::array();
-  for (const std::uint64_t value : values) array.push_back(value);
+  for (const std::uint64_t value : values) {
+    array.push_back(value);
+  }
   return array;
 }
 
@@ -41,8 +43,12 @@ Status numbers_from_json(const Json& object, const char* key, std::size_t size,
 template <std::size_t N>
 Status array_from_json(const Json& object, const char* key, std::array<std::uint64_t, N>* out) {
   std::vector<std::uint64_t> values;
-  if (Status s = numbers_from_json(object, key, N, &values); !s.ok()) return s;
-  for (std::size_t i = 0; i < N; ++i) (*out)[i] = values[i];
+  if (Status s = numbers_from_json(object, key, N, &values); !s.ok()) {
+    return s;
+  }
+  for (std::size_t i = 0; i < N; ++i) {
+    (*out)[i] = values[i];
+  }
   return Status();
 }
 
@@ -51,11 +57,14 @@ Json share_json(const StressSeedShare& share) {
   object["seed"] = share.seed;
   object["hash"] = share.trace_hash;
   Json totals = Json::array();
-  for (const auto field : stress_totals_counters()) totals.push_back(share.totals.*field);
+  for (const auto field : stress_totals_counters()) {
+    totals.push_back(share.totals.*field);
+  }
   object["totals"] = std::move(totals);
   Json coverage = Json::array();
-  for (const auto& [name, count] : share.totals.coverage)
+  for (const auto& [name, count] : share.totals.coverage) {
     coverage.push_back(Json::array({name, count}));
+  }
   object["coverage"] = std::move(coverage);
   const OracleJudgement& judgement = share.totals.judgement;
   object["judged"] = array_json(judgement.judged);
@@ -68,13 +77,20 @@ Json share_json(const StressSeedShare& share) {
 
 Status share_from_json(const Json& object, StressSeedShare* share) {
   const char* where = "sweep record.share";
-  if (Status s = json_field_u64(object, where, "seed", 0, kJsonU64Max, &share->seed); !s.ok())
+  if (Status s = json_field_u64(object, where, "seed", 0, kJsonU64Max, &share->seed); !s.ok()) {
     return s;
-  if (Status s = json_field_string(object, where, "hash", &share->trace_hash); !s.ok()) return s;
+  }
+  if (Status s = json_field_string(object, where, "hash", &share->trace_hash); !s.ok()) {
+    return s;
+  }
   std::vector<std::uint64_t> totals;
   const auto fields = stress_totals_counters();
-  if (Status s = numbers_from_json(object, "totals", fields.size(), &totals); !s.ok()) return s;
-  for (std::size_t i = 0; i < fields.size(); ++i) share->totals.*fields[i] = totals[i];
+  if (Status s = numbers_from_json(object, "totals", fields.size(), &totals); !s.ok()) {
+    return s;
+  }
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    share->totals.*fields[i] = totals[i];
+  }
   if (!object.contains("coverage") || !object["coverage"].is_array()) {
     return Status(StatusCode::kInvalidArgument, "sweep record.share.coverage: expected an array");
   }
@@ -86,10 +102,18 @@ Status share_from_json(const Json& object, StressSeedShare* share) {
     share->totals.coverage.emplace_back(row[0].get<std::string>(), row[1].get<std::uint64_t>());
   }
   OracleJudgement& judgement = share->totals.judgement;
-  if (Status s = array_from_json(object, "judged", &judgement.judged); !s.ok()) return s;
-  if (Status s = array_from_json(object, "violated", &judgement.violated); !s.ok()) return s;
-  if (Status s = array_from_json(object, "ambiguous", &judgement.ambiguous); !s.ok()) return s;
-  if (Status s = array_from_json(object, "unjudged", &judgement.unjudged); !s.ok()) return s;
+  if (Status s = array_from_json(object, "judged", &judgement.judged); !s.ok()) {
+    return s;
+  }
+  if (Status s = array_from_json(object, "violated", &judgement.violated); !s.ok()) {
+    return s;
+  }
+  if (Status s = array_from_json(object, "ambiguous", &judgement.ambiguous); !s.ok()) {
+    return s;
+  }
+  if (Status s = array_from_json(object, "unjudged", &judgement.unjudged); !s.ok()) {
+    return s;
+  }
   return array_from_json(object, "bounds_hit", &judgement.bounds_hit);
 }
 
@@ -107,16 +131,20 @@ Json failure_json(const StressFailure& failure) {
 
 Status failure_from_json(const Json& object, StressFailure* failure) {
   const char* where = "sweep record.failure";
-  if (Status s = json_field_bool(object, where, "from_corpus", &failure->from_corpus); !s.ok())
+  if (Status s = json_field_bool(object, where, "from_corpus", &failure->from_corpus); !s.ok()) {
     return s;
-  if (Status s = json_field_u64(object, where, "seed", 0, kJsonU64Max, &failure->seed); !s.ok())
+  }
+  if (Status s = json_field_u64(object, where, "seed", 0, kJsonU64Max, &failure->seed); !s.ok()) {
     return s;
+  }
   for (const auto& [key, field] : {std::pair<const char*, std::string*>{"entry", &failure->entry},
                                    {"status", &failure->status},
                                    {"message", &failure->message},
                                    {"signature", &failure->signature},
                                    {"bundle", &failure->bundle}}) {
-    if (Status s = json_field_string(object, where, key, field); !s.ok()) return s;
+    if (Status s = json_field_string(object, where, key, field); !s.ok()) {
+      return s;
+    }
   }
   return Status();
 }
@@ -144,13 +172,19 @@ void stress_task_record_apply(const StressTaskRecord& record, StressRunSummary& 
   summary.steps_all += record.steps;
   if (record.share.has_value()) {
     stress_summary_add_share(summary, *record.share);
-    for (const auto field : figures_fields()) figures.*field += record.figures.*field;
+    for (const auto field : figures_fields()) {
+      figures.*field += record.figures.*field;
+    }
   }
   if (record.entry) {
     summary.corpus.entries++;
-    if (record.passed) summary.corpus.passed++;
+    if (record.passed) {
+      summary.corpus.passed++;
+    }
   }
-  if (record.failure.has_value()) stress_summary_add_failure(summary, *record.failure);
+  if (record.failure.has_value()) {
+    stress_summary_add_failure(summary, *record.failure);
+  }
 }
 
 Json stress_task_record_json(const StressTaskRecord& record) {
@@ -163,7 +197,9 @@ Json stress_task_record_json(const StressTaskRecord& record) {
   object["printed"] = record.printed;
   object["share"] = record.share.has_value() ? share_json(*record.share) : Json();
   Json figures = Json::array();
-  for (const auto field : figures_fields()) figures.push_back(record.figures.*field);
+  for (const auto field : figures_fields()) {
+    figures.push_back(record.figures.*field);
+  }
   object["figures"] = std::move(figures);
   object["failure"] = record.failure.has_value() ? failure_json(*record.failure) : Json();
   return object;
@@ -173,25 +209,42 @@ Result<StressTaskRecord> stress_task_record_from_json(const Json& object) {
   const char* where = "sweep record";
   StressTaskRecord record;
   std::uint64_t task = 0;
-  if (Status s = json_field_u64(object, where, "task", 0, kJsonU64Max, &task); !s.ok()) return s;
-  record.task = static_cast<std::size_t>(task);
-  if (Status s = json_field_bool(object, where, "entry", &record.entry); !s.ok()) return s;
-  if (Status s = json_field_bool(object, where, "passed", &record.passed); !s.ok()) return s;
-  if (Status s = json_field_u64(object, where, "steps", 0, kJsonU64Max, &record.steps); !s.ok())
+  if (Status s = json_field_u64(object, where, "task", 0, kJsonU64Max, &task); !s.ok()) {
     return s;
-  if (Status s = json_field_bool(object, where, "printed", &record.printed); !s.ok()) return s;
+  }
+  record.task = static_cast<std::size_t>(task);
+  if (Status s = json_field_bool(object, where, "entry", &record.entry); !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_bool(object, where, "passed", &record.passed); !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_u64(object, where, "steps", 0, kJsonU64Max, &record.steps); !s.ok()) {
+    return s;
+  }
+  if (Status s = json_field_bool(object, where, "printed", &record.printed); !s.ok()) {
+    return s;
+  }
   if (object.contains("share") && !object["share"].is_null()) {
     StressSeedShare share;
-    if (Status s = share_from_json(object["share"], &share); !s.ok()) return s;
+    if (Status s = share_from_json(object["share"], &share); !s.ok()) {
+      return s;
+    }
     record.share = std::move(share);
   }
   std::vector<std::uint64_t> figures;
   const auto fields = figures_fields();
-  if (Status s = numbers_from_json(object, "figures", fields.size(), &figures); !s.ok()) return s;
-  for (std::size_t i = 0; i < fields.size(); ++i) record.figures.*fields[i] = figures[i];
+  if (Status s = numbers_from_json(object, "figures", fields.size(), &figures); !s.ok()) {
+    return s;
+  }
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    record.figures.*fields[i] = figures[i];
+  }
   if (object.contains("failure") && !object["failure"].is_null()) {
     StressFailure failure;
-    if (Status s = failure_from_json(object["failure"], &failure); !s.ok()) return s;
+    if (Status s = failure_from_json(object["failure"], &failure); !s.ok()) {
+      return s;
+    }
     record.failure = std::move(failure);
   }
   return record;

@@ -63,7 +63,9 @@ void take_lines(std::string& buffer, OnLine&& on_line) {
   std::size_t start = 0;
   for (;;) {
     const std::size_t end = buffer.find('\n', start);
-    if (end == std::string::npos) break;
+    if (end == std::string::npos) {
+      break;
+    }
     on_line(std::string_view(buffer).substr(start, end - start));
     start = end + 1;
   }
@@ -74,7 +76,9 @@ void take_lines(std::string& buffer, OnLine&& on_line) {
 bool read_some(int fd, std::string& buffer) {
   char chunk[4096];
   const ssize_t got = ::read(fd, chunk, sizeof(chunk));
-  if (got <= 0) return false;
+  if (got <= 0) {
+    return false;
+  }
   buffer.append(chunk, static_cast<std::size_t>(got));
   return true;
 }
@@ -82,14 +86,18 @@ bool read_some(int fd, std::string& buffer) {
 void write_all(int fd, std::string_view text) {
   while (!text.empty()) {
     const ssize_t wrote = ::write(fd, text.data(), text.size());
-    if (wrote <= 0) return;
+    if (wrote <= 0) {
+      return;
+    }
     text.remove_prefix(static_cast<std::size_t>(wrote));
   }
 }
 
 // One channel line: remembered in `run`, and passed on (task and stopped records).
 void on_channel_line(std::string_view line, ChildRun& run, const SweepCallbacks& callbacks) {
-  if (!run.error.ok()) return;
+  if (!run.error.ok()) {
+    return;
+  }
   Json record = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (record.is_discarded() || !record.is_object() || !record.contains("type") ||
       !record["type"].is_string()) {
@@ -120,7 +128,9 @@ void on_channel_line(std::string_view line, ChildRun& run, const SweepCallbacks&
     run.error = Status(StatusCode::kInternal, "sweep: unknown record type '" + type + "'");
     return;
   }
-  if (Status s = callbacks.on_record(record); !s.ok()) run.error = s;
+  if (Status s = callbacks.on_record(record); !s.ok()) {
+    run.error = s;
+  }
 }
 
 // The parent's side of one child: relays its stderr, reads its channel, kills it when it hangs.
@@ -136,22 +146,29 @@ ChildRun watch_child(pid_t child, int channel_fd, int stderr_fd, std::uint32_t h
     pollfd fds[2] = {{channel_open ? channel_fd : -1, POLLIN, 0},
                      {stderr_open ? stderr_fd : -1, POLLIN, 0}};
     const int ready = ::poll(fds, 2, 1000);
-    if (ready < 0 && errno != EINTR) break;
+    if (ready < 0 && errno != EINTR) {
+      break;
+    }
     if (ready > 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       stderr_open = read_some(stderr_fd, stderr_buffer);
       take_lines(stderr_buffer, [&run](std::string_view line) {
         write_all(2, std::string(line) + "\n");
-        if (line.substr(0, std::strlen(kAssertionPrefix)) == kAssertionPrefix)
+        if (line.substr(0, std::strlen(kAssertionPrefix)) == kAssertionPrefix) {
           run.assertion = std::string(line);
+        }
       });
-      if (!stderr_open && !stderr_buffer.empty()) write_all(2, stderr_buffer);
+      if (!stderr_open && !stderr_buffer.empty()) {
+        write_all(2, stderr_buffer);
+      }
     }
     if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       const std::size_t done_before = run.done.size();
       channel_open = read_some(channel_fd, channel_buffer);
       take_lines(channel_buffer,
                  [&](std::string_view line) { on_channel_line(line, run, callbacks); });
-      if (run.done.size() != done_before) last_task = Clock::now();
+      if (run.done.size() != done_before) {
+        last_task = Clock::now();
+      }
       if (channel_buffer.size() > kChannelLineMax) {
         run.error = Status(StatusCode::kInternal, "sweep: a channel line past 1 MiB");
       }
@@ -227,14 +244,18 @@ Result<ChildRun> run_child(const SweepSegment& segment, std::uint32_t hang_secon
   if (child < 0) {
     return Status(StatusCode::kInternal, std::string("sweep: fork: ") + std::strerror(errno));
   }
-  if (child == 0) child_main(pipes, segment.tasks, segment.jobs, callbacks);
+  if (child == 0) {
+    child_main(pipes, segment.tasks, segment.jobs, callbacks);
+  }
   ::close(pipes.channel[1]);
   ::close(pipes.stderr_pipe[1]);
   ChildRun run =
       watch_child(child, pipes.channel[0], pipes.stderr_pipe[0], hang_seconds, callbacks);
   ::close(pipes.channel[0]);
   ::close(pipes.stderr_pipe[0]);
-  if (!run.error.ok()) return run.error;
+  if (!run.error.ok()) {
+    return run.error;
+  }
   return run;
 }
 
@@ -256,7 +277,9 @@ bool name_death(const ChildRun& run, std::uint32_t hang_seconds, std::deque<Swee
     const auto after = std::upper_bound(left.begin(), left.end(), named_task);
     SweepSegment rest{std::vector<std::size_t>(after, left.end()), segment.jobs};
     segment = SweepSegment{std::vector<std::size_t>(left.begin(), after), 1};
-    if (!rest.tasks.empty()) segments.insert(segments.begin() + 1, std::move(rest));
+    if (!rest.tasks.empty()) {
+      segments.insert(segments.begin() + 1, std::move(rest));
+    }
     return false;
   }
   if (named) {
@@ -290,17 +313,23 @@ Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t> tasks, std:
   // The tasks left, in segments each run by its own children with its own jobs: a task named
   // behind others still running goes first with one job, so that deaths come in task order.
   std::deque<SweepSegment> segments;
-  if (!tasks.empty()) segments.push_back(SweepSegment{std::move(tasks), jobs});
+  if (!tasks.empty()) {
+    segments.push_back(SweepSegment{std::move(tasks), jobs});
+  }
   // Each child finishes a task, reports a death, or splits a segment: a bound on children.
   std::size_t children_max = 4;
-  for (const SweepSegment& segment : segments) children_max += 3 * segment.tasks.size();
+  for (const SweepSegment& segment : segments) {
+    children_max += 3 * segment.tasks.size();
+  }
   while (!segments.empty()) {
     if (outcome.children >= children_max) {
       return Status(StatusCode::kInternal, "sweep: more child processes than tasks allow");
     }
     SweepSegment& segment = segments.front();
     Result<ChildRun> ran = run_child(segment, hang_seconds, callbacks);
-    if (!ran.ok()) return ran.status();
+    if (!ran.ok()) {
+      return ran.status();
+    }
     outcome.children++;
     const ChildRun& run = ran.value();
     if (run.stopped) {
@@ -309,20 +338,26 @@ Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t> tasks, std:
     }
     if (run.ended) {
       outcome.exit_status = run.end_exit;
-      if (run.end_exit != 0) return outcome;
+      if (run.end_exit != 0) {
+        return outcome;
+      }
       segments.pop_front();
       continue;
     }
     std::vector<std::size_t> left;
     for (const std::size_t task : segment.tasks) {
-      if (run.done.count(task) == 0) left.push_back(task);
+      if (run.done.count(task) == 0) {
+        left.push_back(task);
+      }
     }
     if (left.empty()) {
       return Status(StatusCode::kInternal,
                     "sweep: the child finished every task but died before its end line");
     }
     SweepDeath death;
-    if (!name_death(run, hang_seconds, segments, left, death)) continue;
+    if (!name_death(run, hang_seconds, segments, left, death)) {
+      continue;
+    }
     outcome.deaths++;
     left.erase(std::find(left.begin(), left.end(), death.task));
     if (!callbacks.on_death(death)) {
@@ -330,7 +365,9 @@ Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t> tasks, std:
       return outcome;
     }
     segment.tasks = std::move(left);
-    if (segment.tasks.empty()) segments.pop_front();
+    if (segment.tasks.empty()) {
+      segments.pop_front();
+    }
   }
   return outcome;
 }

@@ -68,7 +68,9 @@ Result<SweepOutcome> sweep(const std::map<std::size_t, Fate>& fates, std::size_t
         case Fate::kPass:
           break;
         case Fate::kSlowBesideOthers:
-          if (child_jobs > 1) continue;
+          if (child_jobs > 1) {
+            continue;
+          }
           break;
         case Fate::kAbortNamed:
           stress_sweep_write(fd, Json::object({{"type", "aborted"}, {"task", task}}));
@@ -85,7 +87,9 @@ Result<SweepOutcome> sweep(const std::map<std::size_t, Fate>& fates, std::size_t
         case Fate::kExit:
           ::_exit(66);
         case Fate::kHang:
-          for (;;) ::pause();
+          for (;;) {
+            ::pause();
+          }
       }
       stress_sweep_write(fd,
                          Json::object({{"type", "task"}, {"task", task}, {"jobs", child_jobs}}));
@@ -103,7 +107,9 @@ Result<SweepOutcome> sweep(const std::map<std::size_t, Fate>& fates, std::size_t
     return !stop_at_death;
   };
   std::vector<std::size_t> tasks;
-  for (std::size_t task = 0; task < tasks_count; ++task) tasks.push_back(task);
+  for (std::size_t task = 0; task < tasks_count; ++task) {
+    tasks.push_back(task);
+  }
   return stress_sweep_supervise(tasks, jobs, /*hang_seconds=*/1, callbacks);
 }
 

@@ -22,7 +22,9 @@ std::string stress_trace_header_line(const StressOptions& options, const FakeOpt
 
 Result<StressTraceHeader> stress_trace_header_parse(std::string_view text) {
   StressTraceHeader header;
-  if (text.substr(0, kStressTraceHeaderPrefix.size()) != kStressTraceHeaderPrefix) return header;
+  if (text.substr(0, kStressTraceHeaderPrefix.size()) != kStressTraceHeaderPrefix) {
+    return header;
+  }
   const std::size_t end = text.find('\n');
   std::string_view line = text.substr(0, end);
   header.has = true;
@@ -38,14 +40,16 @@ Result<StressTraceHeader> stress_trace_header_parse(std::string_view text) {
     const std::string value(equals == std::string_view::npos ? std::string_view()
                                                              : field.substr(equals + 1));
     if (key == "format") {
-      if (value != "1" && value != "2")
+      if (value != "1" && value != "2") {
         return Status(StatusCode::kInvalidArgument,
                       "trace header: format " + value + " is not one this build reads (1, 2)");
+      }
       header.format = value == "1" ? 1 : 2;
       format_seen = true;
     } else if (key == "runtime") {
-      if (!stress_runtime_parse(value, &header.runtime))
+      if (!stress_runtime_parse(value, &header.runtime)) {
         return Status(StatusCode::kInvalidArgument, "trace header: runtime '" + value + "'");
+      }
     } else if (key == "os") {
       if (value == "fake") {
         header.os = StressOs::kFake;
@@ -61,15 +65,18 @@ Result<StressTraceHeader> stress_trace_header_parse(std::string_view text) {
     } else if (key == "fake") {
       header.fake = value;
     } else if (key == "end") {
-      if (value != "abort")
+      if (value != "abort") {
         return Status(StatusCode::kInvalidArgument, "trace header: end '" + value + "'");
+      }
       header.cut = true;
     } else {
       return Status(StatusCode::kInvalidArgument,
                     "trace header: unknown field '" + std::string(key) + "'");
     }
   }
-  if (!format_seen) return Status(StatusCode::kInvalidArgument, "trace header: no format");
+  if (!format_seen) {
+    return Status(StatusCode::kInvalidArgument, "trace header: no format");
+  }
   return header;
 }
 

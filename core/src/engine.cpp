@@ -30,15 +30,21 @@ constexpr const char* kModeNames[] = {"oneshot_level", "persistent_level", "pers
 static_assert(std::size(kModeNames) == std::size(internal::kModeTriggers));
 
 Status validate(const EngineOptions& o) {
-  if (o.connections_max < 1 || o.connections_max > (1u << 28))
+  if (o.connections_max < 1 || o.connections_max > (1u << 28)) {
     return Status(StatusCode::kInvalidArgument, "connections_max must be in [1, 2^28]");
-  if (o.batch_count < 1 || o.batch_count > 4096)
+  }
+  if (o.batch_count < 1 || o.batch_count > 4096) {
     return Status(StatusCode::kInvalidArgument, "batch_count must be in [1, 4096]");
-  if (o.workers_max < 1 || o.workers_max > 1024)
+  }
+  if (o.workers_max < 1 || o.workers_max > 1024) {
     return Status(StatusCode::kInvalidArgument, "workers_max must be in [1, 1024]");
-  if (o.tasks_max < 1) return Status(StatusCode::kInvalidArgument, "tasks_max must be >= 1");
-  if (o.call_retry_max < 1)
+  }
+  if (o.tasks_max < 1) {
+    return Status(StatusCode::kInvalidArgument, "tasks_max must be >= 1");
+  }
+  if (o.call_retry_max < 1) {
     return Status(StatusCode::kInvalidArgument, "call_retry_max must be >= 1");
+  }
   return Status();
 }
 
@@ -55,17 +61,20 @@ Status no_connection(const char* call, ConnId id) {
 // Why the port refused add()'s registration, as a Status (the codes are undocumented, spec A8;
 // WSAEINVAL is what a socket registered with another port gets, B8; WSAENOTSOCK, B9).
 Status add_refused(Socket socket, std::uint32_t code, bool call_failed) {
-  if (call_failed)
+  if (call_failed) {
     return os_failure("add(): ProcessSocketNotifications kept failing (spec A3): ", code);
-  if (code == kWsaEnotsock)
+  }
+  if (code == kWsaEnotsock) {
     return Status(StatusCode::kInvalidArgument,
                   "add(): " + std::to_string(socket) + " is not a socket (WSAENOTSOCK)", code);
-  if (code == kWsaEinval)
+  }
+  if (code == kWsaEinval) {
     return Status(StatusCode::kAlreadyExists,
                   "add(): the port refused socket " + std::to_string(socket) +
                       " with WSAEINVAL: it is probably registered with another completion port "
                       "(spec B8)",
                   code);
+  }
   return os_failure("add(): the registration failed: ", code);
 }
 
@@ -89,7 +98,9 @@ Engine::Engine(EngineOs& os, EngineOptions options)
       deferred_head_(kSlotNone),
       quarantine_head_(kSlotNone),
       grace_head_(kSlotNone) {
-  if (!validate(options_).ok()) return;  // start() reports it; nothing to allocate
+  if (!validate(options_).ok()) {
+    return;  // start() reports it; nothing to allocate
+  }
   slots_ = std::make_unique<internal::SlotTable>(options_.connections_max);
   drivers_.resize(std::size_t{options_.workers_max} + 1);  // the last one is stop()'s
   for (std::size_t i = 0; i < drivers_.size(); ++i) {
@@ -109,7 +120,9 @@ Engine::~Engine() {
     EngineLock lock(mutex_);
     running = run_state_ == RunState::kRunning;
   }
-  if (running) (void)stop();
+  if (running) {
+    (void)stop();
+  }
   EngineLock lock(mutex_);
   // Destroying an engine while stop() runs elsewhere, or from a driver, is a broken contract.
   READYPORT_ASSERT(run_state_ == RunState::kCreated || run_state_ == RunState::kStopped);
@@ -119,13 +132,17 @@ Engine::~Engine() {
 Status Engine::start() {
   {
     EngineLock lock(mutex_);
-    if (run_state_ != RunState::kCreated)
+    if (run_state_ != RunState::kCreated) {
       return Status(StatusCode::kFailedPrecondition, "start(): the engine was already started");
+    }
   }
-  if (Status status = validate(options_); !status.ok()) return status;
+  if (Status status = validate(options_); !status.ok()) {
+    return status;
+  }
   const Port port = os_.create_io_completion_port(0);
-  if (port == kInvalidPort)
+  if (port == kInvalidPort) {
     return os_failure("start(): CreateIoCompletionPort failed: ", os_.last_error());
+  }
   EngineLock lock(mutex_);
   port_ = port;
   run_state_ = RunState::kRunning;
@@ -140,7 +157,9 @@ EngineStats Engine::stats() const {
 }
 
 Status Engine::check_running(const char* call) const {
-  if (run_state_ == RunState::kRunning) return Status();
+  if (run_state_ == RunState::kRunning) {
+    return Status();
+  }
   // Indexed by RunState (kRunning answered above).
   constexpr const char* kWhy[] = {"the engine is not started (call start() first)", "",
                                   "the engine is stopping", "the engine is stopping",
@@ -155,16 +174,20 @@ Status Engine::check_running(const char* call) const {
 Status Engine::reserve_slot(Socket socket, Interest interest, Mode mode, Handler& handler,
                             RegSink& first) {
   EngineLock lock(mutex_);
-  if (Status status = check_running("add()"); !status.ok()) return status;
-  if (const std::uint32_t other = slots_->socket_find(socket); other != kSlotNone)
+  if (Status status = check_running("add()"); !status.ok()) {
+    return status;
+  }
+  if (const std::uint32_t other = slots_->socket_find(socket); other != kSlotNone) {
     return Status(StatusCode::kAlreadyExists, "add(): socket " + std::to_string(socket) +
                                                   " is already added, as " +
                                                   conn_text(slots_->id_of(other)));
+  }
   const std::uint32_t index = slots_->acquire();
-  if (index == kSlotNone)
+  if (index == kSlotNone) {
     return Status(StatusCode::kResourceExhausted,
                   "add(): all " + std::to_string(options_.connections_max) +
                       " connection slots are in use (EngineOptions::connections_max)");
+  }
   Slot& slot = slots_->at(index);
   READYPORT_ASSERT(slot.link == kSlotNone);
   internal::slot_on_add(slot, mode, interest);  // kFree -> kLive, its first ENABLE in flight
@@ -172,23 +195,29 @@ Status Engine::reserve_slot(Socket socket, Interest interest, Mode mode, Handler
   slot.handler = &handler;
   slots_->socket_insert(socket, index);
   append_registration(*slots_, first, index, kSockNotifyOpEnable);
-  if (options_.observer) options_.observer->on_slot_acquired(slots_->id_of(index), socket);
+  if (options_.observer) {
+    options_.observer->on_slot_acquired(slots_->id_of(index), socket);
+  }
   return Status();
 }
 
 Result<ConnId> Engine::add(Socket socket, Interest interest, Mode mode, Handler& handler) {
-  if (socket == kInvalidSocket)
+  if (socket == kInvalidSocket) {
     return Status(StatusCode::kInvalidArgument, "add(): INVALID_SOCKET is not a socket");
-  if ((interest & ~kInterestAll) != 0)
+  }
+  if ((interest & ~kInterestAll) != 0) {
     return Status(StatusCode::kInvalidArgument, "add(): interest " + std::to_string(interest) +
                                                     " has bits outside IN|OUT|HANGUP (0x07)");
-  if (static_cast<std::uint8_t>(mode) > static_cast<std::uint8_t>(Mode::kOneshotEdge))
+  }
+  if (static_cast<std::uint8_t>(mode) > static_cast<std::uint8_t>(Mode::kOneshotEdge)) {
     return Status(StatusCode::kInvalidArgument, "add(): unknown mode");
+  }
   SockNotifyRegistration reg;
   RegRef ref;
   RegSink first{&reg, &ref, 1, 0};
-  if (Status status = reserve_slot(socket, interest, mode, handler, first); !status.ok())
+  if (Status status = reserve_slot(socket, interest, mode, handler, first); !status.ok()) {
     return status;
+  }
 
   const std::uint32_t call_error = call_registrations(&reg, 1);
   SockNotifyRegistration follow_reg;
@@ -205,7 +234,9 @@ Result<ConnId> Engine::add(Socket socket, Interest interest, Mode mode, Handler&
     if (refused) {
       // Not applied (spec A3/A8): no registration, so no packet can carry this key; the slot
       // went back to kFree at once and the socket stays the caller's.
-      if (call_error == 0) ++stats_.registration_failures;
+      if (call_error == 0) {
+        ++stats_.registration_failures;
+      }
       slots_->socket_erase(socket);
       release_slot(ref.slot);
       return add_refused(socket, reg.registration_result, call_error != 0);
@@ -213,9 +244,13 @@ Result<ConnId> Engine::add(Socket socket, Interest interest, Mode mode, Handler&
     ++stats_.connections_added;
     id = slots_->id_of(ref.slot);
     // A packet may already have been dispatched (spec A7); then its driver settles the slot.
-    if (next == ResultAction::kSettle) settle(ref.slot, follow);
+    if (next == ResultAction::kSettle) {
+      settle(ref.slot, follow);
+    }
   }
-  if (follow.count > 0) issue_direct(follow_reg, follow_ref);
+  if (follow.count > 0) {
+    issue_direct(follow_reg, follow_ref);
+  }
   return id;
 }
 
@@ -226,15 +261,19 @@ Status Engine::close(ConnId id) {
   const std::uint64_t thread = os_.thread_id();
   {
     EngineLock lock(mutex_);
-    if (run_state_ == RunState::kCreated || run_state_ == RunState::kStopped)
+    if (run_state_ == RunState::kCreated || run_state_ == RunState::kStopped) {
       return check_running("close()");
+    }
     const std::uint32_t index = slots_->find(id);
-    if (index == kSlotNone) return no_connection("close()", id);
+    if (index == kSlotNone) {
+      return no_connection("close()", id);
+    }
     Slot& slot = slots_->at(index);
 #if defined(READYPORT_CANARY_double_remove)
     // CANARY double_remove: close() of a removing connection issues its REMOVE again.
-    if (slot.state == SlotState::kRemoving)
+    if (slot.state == SlotState::kRemoving) {
       append_registration(*slots_, direct, index, kSockNotifyOpRemove);
+    }
 #endif
     // Closing already (idempotent), or a driver or a registration result decides the REMOVE.
     // Else from a handler or task the REMOVE rides the driver's next port call; else a direct one.
@@ -243,20 +282,27 @@ Status Engine::close(ConnId id) {
       settle(index, driver != nullptr ? driver->pending : direct);
     }
   }
-  if (direct.count > 0) issue_direct(reg, ref);
+  if (direct.count > 0) {
+    issue_direct(reg, ref);
+  }
   return Status();
 }
 
 Status Engine::notify(ConnId id, std::uint32_t events) {
-  if ((events & ~internal::kEventsForHandler) != 0)
+  if ((events & ~internal::kEventsForHandler) != 0) {
     return Status(StatusCode::kInvalidArgument, "notify(): events " + std::to_string(events) +
                                                     " has bits outside IN|OUT|HANGUP|ERR (0x47)");
+  }
   std::uintptr_t key = 0;
   {
     EngineLock lock(mutex_);
-    if (Status status = check_running("notify()"); !status.ok()) return status;
+    if (Status status = check_running("notify()"); !status.ok()) {
+      return status;
+    }
     const std::uint32_t index = slots_->find(id);
-    if (index == kSlotNone) return no_connection("notify()", id);
+    if (index == kSlotNone) {
+      return no_connection("notify()", id);
+    }
     key = slots_->key_of(index);
   }
   // The packet names the slot by key and generation: if the connection is gone when it is
@@ -267,11 +313,14 @@ Status Engine::notify(ConnId id, std::uint32_t events) {
 Status Engine::post(Task& task) {
   {
     EngineLock lock(mutex_);
-    if (Status status = check_running("post()"); !status.ok()) return status;
-    if (tasks_outstanding_ >= options_.tasks_max)
+    if (Status status = check_running("post()"); !status.ok()) {
+      return status;
+    }
+    if (tasks_outstanding_ >= options_.tasks_max) {
       return Status(StatusCode::kResourceExhausted,
                     "post(): " + std::to_string(options_.tasks_max) +
                         " tasks are outstanding (EngineOptions::tasks_max)");
+    }
     ++tasks_outstanding_;
   }
   return post_packet("post(): ", internal::kTaskKey, reinterpret_cast<std::uintptr_t>(&task), 0);
@@ -283,8 +332,12 @@ Status Engine::post_packet(const char* call, std::uintptr_t key, std::uintptr_t 
   const std::uint32_t error = posted ? 0 : os_.last_error();
   EngineLock lock(mutex_);
   ++stats_.posts;
-  if (posted) return Status();
-  if (key == internal::kTaskKey) --tasks_outstanding_;  // a task not in the port is not outstanding
+  if (posted) {
+    return Status();
+  }
+  if (key == internal::kTaskKey) {
+    --tasks_outstanding_;  // a task not in the port is not outstanding
+  }
   return os_failure(std::string(call) + "PostQueuedCompletionStatus failed: ", error);
 }
 

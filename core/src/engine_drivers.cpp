@@ -14,13 +14,21 @@ Driver* Engine::claim_driver(bool for_stop, std::uint64_t thread) {
   Driver* chosen = nullptr;
   // Prefer a driver that a poll() left with registrations decided: they go out with this call.
   for (std::size_t i = 0; i < workers && chosen == nullptr; ++i) {
-    if (!drivers_[i].claimed && drivers_[i].pending.count > 0) chosen = &drivers_[i];
+    if (!drivers_[i].claimed && drivers_[i].pending.count > 0) {
+      chosen = &drivers_[i];
+    }
   }
-  if (chosen == nullptr && for_stop) chosen = &drivers_[workers];
+  if (chosen == nullptr && for_stop) {
+    chosen = &drivers_[workers];
+  }
   for (std::size_t i = 0; i < workers && chosen == nullptr; ++i) {
-    if (!drivers_[i].claimed) chosen = &drivers_[i];
+    if (!drivers_[i].claimed) {
+      chosen = &drivers_[i];
+    }
   }
-  if (chosen == nullptr || chosen->claimed) return nullptr;
+  if (chosen == nullptr || chosen->claimed) {
+    return nullptr;
+  }
   chosen->claimed = true;
   chosen->thread = thread;
   chosen->exit_seen = false;
@@ -41,9 +49,14 @@ void Engine::release_locked(Driver& d) {
 }
 
 Driver* Engine::driver_of(std::uint64_t thread) {
-  if (drivers_claimed_ == 0) return nullptr;  // the common case of poll()
-  for (Driver& d : drivers_)
-    if (d.claimed && d.thread == thread) return &d;
+  if (drivers_claimed_ == 0) {
+    return nullptr;  // the common case of poll()
+  }
+  for (Driver& d : drivers_) {
+    if (d.claimed && d.thread == thread) {
+      return &d;
+    }
+  }
   return nullptr;
 }
 
@@ -52,7 +65,9 @@ void Engine::begin_call(Driver& d) {
   // registration stays armed; a notify() posts one); its driver settles it on the return.
   while (deferred_head_ != kSlotNone && !d.pending.full()) {
     const std::uint32_t index = slots_->list_pop(deferred_head_);
-    if (internal::slot_on_undeferred(slots_->at(index))) settle(index, d.pending);
+    if (internal::slot_on_undeferred(slots_->at(index))) {
+      settle(index, d.pending);
+    }
   }
   READYPORT_ASSERT(d.sent.count == 0);    // the previous call's results were applied
   std::swap<RegSink>(d.pending, d.sent);  // swaps the sinks' buffers, allocates nothing
@@ -68,19 +83,25 @@ std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32
   std::uint32_t attempts = 0;
   const std::uint32_t error =
       call_retrying(d.sent.regs, d.sent.count, &d, timeout_ms, received, &attempts);
-  if (error == kWaitTimeout) *received = 0;  // spec A2: registrations applied, nothing dequeued
+  if (error == kWaitTimeout) {
+    *received = 0;  // spec A2: registrations applied, nothing dequeued
+  }
   READYPORT_ASSERT(*received <= options_.batch_count);
 
   EngineLock lock(mutex_);
   count_calls(error, attempts);
-  if (error == kWaitTimeout) ++stats_.timeouts;
+  if (error == kWaitTimeout) {
+    ++stats_.timeouts;
+  }
   stats_.packets += *received;
   apply_results(d.sent, d.pending);
   d.sent.count = 0;
   // Idle calls in a row with REMOVEs awaited: any of them may be lost (engine.hpp). The probes
   // are posted at this batch's end (quiesce: whoever adds to the quarantine services it).
   d.idle_calls = error == kWaitTimeout ? d.idle_calls + 1 : 0;
-  if (d.idle_calls >= internal::kIdleCallsToProbe && removes_awaited_ > 0) probe_awaited(d);
+  if (d.idle_calls >= internal::kIdleCallsToProbe && removes_awaited_ > 0) {
+    probe_awaited(d);
+  }
   classify_entries(d, *received);
   spin_check(d, *received);
   return (error == kWaitTimeout) ? kErrorSuccess : error;
@@ -127,7 +148,9 @@ READYPORT_FORCE_INLINE void Engine::classify_socket_packet(Driver& d, std::uintp
     // Stale: the key names a connection that no longer exists. Never dereferenced.
     ++stats_.stale_dropped;
     ++d.wasted;
-    if (options_.observer) options_.observer->on_packet_stale(key, mask);
+    if (options_.observer) {
+      options_.observer->on_packet_stale(key, mask);
+    }
     return;
   }
   Slot& slot = slots_->at(index);
@@ -149,19 +172,29 @@ READYPORT_FORCE_INLINE void Engine::classify_socket_packet(Driver& d, std::uintp
     case PacketAction::kMergePause:
       ++stats_.pending_merged;
       // Merged into another driver's dispatch: wasted here, and maybe paused (spec C4).
-      if (action == PacketAction::kMergeOwn) return;
+      if (action == PacketAction::kMergeOwn) {
+        return;
+      }
       ++d.wasted;
-      if (action == PacketAction::kMergePause) pause(index, d.pending);
+      if (action == PacketAction::kMergePause) {
+        pause(index, d.pending);
+      }
       return;
     case PacketAction::kRemoveSeen:
       // The last packet for the key (spec E3): kRemoving -> kClosing.
-      if (options_.observer) options_.observer->on_remove_seen(id);
-      if (slot.remove_applied) --removes_awaited_;
+      if (options_.observer) {
+        options_.observer->on_remove_seen(id);
+      }
+      if (slot.remove_applied) {
+        --removes_awaited_;
+      }
       move_to_closing(index, d);
       return;
     case PacketAction::kProbeAnswered:
       // A probed REMOVE came after all: the drain under way ends the slot.
-      if (options_.observer) options_.observer->on_remove_seen(id);
+      if (options_.observer) {
+        options_.observer->on_remove_seen(id);
+      }
       return;
     case PacketAction::kDropClosing:
       ++stats_.closing_dropped;
@@ -171,16 +204,22 @@ READYPORT_FORCE_INLINE void Engine::classify_socket_packet(Driver& d, std::uintp
       break;
   }
   ++d.wasted;
-  if (options_.observer) options_.observer->on_packet_dropped(id, mask);
+  if (options_.observer) {
+    options_.observer->on_packet_dropped(id, mask);
+  }
 }
 
 void Engine::run_dispatches(Driver& d) {
   EngineObserver* observer = options_.observer;
   for (std::uint32_t i = 0, count = d.dispatch_count; i < count; ++i) {
     Dispatch& x = d.dispatches[i];
-    if (observer) observer->on_handler_enter(x.id, x.events);
+    if (observer) {
+      observer->on_handler_enter(x.id, x.events);
+    }
     x.result = x.handler->on_events(x.id, x.socket, x.events);
-    if (observer) observer->on_handler_leave(x.id, x.result);
+    if (observer) {
+      observer->on_handler_leave(x.id, x.result);
+    }
     // A handler returns interest bits or kInterestClose, nothing else (contract).
     READYPORT_ASSERT(x.result == kInterestClose || (x.result & ~kInterestAll) == 0);
   }
@@ -213,7 +252,9 @@ void Engine::spin_check(Driver& d, std::uint32_t received) {
   }
   // Only packets for connections in transition: the driver that applies the transition needs
   // to run (on a fair scheduler it does at once; in simulation it may not be picked).
-  if (++d.wasted_runs < internal::kSpinBatchesMax) return;
+  if (++d.wasted_runs < internal::kSpinBatchesMax) {
+    return;
+  }
   d.wasted_runs = 0;
   d.spin_sleep_due = true;
   ++stats_.spin_sleeps;
@@ -228,13 +269,17 @@ void Engine::repost_exit() {
       EngineLock lock(mutex_);
       ++stats_.posts;
     }
-    if (posted) return;
+    if (posted) {
+      return;
+    }
     backoff(attempt);
   }
 }
 
 void Engine::run_tasks(Driver& d) {
-  for (std::uint32_t i = 0; i < d.task_count; ++i) d.tasks[i]->run();
+  for (std::uint32_t i = 0; i < d.task_count; ++i) {
+    d.tasks[i]->run();
+  }
   EngineLock lock(mutex_);
   tasks_outstanding_ -= d.task_count;
   stats_.tasks_run += d.task_count;
@@ -243,7 +288,9 @@ void Engine::run_tasks(Driver& d) {
 
 Engine::QuietPoint Engine::quiesce(Driver& d, bool release) {
   d.call_epoch = 0;  // quiescent point: this driver holds no packet now
-  if (grace_head_ != kSlotNone) check_grace(d);
+  if (grace_head_ != kSlotNone) {
+    check_grace(d);
+  }
   QuietPoint quiet;
   quiet.wakes = d.wakes_to_post;
   d.wakes_to_post = 0;
@@ -252,7 +299,9 @@ Engine::QuietPoint Engine::quiesce(Driver& d, bool release) {
   // Released here only if nothing after this section uses the driver (the slots whose grace
   // period ended, to dispose) or the port (stop() closes it once every driver is released).
   quiet.released = release && d.dispose_head == kSlotNone && quiet.wakes == 0 && !quiet.quarantined;
-  if (quiet.released) release_locked(d);
+  if (quiet.released) {
+    release_locked(d);
+  }
   return quiet;
 }
 
@@ -264,7 +313,9 @@ Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms, boo
   // which may release the driver; not with the exit packet, passed on first (stop() waits).
   const bool spin = d.spin_sleep_due;
   const bool exit_seen = d.exit_seen;
-  if (d.task_count > 0) run_tasks(d);
+  if (d.task_count > 0) {
+    run_tasks(d);
+  }
   QuietPoint quiet;
   bool quiesced = false;
   while (d.dispatch_count > 0) {
@@ -280,21 +331,30 @@ Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms, boo
   }
   if (!quiesced) {
     // Disposal after the batch: no handler of this batch runs any more.
-    if (d.dispose_head != kSlotNone) dispose(d);
+    if (d.dispose_head != kSlotNone) {
+      dispose(d);
+    }
     EngineLock lock(mutex_);
     quiet = quiesce(d, release && !exit_seen);
   }
   if (quiet.wakes > 0) {
     // Best effort: a waiting driver also ends its call at wait_timeout_ms.
-    for (std::uint32_t i = 0; i < quiet.wakes; ++i)
+    for (std::uint32_t i = 0; i < quiet.wakes; ++i) {
       (void)os_.post_queued_completion_status(port_, 0, internal::kWakeKey, 0);
+    }
     EngineLock lock(mutex_);
     stats_.posts += quiet.wakes;
   }
   // Released: another thread may have claimed the driver already.
-  if (!quiet.released && d.dispose_head != kSlotNone) dispose(d);  // grace periods that ended
-  if (quiet.quarantined) service_quarantine();
-  if (spin) os_.sleep_ms(internal::kSpinSleepMs);  // let the transition's driver run
+  if (!quiet.released && d.dispose_head != kSlotNone) {
+    dispose(d);  // grace periods that ended
+  }
+  if (quiet.quarantined) {
+    service_quarantine();
+  }
+  if (spin) {
+    os_.sleep_ms(internal::kSpinSleepMs);  // let the transition's driver run
+  }
   if (exit_seen) {
     repost_exit();
     outcome.end = BatchEnd::kExit;
@@ -311,22 +371,27 @@ Engine::BatchOutcome Engine::drive_once(Driver& d, std::uint32_t timeout_ms, boo
 Result<Driver*> Engine::enter_driver(const char* call) {
   const std::uint64_t thread = os_.thread_id();
   EngineLock lock(mutex_);
-  if (driver_of(thread) != nullptr)
+  if (driver_of(thread) != nullptr) {
     return Status(StatusCode::kFailedPrecondition, std::string(call) + ": called from a handler");
-  if (run_state_ == RunState::kCreated || run_state_ == RunState::kStopped)
+  }
+  if (run_state_ == RunState::kCreated || run_state_ == RunState::kStopped) {
     return check_running(call);
+  }
   Driver* d = claim_driver(false, thread);
-  if (d == nullptr)
+  if (d == nullptr) {
     return Status(StatusCode::kResourceExhausted,
                   std::string(call) + ": " + std::to_string(options_.workers_max) +
                       " drivers are running (EngineOptions::workers_max)");
+  }
   begin_call(*d);  // the claim's section begins the first call too
   return d;
 }
 
 Status Engine::run_worker() {
   Result<Driver*> d = enter_driver("run_worker()");
-  if (!d.ok()) return d.status();
+  if (!d.ok()) {
+    return d.status();
+  }
   for (bool begun = true;
        drive_once(*d.value(), options_.wait_timeout_ms, begun, false).end != BatchEnd::kExit;) {
     begun = false;
@@ -336,7 +401,9 @@ Status Engine::run_worker() {
 
 Result<std::uint32_t> Engine::poll(std::uint32_t timeout_ms) {
   Result<Driver*> d = enter_driver("poll()");
-  if (!d.ok()) return d.status();
+  if (!d.ok()) {
+    return d.status();
+  }
   const BatchOutcome outcome = drive_once(*d.value(), timeout_ms, true, true);
   switch (outcome.end) {
     case BatchEnd::kDone:
@@ -365,11 +432,17 @@ void Engine::close_for_stop() {
         // kLive: REMOVE now, or when its registration in flight returns; kDispatching: its
         // dispatcher issues the REMOVE when the handler returns.
         Slot& slot = slots_->at(cursor);
-        if (slot.state != SlotState::kLive && slot.state != SlotState::kDispatching) continue;
-        if (internal::slot_on_close(slot) == CloseAction::kSettle) settle(cursor, sink);
+        if (slot.state != SlotState::kLive && slot.state != SlotState::kDispatching) {
+          continue;
+        }
+        if (internal::slot_on_close(slot) == CloseAction::kSettle) {
+          settle(cursor, sink);
+        }
       }
     }
-    if (sink.count == 0) continue;
+    if (sink.count == 0) {
+      continue;
+    }
     (void)call_registrations(sink.regs, sink.count);
     RegSink none{nullptr, nullptr, 0, 0};  // a REMOVE's result never decides a follow-up
     EngineLock lock(mutex_);
@@ -384,9 +457,12 @@ Status Engine::stop() {
   const std::uint64_t thread = os_.thread_id();
   {
     EngineLock lock(mutex_);
-    if (driver_of(thread) != nullptr)
+    if (driver_of(thread) != nullptr) {
       return Status(StatusCode::kFailedPrecondition, "stop(): called from a handler or task");
-    if (Status status = check_running("stop()"); !status.ok()) return status;
+    }
+    if (Status status = check_running("stop()"); !status.ok()) {
+      return status;
+    }
     run_state_ = RunState::kStopping;
   }
   close_for_stop();
@@ -396,7 +472,9 @@ Status Engine::stop() {
     Driver* d = nullptr;
     {
       EngineLock lock(mutex_);
-      if (slots_->live_count() == 0 && tasks_outstanding_ == 0) break;
+      if (slots_->live_count() == 0 && tasks_outstanding_ == 0) {
+        break;
+      }
       d = claim_driver(true, thread);
       READYPORT_ASSERT(d != nullptr);  // stop()'s own driver is reserved
       begin_call(*d);
@@ -416,8 +494,12 @@ Status Engine::stop() {
     {
       EngineLock lock(mutex_);
       // None claimed: none may be claimed any more (poll() on another thread) as the port closes.
-      if (drivers_claimed_ == 0) run_state_ = RunState::kStopped;
-      if (run_state_ == RunState::kStopped) break;
+      if (drivers_claimed_ == 0) {
+        run_state_ = RunState::kStopped;
+      }
+      if (run_state_ == RunState::kStopped) {
+        break;
+      }
     }
     os_.sleep_ms(1);
   }

@@ -130,11 +130,15 @@ using namespace internal;  // a private header, included by the engine's sources
 // port's last operation on this key (spec B7).
 READYPORT_FORCE_INLINE void Engine::settle(std::uint32_t index, RegSink& sink) {
   const SettleAction action = internal::slot_settle(slots_->at(index), sink.full());
-  if (action == SettleAction::kDefer) slots_->list_push(deferred_head_, index);
-  if (action == SettleAction::kEnable)
+  if (action == SettleAction::kDefer) {
+    slots_->list_push(deferred_head_, index);
+  }
+  if (action == SettleAction::kEnable) {
     append_registration(*slots_, sink, index, kSockNotifyOpEnable);
-  if (action == SettleAction::kRemove)
+  }
+  if (action == SettleAction::kRemove) {
     append_registration(*slots_, sink, index, kSockNotifyOpRemove);
+  }
 }
 
 }  // namespace readyport

@@ -17,7 +17,9 @@ void Engine::service_quarantine() {
     {
       EngineLock lock(mutex_);
       index = slots_->list_pop(quarantine_head_);
-      if (index == kSlotNone) return;
+      if (index == kSlotNone) {
+        return;
+      }
       Slot& slot = slots_->at(index);
       // Close the socket first: closesocket deregisters it (spec E2), so no new packet can be
       // queued for the key; the marker posted after it is then behind every packet that was. A
@@ -59,15 +61,18 @@ void Engine::classify_marker(Driver& d, std::uintptr_t key) {
   slots_->list_push(grace_head_, index);
   for (const Driver& other : drivers_) {
     if (&other != &d && other.claimed && other.call_epoch != 0 &&
-        other.call_epoch < slot.grace_epoch)
+        other.call_epoch < slot.grace_epoch) {
       ++d.wakes_to_post;
+    }
   }
 }
 
 void Engine::check_grace(Driver& d) {
   std::uint64_t min_epoch = std::numeric_limits<std::uint64_t>::max();
   for (const Driver& other : drivers_) {
-    if (other.claimed && other.call_epoch != 0) min_epoch = std::min(min_epoch, other.call_epoch);
+    if (other.claimed && other.call_epoch != 0) {
+      min_epoch = std::min(min_epoch, other.call_epoch);
+    }
   }
   std::uint32_t* link = &grace_head_;
   while (*link != kSlotNone) {
@@ -82,7 +87,9 @@ void Engine::check_grace(Driver& d) {
     // Every packet queued before the marker was dequeued (FIFO, spec F1) and every driver that
     // could hold one has finished its batch: kGrace -> kClosing.
     slots_->list_pop(*link);
-    if (internal::slot_on_grace_over(slot)) ++stats_.removes_lost;
+    if (internal::slot_on_grace_over(slot)) {
+      ++stats_.removes_lost;
+    }
     move_to_closing(index, d);
   }
 }
@@ -99,7 +106,9 @@ void Engine::probe_awaited(Driver& d) {
   d.idle_calls = 0;
   for (std::uint32_t i = 0; i < options_.connections_max && removes_awaited_ > 0; ++i) {
     const Slot& slot = slots_->at(i);
-    if (slot.state == SlotState::kRemoving && slot.remove_applied) probe(i);
+    if (slot.state == SlotState::kRemoving && slot.remove_applied) {
+      probe(i);
+    }
   }
 }
 
@@ -122,14 +131,18 @@ void Engine::move_to_closing(std::uint32_t index, Driver& d) {
 void Engine::release_slot(std::uint32_t index) {
   const ConnId id = slots_->id_of(index);
   slots_->release(index);
-  if (options_.observer) options_.observer->on_slot_freed(id);
+  if (options_.observer) {
+    options_.observer->on_slot_freed(id);
+  }
 }
 
 void Engine::close_socket_locked(ConnId id, Socket socket) {
   // Erased and closed under the lock: an add() of the value sees the engine's socket (refused) or
   // a closed or new one (reused at once, spec E5), never a stale entry. Reported before the call.
   slots_->socket_erase(socket);
-  if (options_.observer) options_.observer->on_socket_closed(id, socket);
+  if (options_.observer) {
+    options_.observer->on_socket_closed(id, socket);
+  }
   (void)os_.closesocket(socket);
 }
 
@@ -142,8 +155,12 @@ void Engine::dispose(Driver& d) {
     {
       EngineLock lock(mutex_);
       index = slots_->list_pop(d.dispose_head);
-      if (index == kSlotNone) return;
-      if (d.dispose_head == kSlotNone) d.dispose_tail = kSlotNone;
+      if (index == kSlotNone) {
+        return;
+      }
+      if (d.dispose_head == kSlotNone) {
+        d.dispose_tail = kSlotNone;
+      }
       const Slot& slot = slots_->at(index);
       READYPORT_ASSERT(slot.state == SlotState::kClosing);
       socket = slot.socket;  // kInvalidSocket: the quarantine closed it already
@@ -151,7 +168,9 @@ void Engine::dispose(Driver& d) {
       id = slots_->id_of(index);
       // The REMOVE packet was seen (or the quarantine drained): the port will not hand out this
       // key again, so the socket can be closed and the handler told (spec E1, E2).
-      if (socket != kInvalidSocket) close_socket_locked(id, socket);
+      if (socket != kInvalidSocket) {
+        close_socket_locked(id, socket);
+      }
     }
     READYPORT_ASSERT(handler != nullptr);
     handler->on_closed(id);

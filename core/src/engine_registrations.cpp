@@ -10,8 +10,9 @@ namespace readyport {
 
 void Engine::pause(std::uint32_t index, RegSink& sink) {
   // DISABLE keeps the registration (spec B4); the dispatcher's re-arm enables it again.
-  if (internal::slot_pause(slots_->at(index), sink.full()))
+  if (internal::slot_pause(slots_->at(index), sink.full())) {
     append_registration(*slots_, sink, index, kSockNotifyOpDisable);
+  }
 }
 
 void Engine::apply_results(const RegSink& done, RegSink& follow_ups) {
@@ -30,8 +31,9 @@ void Engine::apply_results(const RegSink& done, RegSink& follow_ups) {
       // CANARY remove_failure_as_done: a refused REMOVE read as "nothing is registered, nothing
       // is queued": the engine posts itself the REMOVE packet and closes on it, with no drain.
       if (os_.post_queued_completion_status(port_, kSockNotifyEventRemove, slots_->key_of(ref.slot),
-                                            0))
+                                            0)) {
         continue;
+      }
 #endif
       apply_remove_failed(ref);
       continue;
@@ -42,9 +44,12 @@ void Engine::apply_results(const RegSink& done, RegSink& follow_ups) {
     READYPORT_ASSERT(slot.generation == ref.generation);
     // A failed registration (spec A8) closes its connection; the others go on.
     const bool failed = reg.registration_result != 0;
-    if (failed) ++stats_.registration_failures;
-    if (internal::slot_on_op_result(slot, failed) == ResultAction::kSettle)
+    if (failed) {
+      ++stats_.registration_failures;
+    }
+    if (internal::slot_on_op_result(slot, failed) == ResultAction::kSettle) {
       settle(ref.slot, follow_ups);
+    }
   }
 }
 
@@ -56,14 +61,18 @@ void Engine::apply_remove_failed(RegRef ref) {
   internal::slot_on_remove_failed(slot);
   slots_->list_push(quarantine_head_, ref.slot);
   ++stats_.quarantined;
-  if (options_.observer) options_.observer->on_quarantined(slots_->id_of(ref.slot));
+  if (options_.observer) {
+    options_.observer->on_quarantined(slots_->id_of(ref.slot));
+  }
 }
 
 void Engine::note_remove_applied(RegRef ref) {
   // Its REMOVE packet may have been dequeued already, on another driver (spec A7): then the slot
   // moved on, or was freed and taken again (another generation), and is not touched.
   Slot& slot = slots_->at(ref.slot);
-  if (slot.generation != ref.generation || slot.state != SlotState::kRemoving) return;
+  if (slot.generation != ref.generation || slot.state != SlotState::kRemoving) {
+    return;
+  }
   slot.remove_applied = true;
   ++removes_awaited_;
 }
@@ -85,7 +94,9 @@ std::uint32_t Engine::call_retrying(SockNotifyRegistration* regs, std::uint32_t 
   std::uint32_t& failures = d != nullptr ? d->failures_in_row : call_failures;
   for (std::uint32_t attempt = 1;; ++attempt) {
     *attempts_out = attempt;
-    if (received != nullptr) *received = 0;
+    if (received != nullptr) {
+      *received = 0;
+    }
     // A registration-only call neither dequeues nor waits (spec A4).
     const std::uint32_t error = os_.process_socket_notifications(
         port_, count, count ? regs : nullptr, timeout_ms, d != nullptr ? options_.batch_count : 0,
@@ -97,11 +108,17 @@ std::uint32_t Engine::call_retrying(SockNotifyRegistration* regs, std::uint32_t 
     // Spec A3: nothing applied, nothing dequeued; the registrations stay in flight and the
     // slots stay live. Retry after a bounded backoff; in the end, fail them one by one. A driver
     // backs off after its last try too, as its next call follows at once.
-    if (received != nullptr) *received = 0;
+    if (received != nullptr) {
+      *received = 0;
+    }
     const bool last = attempt >= options_.call_retry_max;
-    if (d != nullptr || !last) backoff(failures++);
+    if (d != nullptr || !last) {
+      backoff(failures++);
+    }
     if (last) {
-      for (std::uint32_t i = 0; i < count; ++i) regs[i].registration_result = error;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        regs[i].registration_result = error;
+      }
       return error;
     }
   }
@@ -116,7 +133,9 @@ void Engine::count_calls(std::uint32_t error, std::uint32_t attempts) {
 std::uint32_t Engine::call_registrations(SockNotifyRegistration* regs, std::uint32_t count) {
   std::uint32_t attempts = 0;
   std::uint32_t error = call_retrying(regs, count, nullptr, 0, nullptr, &attempts);
-  if (error == kWaitTimeout) error = kErrorSuccess;
+  if (error == kWaitTimeout) {
+    error = kErrorSuccess;
+  }
   EngineLock lock(mutex_);
   count_calls(error, attempts);
   return error;
@@ -133,7 +152,9 @@ void Engine::issue_direct(SockNotifyRegistration reg, RegRef ref) {
       EngineLock lock(mutex_);
       apply_results(RegSink{&reg, &ref, 1, 1}, follow);
     }
-    if (follow.count == 0) break;
+    if (follow.count == 0) {
+      break;
+    }
     reg = next_reg;
     ref = next_ref;
   }

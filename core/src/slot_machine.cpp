@@ -36,14 +36,18 @@ ResultAction slot_on_add_result(SlotMachine& m, bool refused) {
 bool slot_on_undeferred(SlotMachine& m) {
   READYPORT_ASSERT(m.deferred);
   m.deferred = false;
-  if (m.state == S::kDispatching) return false;
+  if (m.state == S::kDispatching) {
+    return false;
+  }
   READYPORT_ASSERT(m.state == S::kLive);
   return true;
 }
 
 bool slot_pause(SlotMachine& m, bool sink_full) {
   READYPORT_ASSERT(m.state == S::kDispatching);
-  if (m.paused || m.op_in_flight || m.deferred || m.close_requested || sink_full) return false;
+  if (m.paused || m.op_in_flight || m.deferred || m.close_requested || sink_full) {
+    return false;
+  }
   m.paused = true;
   m.op_in_flight = true;  // DISABLE keeps the registration (spec B4); the re-arm enables it
   return true;
@@ -60,7 +64,9 @@ PacketAction slot_on_packet_closing(SlotMachine& m, std::uint32_t mask,
   READYPORT_ASSERT(!remove || m.state == S::kRemoving || m.probe);
 #if defined(READYPORT_CANARY_dispatch_after_close)
   // CANARY dispatch_after_close: packets of a connection being closed still reach its handler.
-  if (m.state == S::kLive) return slot_on_live_packet(m, mask & kEventsForHandler, driver);
+  if (m.state == S::kLive) {
+    return slot_on_live_packet(m, mask & kEventsForHandler, driver);
+  }
 #endif
   // Live and closing: the pending registration's result (or the deferred list) leads to REMOVE.
   READYPORT_ASSERT(m.state != S::kLive || m.op_in_flight || m.deferred);
@@ -90,8 +96,12 @@ CloseAction slot_on_close(SlotMachine& m) {
     return CloseAction::kNone;
   }
   // kRemoving or past it: closing already.
-  if (m.state != S::kLive) return CloseAction::kAlreadyClosing;
-  if (m.close_requested) return CloseAction::kNone;  // a result or a driver decides it
+  if (m.state != S::kLive) {
+    return CloseAction::kAlreadyClosing;
+  }
+  if (m.close_requested) {
+    return CloseAction::kNone;  // a result or a driver decides it
+  }
   m.close_requested = true;
   return CloseAction::kSettle;
 }

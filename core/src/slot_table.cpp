@@ -14,7 +14,9 @@ constexpr Socket kSocketPoison = static_cast<Socket>(0xDEADDEADu);
 
 unsigned bits_for(std::uint32_t capacity) {
   unsigned bits = 3;  // keys below 8 are sentinels (see slot_table.hpp)
-  while (bits < 32 && (std::uint64_t{1} << bits) < capacity) ++bits;
+  while (bits < 32 && (std::uint64_t{1} << bits) < capacity) {
+    ++bits;
+  }
   return bits;
 }
 
@@ -32,22 +34,32 @@ SlotTable::SlotTable(std::uint32_t capacity) : slots_(capacity), capacity_(capac
   generation_mask_ = generation_bits >= 32 ? std::uintptr_t{0xFFFFFFFFu}
                                            : (std::uintptr_t{1} << generation_bits) - 1;
   // Free list in index order, so a run's slot choices depend only on its history.
-  for (std::uint32_t i = capacity; i-- > 0;) list_push(free_head_, i);
+  for (std::uint32_t i = capacity; i-- > 0;) {
+    list_push(free_head_, i);
+  }
   std::size_t index_size = 16;
-  while (index_size < std::size_t{capacity} * 2) index_size *= 2;
+  while (index_size < std::size_t{capacity} * 2) {
+    index_size *= 2;
+  }
   index_.resize(index_size);
 }
 
 std::uint32_t SlotTable::find(ConnId id) const {
-  if (id.slot >= capacity_) return kSlotNone;
+  if (id.slot >= capacity_) {
+    return kSlotNone;
+  }
   const Slot& slot = slots_[id.slot];
-  if (slot.generation != id.generation || slot.state == SlotState::kFree) return kSlotNone;
+  if (slot.generation != id.generation || slot.state == SlotState::kFree) {
+    return kSlotNone;
+  }
   return id.slot;
 }
 
 std::uint32_t SlotTable::acquire() {
   const std::uint32_t index = list_pop(free_head_);
-  if (index == kSlotNone) return kSlotNone;
+  if (index == kSlotNone) {
+    return kSlotNone;
+  }
   READYPORT_ASSERT(slots_[index].state == SlotState::kFree);
   ++live_count_;
   return index;
@@ -64,7 +76,9 @@ void SlotTable::release(std::uint32_t index) {
   slot = Slot{};  // poison: every field back to a value no live slot has
   slot.socket = kSocketPoison;
   slot.generation = static_cast<std::uint32_t>((generation + 1) & generation_mask_);
-  if (slot.generation == 0) slot.generation = 1;  // 0 marks sentinel keys; key_of() relies on it
+  if (slot.generation == 0) {
+    slot.generation = 1;  // 0 marks sentinel keys; key_of() relies on it
+  }
   list_push(free_head_, index);
   --live_count_;
 }
@@ -78,7 +92,9 @@ void SlotTable::list_push(std::uint32_t& head, std::uint32_t index) {
 
 std::uint32_t SlotTable::list_pop(std::uint32_t& head) {
   const std::uint32_t index = head;
-  if (index == kSlotNone) return kSlotNone;
+  if (index == kSlotNone) {
+    return kSlotNone;
+  }
   Slot& slot = at(index);
   head = slot.link;
   slot.link = kSlotNone;
@@ -98,7 +114,9 @@ std::size_t SlotTable::socket_place(Socket socket) const {
   const std::size_t mask = index_.size() - 1;
   std::size_t i = socket_home(socket);
   // The table holds at most capacity entries in 2 x capacity places: an empty place exists.
-  while (index_[i].socket != socket && index_[i].socket != kInvalidSocket) i = (i + 1) & mask;
+  while (index_[i].socket != socket && index_[i].socket != kInvalidSocket) {
+    i = (i + 1) & mask;
+  }
   return i;
 }
 

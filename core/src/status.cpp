@@ -30,7 +30,9 @@ const char* status_code_name(StatusCode code) {
 }
 
 std::string Status::to_string() const {
-  if (ok()) return "ok";
+  if (ok()) {
+    return "ok";
+  }
   std::string text = status_code_name(code_);
   text += ": ";
   text += message_;

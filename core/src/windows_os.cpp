@@ -187,7 +187,9 @@ using SetThreadDescriptionFn = HRESULT(WINAPI*)(HANDLE thread, PCWSTR descriptio
 using RawProc = void (*)();
 RawProc find_export(const wchar_t* module_name, const char* export_name) {
   HMODULE module = ::GetModuleHandleW(module_name);
-  if (module == nullptr) return nullptr;
+  if (module == nullptr) {
+    return nullptr;
+  }
   return reinterpret_cast<RawProc>(::GetProcAddress(module, export_name));
 }
 
@@ -218,7 +220,9 @@ Status missing_psn_status(const char* export_name, std::uint32_t os_error) {
       "': readyport needs ProcessSocketNotifications, which exists from Windows 10 build 20348 on "
       "(Windows Server 2022, Windows 11); this system reports build ";
   message += std::to_string(WindowsOs::windows_build_number());
-  if (WindowsOs::running_under_wine()) message += " (Wine, which does not implement it)";
+  if (WindowsOs::running_under_wine()) {
+    message += " (Wine, which does not implement it)";
+  }
   return Status(StatusCode::kUnavailable, std::move(message), os_error);
 }
 
@@ -240,7 +244,9 @@ class SrwMutex final : public Mutex {
     owner_.store(self, std::memory_order_relaxed);
   }
   bool try_lock() override {
-    if (::TryAcquireSRWLockExclusive(&lock_) == 0) return false;
+    if (::TryAcquireSRWLockExclusive(&lock_) == 0) {
+      return false;
+    }
     owner_.store(::GetCurrentThreadId(), std::memory_order_relaxed);
     return true;
   }
@@ -278,7 +284,9 @@ class StdThread final : public Thread {
 void name_current_thread(const std::wstring& name) {
   auto set_description =
       as_function<SetThreadDescriptionFn>(find_export(L"kernel32.dll", "SetThreadDescription"));
-  if (set_description != nullptr) (void)set_description(::GetCurrentThread(), name.c_str());
+  if (set_description != nullptr) {
+    (void)set_description(::GetCurrentThread(), name.c_str());
+  }
 }
 
 }  // namespace
@@ -317,10 +325,14 @@ WindowsOs::~WindowsOs() { ::WSACleanup(); }
 
 std::uint32_t WindowsOs::windows_build_number() {
   auto rtl_get_version = as_function<RtlGetVersionFn>(find_export(L"ntdll.dll", "RtlGetVersion"));
-  if (rtl_get_version == nullptr) return 0;
+  if (rtl_get_version == nullptr) {
+    return 0;
+  }
   OSVERSIONINFOW version{};
   version.dwOSVersionInfoSize = static_cast<DWORD>(sizeof(version));
-  if (rtl_get_version(&version) != 0) return 0;  // not STATUS_SUCCESS
+  if (rtl_get_version(&version) != 0) {
+    return 0;  // not STATUS_SUCCESS
+  }
   return static_cast<std::uint32_t>(version.dwBuildNumber);
 }
 
@@ -352,7 +364,9 @@ std::uint32_t WindowsOs::process_socket_notifications(Port port, std::uint32_t r
                                                       OverlappedEntry* entries,
                                                       std::uint32_t* received_out) {
   // Built without the function (see WindowsOsOptions): the whole call fails, nothing changed.
-  if (psn_ == nullptr) return kErrorProcNotFound;
+  if (psn_ == nullptr) {
+    return kErrorProcNotFound;
+  }
   auto psn = as_function<ProcessSocketNotificationsFn>(psn_);
   // The return value is the error code itself (spec A1-A3); passed through unchanged.
   return static_cast<std::uint32_t>(psn(port_handle(port), registration_count, registrations,
@@ -371,8 +385,9 @@ bool WindowsOs::get_queued_completion_status_ex(Port port, OverlappedEntry* entr
   const BOOL dequeued =
       ::GetQueuedCompletionStatusEx(port_handle(port), reinterpret_cast<OVERLAPPED_ENTRY*>(entries),
                                     count, &removed, timeout_ms, FALSE);
-  if (removed_out != nullptr)
+  if (removed_out != nullptr) {
     *removed_out = dequeued != 0 ? static_cast<std::uint32_t>(removed) : 0;
+  }
   return dequeued != 0;
 }
 
@@ -422,7 +437,9 @@ Socket WindowsOs::accept(Socket s, Ipv4Address* peer_out) {
   const SOCKET accepted = ::accept(
       static_cast<SOCKET>(s), peer_out != nullptr ? reinterpret_cast<sockaddr*>(&native) : nullptr,
       peer_out != nullptr ? &length : nullptr);
-  if (accepted != INVALID_SOCKET && peer_out != nullptr) *peer_out = from_sockaddr(native);
+  if (accepted != INVALID_SOCKET && peer_out != nullptr) {
+    *peer_out = from_sockaddr(native);
+  }
   return static_cast<Socket>(accepted);
 }
 
@@ -453,7 +470,9 @@ int WindowsOs::recvfrom(Socket s, void* data, int length, int flags, Ipv4Address
       ::recvfrom(static_cast<SOCKET>(s), static_cast<char*>(data), length, flags,
                  from_out != nullptr ? reinterpret_cast<sockaddr*>(&native) : nullptr,
                  from_out != nullptr ? &native_length : nullptr);
-  if (received != SOCKET_ERROR && from_out != nullptr) *from_out = from_sockaddr(native);
+  if (received != SOCKET_ERROR && from_out != nullptr) {
+    *from_out = from_sockaddr(native);
+  }
   return received;
 }
 
@@ -503,8 +522,9 @@ Result<std::unique_ptr<Thread>> WindowsOs::thread_start(std::string_view name,
   // Thread names are ASCII identifiers in practice; widen byte by byte.
   std::wstring wide_name;
   wide_name.reserve(name.size());
-  for (const char c : name)
+  for (const char c : name) {
     wide_name.push_back(static_cast<wchar_t>(static_cast<unsigned char>(c)));
+  }
   try {
     std::thread thread([wide_name = std::move(wide_name), body = std::move(body)]() {
       name_current_thread(wide_name);

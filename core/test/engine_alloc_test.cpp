@@ -37,8 +37,12 @@ thread_local std::size_t t_allocations = 0;
 
 #if READYPORT_COUNT_ALLOCATIONS
 void* operator new(std::size_t size) {
-  if (t_counting) ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  if (t_counting) {
+    ++t_allocations;
+  }
+  if (void* p = std::malloc(size == 0 ? 1 : size)) {
+    return p;
+  }
   throw std::bad_alloc();
 }
 void operator delete(void* p) noexcept { std::free(p); }
@@ -69,7 +73,9 @@ class BusyOs : public testing::NiceMock<MockOs> {
         stopping_ = true;
       }
     }
-    if (completion_count == 0) return kErrorSuccess;
+    if (completion_count == 0) {
+      return kErrorSuccess;
+    }
     if (stopping_) {
       std::uint32_t n = 0;
       while (n < completion_count && !removes_.empty()) {
@@ -97,7 +103,9 @@ class BusyOs : public testing::NiceMock<MockOs> {
 };
 
 TEST(EngineAllocationTest, TheWaitPathAllocatesNothing) {
-  if (!READYPORT_COUNT_ALLOCATIONS) GTEST_SKIP() << "operator new belongs to ThreadSanitizer";
+  if (!READYPORT_COUNT_ALLOCATIONS) {
+    GTEST_SKIP() << "operator new belongs to ThreadSanitizer";
+  }
   BusyOs os;
   allow_mutexes(os);
   ON_CALL(os, create_io_completion_port(0)).WillByDefault(testing::Return(kPort));
@@ -114,13 +122,16 @@ TEST(EngineAllocationTest, TheWaitPathAllocatesNothing) {
     Interest on_events(ConnId, Socket, std::uint32_t) noexcept override { return kInterestIn; }
     void on_closed(ConnId) noexcept override {}
   } handler;
-  for (std::uint32_t i = 0; i < kConnections; ++i)
+  for (std::uint32_t i = 0; i < kConnections; ++i) {
     ASSERT_TRUE(engine.add(0x100 + 4 * i, kInterestIn, Mode::kOneshotLevel, handler).ok());
+  }
 
   t_allocations = 0;
   t_counting = true;
   std::uint64_t handled = 0;
-  for (int i = 0; i < 200; ++i) handled += engine.poll(0).value();
+  for (int i = 0; i < 200; ++i) {
+    handled += engine.poll(0).value();
+  }
   t_counting = false;
   EXPECT_EQ(t_allocations, 0u);
   EXPECT_EQ(handled, 200u * kBatch);

@@ -389,7 +389,9 @@ TEST_F(EngineBadInputTest, AThrowingHandlerTerminatesTheProcess) {
         start();
         ThrowingHandler handler;
         expect_add_call(kSock, key(0), 0);
-        if (!engine_->add(kSock, kInterestIn, Mode::kOneshotLevel, handler).ok()) std::abort();
+        if (!engine_->add(kSock, kInterestIn, Mode::kOneshotLevel, handler).ok()) {
+          std::abort();
+        }
         EXPECT_CALL(os_, process_socket_notifications(kPort, 0, nullptr, _, _, _, _))
             .WillOnce(Psn({}, {packet(key(0), kSockNotifyEventIn)}, kErrorSuccess));
         (void)engine_->poll(5);

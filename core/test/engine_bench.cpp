@@ -107,13 +107,17 @@ class EngineWorld {
   }
   ~EngineWorld() {
     (void)engine_->stop();
-    for (const Pair& pair : pairs_) (void)os_.closesocket(pair.peer_end);
+    for (const Pair& pair : pairs_) {
+      (void)os_.closesocket(pair.peer_end);
+    }
   }
 
   // Handles at least `count` notifications.
   void run(std::uint64_t count) {
     // Every entry is one notification in this workload (no tasks, no closes).
-    for (std::uint64_t handled = 0; handled < count;) handled += engine_->poll(0).value();
+    for (std::uint64_t handled = 0; handled < count;) {
+      handled += engine_->poll(0).value();
+    }
   }
   EngineStats stats() const { return engine_->stats(); }
 
@@ -132,10 +136,11 @@ class RawWorld {
     port_ = os_.create_io_completion_port(0);
     pairs_ = make_pairs(os_, connections);
     std::vector<SockNotifyRegistration> initial(connections);
-    for (std::uint32_t i = 0; i < connections; ++i)
+    for (std::uint32_t i = 0; i < connections; ++i) {
       initial[i] =
           SockNotifyRegistration{pairs_[i].engine_end, i + 1,         kSockNotifyRegisterEventIn,
                                  kSockNotifyOpEnable,  kOneshotLevel, 0};
+    }
     READYPORT_ASSERT(os_.process_socket_notifications(port_, connections, initial.data(), 0, 0,
                                                       nullptr, nullptr) == kErrorSuccess);
   }
@@ -176,7 +181,9 @@ class RawWorld {
       std::uint32_t received = 0;
       (void)os_.process_socket_notifications(port_, 0, nullptr, 0, 1, entries_.data(), &received);
       ++calls_;
-      if (received == 0) continue;
+      if (received == 0) {
+        continue;
+      }
       const std::uintptr_t key = entries_[0].completion_key;
       const Pair& pair = pairs_[key - 1];
       handle_readable(os_, pair.engine_end, pair.peer_end);

@@ -70,7 +70,9 @@ class EngineFakeTest : public testing::Test {
   // Polls until nothing happens for one call.
   void settle() {
     for (int i = 0; i < 50; ++i) {
-      if (engine_.poll(0).value() == 0) return;
+      if (engine_.poll(0).value() == 0) {
+        return;
+      }
     }
     FAIL() << "the engine kept busy";
   }
@@ -89,7 +91,9 @@ TEST_F(EngineFakeTest, EveryModeDeliversAndRearmsUntilClosed) {
     int bytes = 0;
     handler.on_event = [&](ConnId, Socket s, std::uint32_t) {
       const int n = drain(os_, s);
-      if (n < 0) return kInterestClose;
+      if (n < 0) {
+        return kInterestClose;
+      }
       bytes += n;
       return kInterestIn;
     };
@@ -114,7 +118,9 @@ TEST_F(EngineFakeTest, OneshotPacketForOutDisarmsInTooAndTheReturnedInterestRear
   std::vector<std::uint32_t> seen;
   handler_.on_event = [&](ConnId, Socket s, std::uint32_t events) {
     seen.push_back(events);
-    if ((events & kSockNotifyEventIn) != 0 && drain(os_, s) < 0) return kInterestClose;
+    if ((events & kSockNotifyEventIn) != 0 && drain(os_, s) < 0) {
+      return kInterestClose;
+    }
     return kInterestIn;  // OUT was served: keep IN (the packet disarmed every direction, C2)
   };
   (void)engine_.add(pair.engine_end, kInterestIn | kInterestOut, Mode::kOneshotLevel, handler_)
@@ -306,7 +312,9 @@ TEST_F(EngineFakeTest, StopClosesEveryConnectionAndRunsPostedTasks) {
     ids.push_back(
         engine_.add(pairs.back().engine_end, kInterestIn | kInterestOut, modes[i % 4], handler_)
             .value());
-    if (i % 2 == 0) send_bytes(os_, pairs.back().peer_end, 4);
+    if (i % 2 == 0) {
+      send_bytes(os_, pairs.back().peer_end, 4);
+    }
   }
   CountingTask task;
   ASSERT_TRUE(engine_.post(task).ok());
@@ -317,7 +325,9 @@ TEST_F(EngineFakeTest, StopClosesEveryConnectionAndRunsPostedTasks) {
   EXPECT_EQ(os_.stats().sockets_open, sockets_before - ids.size());  // the engine's ends
   EXPECT_EQ(os_.stats().registrations_live, 0u);
   EXPECT_EQ(os_.stats().ports_open, 0u);
-  for (const Pair& pair : pairs) EXPECT_EQ(os_.closesocket(pair.peer_end), 0);
+  for (const Pair& pair : pairs) {
+    EXPECT_EQ(os_.closesocket(pair.peer_end), 0);
+  }
 }
 
 TEST_F(EngineFakeTest, TimeoutWithRegistrationsAppliedReadsTheirResults) {

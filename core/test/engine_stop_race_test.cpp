@@ -48,7 +48,9 @@ class PortAfterCloseOs final : public ForwardingOs {
 
  private:
   void count(Port port) {
-    if (port == closed_) ++calls_after_close_;
+    if (port == closed_) {
+      ++calls_after_close_;
+    }
   }
 
   Port closed_ = kInvalidPort;
@@ -85,9 +87,13 @@ void expect_no_port_use_after_close(Enter enter) {
         Result<std::unique_ptr<Thread>> racer = os.thread_start("racer", [&] {
           for (; entries < kEntriesMax; ++entries) {
             last = enter(engine);
-            if (!last.ok()) return;
+            if (!last.ok()) {
+              return;
+            }
             // In bursts: a strategy that keeps picking the racer (PCT) still lets stop() on.
-            if (entries % 8 == 7) os.sleep_ms(1);
+            if (entries % 8 == 7) {
+              os.sleep_ms(1);
+            }
           }
         });
         ASSERT_TRUE(racer.ok());

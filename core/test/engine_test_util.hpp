@@ -23,7 +23,9 @@ class RecordingHandler final : public Handler {
       std::lock_guard<std::mutex> lock(mutex_);
       calls_.push_back({id, events});
       ++inside_;
-      if (inside_ > inside_max_) inside_max_ = inside_;
+      if (inside_ > inside_max_) {
+        inside_max_ = inside_;
+      }
     }
     const Interest result = on_event(id, socket, events);
     std::lock_guard<std::mutex> lock(mutex_);

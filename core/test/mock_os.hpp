@@ -109,7 +109,9 @@ MATCHER_P(RegsAre, expected, "registrations are " + testing::PrintToString(expec
     *result_listener << "registration_count " << count;
     return false;
   }
-  if (count == 0) return regs == nullptr;
+  if (count == 0) {
+    return regs == nullptr;
+  }
   for (std::size_t i = 0; i < count; ++i) {
     const SockNotifyRegistration& got = regs[i];
     const SockNotifyRegistration& want = expected[i];
@@ -136,12 +138,17 @@ inline auto Psn(std::vector<std::uint32_t> results, std::vector<OverlappedEntry>
                                   std::uint32_t, std::uint32_t completion_count,
                                   OverlappedEntry* out, std::uint32_t* received) {
     EXPECT_EQ(results.size(), count);
-    for (std::size_t i = 0; i < count && i < results.size(); ++i)
+    for (std::size_t i = 0; i < count && i < results.size(); ++i) {
       regs[i].registration_result = results[i];
-    if (received != nullptr) *received = 0;
+    }
+    if (received != nullptr) {
+      *received = 0;
+    }
     if (code == kErrorSuccess && !entries.empty()) {
       EXPECT_LE(entries.size(), completion_count);
-      for (std::size_t i = 0; i < entries.size(); ++i) out[i] = entries[i];
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        out[i] = entries[i];
+      }
       *received = static_cast<std::uint32_t>(entries.size());
     }
     return code;

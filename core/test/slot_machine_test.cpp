@@ -25,7 +25,9 @@ SlotMachine machine_in(S state, Mode mode = Mode::kOneshotLevel) {
   m.mode = mode;
   m.interest = kInterestIn;
   m.interest_applied = kInterestIn;
-  if (state == S::kDispatching) m.dispatcher = kSelf;
+  if (state == S::kDispatching) {
+    m.dispatcher = kSelf;
+  }
   return m;
 }
 
@@ -141,7 +143,9 @@ TEST(SlotMachine, EveryAllowedEdgeIsTakenByItsEvent) {
     for (std::uint32_t b = 0; b < kSlotStateCount; ++b) {
       const S from = static_cast<S>(a);
       const S to = static_cast<S>(b);
-      if (!slot_edge_allowed(from, to)) continue;
+      if (!slot_edge_allowed(from, to)) {
+        continue;
+      }
       ++allowed;
       EXPECT_TRUE(covered.count({from, to}))
           << slot_state_name(from) << " -> " << slot_state_name(to) << " has no event case";
@@ -153,13 +157,17 @@ TEST(SlotMachine, EveryAllowedEdgeIsTakenByItsEvent) {
 
 TEST(SlotMachine, EveryOtherPairIsRefused) {
   std::set<std::pair<S, S>> allowed;
-  for (const EdgeCase& c : edge_cases()) allowed.insert({c.from, c.to});
+  for (const EdgeCase& c : edge_cases()) {
+    allowed.insert({c.from, c.to});
+  }
   std::size_t refused = 0;
   for (std::uint32_t a = 0; a < kSlotStateCount; ++a) {
     for (std::uint32_t b = 0; b < kSlotStateCount; ++b) {
       const S from = static_cast<S>(a);
       const S to = static_cast<S>(b);
-      if (allowed.count({from, to})) continue;
+      if (allowed.count({from, to})) {
+        continue;
+      }
       EXPECT_FALSE(slot_edge_allowed(from, to))
           << slot_state_name(from) << " -> " << slot_state_name(to);
       ++refused;
@@ -379,17 +387,21 @@ TEST(SlotMachine, DecisionsTable) {
     // Decisions keep the state, except the three cases named for the edge they take.
     const std::string name = c.name;
     S expected = before;
-    if (name == "packet_err_persistent") expected = S::kDispatching;
-    if (name.rfind("handler_", 0) == 0 || name.find("rearm") != std::string::npos)
+    if (name == "packet_err_persistent") {
+      expected = S::kDispatching;
+    }
+    if (name.rfind("handler_", 0) == 0 || name.find("rearm") != std::string::npos) {
       expected = S::kLive;
+    }
     EXPECT_EQ(m.state, expected) << slot_state_name(m.state);
   }
 }
 
 TEST(SlotMachine, StateNames) {
   std::set<std::string> names;
-  for (std::uint32_t a = 0; a < kSlotStateCount; ++a)
+  for (std::uint32_t a = 0; a < kSlotStateCount; ++a) {
     names.insert(slot_state_name(static_cast<S>(a)));
+  }
   EXPECT_EQ(names.size(), kSlotStateCount);
   EXPECT_EQ(names.count("unknown"), 0u);
 }

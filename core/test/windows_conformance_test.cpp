@@ -27,7 +27,9 @@ Backend windows_backend() {
   backend.is_fake = false;
   backend.make = []() -> Result<std::unique_ptr<Os>> {
     Result<std::unique_ptr<WindowsOs>> made = WindowsOs::create();
-    if (!made.ok()) return made.status();
+    if (!made.ok()) {
+      return made.status();
+    }
     return std::unique_ptr<Os>(std::move(made).value());
   };
   return backend;

@@ -180,7 +180,9 @@ TEST_F(WindowsOsPort, F1_PacketsComeOutFifoInOneBatch) {
   std::uint32_t removed = 0;
   ASSERT_TRUE(os_->get_queued_completion_status_ex(port_, entries, 8, &removed, 0, false));
   ASSERT_EQ(removed, 3u);
-  for (std::uint32_t i = 0; i < 3; ++i) EXPECT_EQ(entries[i].completion_key, i + 1u);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(entries[i].completion_key, i + 1u);
+  }
 }
 
 TEST_F(WindowsOsPort, F1_BatchIsBoundedByCount) {
@@ -276,13 +278,17 @@ class WindowsOsSocket : public ::testing::Test {
     ASSERT_NE(os_, nullptr);
   }
   void TearDown() override {
-    for (Socket s : opened_) EXPECT_EQ(os_->closesocket(s), 0) << os_->last_error();
+    for (Socket s : opened_) {
+      EXPECT_EQ(os_->closesocket(s), 0) << os_->last_error();
+    }
   }
 
   Socket open(int type) {
     const Socket s = os_->socket(kAfInet, type, type == kSockStream ? kIpprotoTcp : kIpprotoUdp);
     EXPECT_NE(s, kInvalidSocket) << os_->last_error();
-    if (s != kInvalidSocket) opened_.push_back(s);
+    if (s != kInvalidSocket) {
+      opened_.push_back(s);
+    }
     return s;
   }
   void forget(Socket s) { std::erase(opened_, s); }
@@ -440,11 +446,15 @@ TEST_F(WindowsOsSocket, LastErrorIsPerThread) {
   Result<std::unique_ptr<Thread>> other = os_->thread_start("other", [&] {
     (void)os_->closesocket(kInvalidSocket);  // WSAENOTSOCK on this thread
     stage.store(1);
-    while (stage.load() != 2) os_->sleep_ms(1);
+    while (stage.load() != 2) {
+      os_->sleep_ms(1);
+    }
     other_thread_error = os_->last_error();
   });
   ASSERT_TRUE(other.ok()) << other.status().to_string();
-  while (stage.load() != 1) os_->sleep_ms(1);
+  while (stage.load() != 1) {
+    os_->sleep_ms(1);
+  }
   OverlappedEntry entry{};
   std::uint32_t removed = 0;
   EXPECT_FALSE(os_->get_queued_completion_status_ex(kInvalidPort, &entry, 1, &removed, 0, true));
@@ -547,7 +557,9 @@ class WindowsOsRealPsn : public ::testing::Test {
     ASSERT_NE(server_, kInvalidSocket) << os_->last_error();
   }
   void TearDown() override {
-    if (os_ == nullptr) return;
+    if (os_ == nullptr) {
+      return;
+    }
     for (Socket s : {server_, client_, listener_}) {
       if (s != kInvalidSocket) {
         EXPECT_EQ(os_->closesocket(s), 0);

@@ -17,7 +17,9 @@ FakeMutex::~FakeMutex() {
 void FakeMutex::lock() {
   runtime_.point("lock");
   std::uint32_t word = 0;
-  if (word_.compare_exchange_strong(word, kHeld, std::memory_order_acquire)) return;  // free
+  if (word_.compare_exchange_strong(word, kHeld, std::memory_order_acquire)) {
+    return;  // free
+  }
   std::unique_lock<std::mutex> state(state_mutex_);
   // Held: mark a waiter, so that unlock() takes the slow path and hands it over; or take it if
   // it was freed meanwhile. Only the fast paths change word_ without the state mutex.
@@ -25,13 +27,19 @@ void FakeMutex::lock() {
   while (!word_.compare_exchange_weak(word, word == 0 ? kHeld : (word | kWaiters),
                                       std::memory_order_acquire)) {
   }
-  if (word == 0) return;
+  if (word == 0) {
+    return;
+  }
   // Wait for unlock() to hand it over. No deadline: a mutex has no timeout.
   Waiter waiter;
   waiters_.push_back(&waiter);
-  if (hooks_ != nullptr) hooks_->block_begin_locked();
+  if (hooks_ != nullptr) {
+    hooks_->block_begin_locked();
+  }
   const ParkEnd end = runtime_.park(state, waiter, kDeadlineNone, "lock");
-  if (hooks_ != nullptr) hooks_->block_end_locked();
+  if (hooks_ != nullptr) {
+    hooks_->block_end_locked();
+  }
   // Handed over by unlock(): it popped us and left kHeld set on our behalf.
   READYPORT_ASSERT(end == ParkEnd::kWoken && waiter.woken);
   READYPORT_ASSERT((word_.load(std::memory_order_relaxed) & kHeld) != 0);
@@ -47,14 +55,18 @@ void FakeMutex::unlock() {
   runtime_.point("unlock");
   std::uint32_t word = kHeld;
   // Nobody waits: free it.
-  if (word_.compare_exchange_strong(word, 0, std::memory_order_release)) return;
+  if (word_.compare_exchange_strong(word, 0, std::memory_order_release)) {
+    return;
+  }
   std::lock_guard<std::mutex> state(state_mutex_);
   READYPORT_ASSERT(word == (kHeld | kWaiters));  // else not held: unlock() by a non-holder
   READYPORT_ASSERT(!waiters_.empty());
   // Hand-off to the oldest waiter: kHeld stays set, now on its behalf.
   Waiter* next = waiters_.front();
   waiters_.pop_front();
-  if (waiters_.empty()) word_.store(kHeld, std::memory_order_relaxed);
+  if (waiters_.empty()) {
+    word_.store(kHeld, std::memory_order_relaxed);
+  }
   runtime_.wake(*next);
 }
 

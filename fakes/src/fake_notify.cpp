@@ -17,14 +17,22 @@ struct Trigger {
 // Spec C1: exactly one of LEVEL/EDGE (both modes) and exactly one of ONESHOT/PERSISTENT (strict;
 // lenient reads a missing one as PERSISTENT, two are still an error).
 std::uint32_t parse_trigger(std::uint8_t flags, bool lenient, Trigger* trigger_out) {
-  if ((flags & ~kTriggerKnown) != 0) return kWsaEinval;
+  if ((flags & ~kTriggerKnown) != 0) {
+    return kWsaEinval;
+  }
   const bool level = (flags & kSockNotifyTriggerLevel) != 0;
   const bool edge = (flags & kSockNotifyTriggerEdge) != 0;
-  if (level == edge) return kWsaEinval;
+  if (level == edge) {
+    return kWsaEinval;
+  }
   const bool oneshot = (flags & kSockNotifyTriggerOneshot) != 0;
   const bool persistent = (flags & kSockNotifyTriggerPersistent) != 0;
-  if (oneshot && persistent) return kWsaEinval;
-  if (!oneshot && !persistent && !lenient) return kWsaEinval;
+  if (oneshot && persistent) {
+    return kWsaEinval;
+  }
+  if (!oneshot && !persistent && !lenient) {
+    return kWsaEinval;
+  }
   trigger_out->level = level;
   trigger_out->oneshot = oneshot;
   return 0;
@@ -74,7 +82,9 @@ void drop_event_packet(FakeRegistration& registration) {
 }
 
 void detach_socket(FakeRegistration& registration) {
-  if (registration.socket == nullptr) return;
+  if (registration.socket == nullptr) {
+    return;
+  }
   READYPORT_ASSERT(registration.socket->registration == &registration);
   registration.socket->registration = nullptr;
   registration.socket = nullptr;
@@ -101,12 +111,18 @@ std::uint32_t apply_enable(const SockNotifyRegistration& element, FakeSocket* so
                            const ApplyContext& context) {
   const FakeOptions& options = context.options;
   // Spec B9: only sockets.
-  if (socket == nullptr) return options.not_socket_error;
-  if ((element.event_filter & ~kSockNotifyRegisterEventsAll) != 0) return kWsaEinval;
+  if (socket == nullptr) {
+    return options.not_socket_error;
+  }
+  if ((element.event_filter & ~kSockNotifyRegisterEventsAll) != 0) {
+    return kWsaEinval;
+  }
   Trigger trigger;
   const std::uint32_t trigger_error =
       parse_trigger(element.trigger_flags, options.trigger_lenient, &trigger);
-  if (trigger_error != 0) return trigger_error;  // spec C1
+  if (trigger_error != 0) {
+    return trigger_error;  // spec C1
+  }
   const std::uint32_t conditions = socket_conditions(*socket, options.receive_buffer_bytes);
   FakeRegistration* registration = socket->registration;
   if (registration == nullptr) {
@@ -143,12 +159,20 @@ std::uint32_t apply_enable(const SockNotifyRegistration& element, FakeSocket* so
 std::uint32_t registration_for_change(FakeSocket* socket, const ApplyContext& context,
                                       FakeRegistration** registration_out) {
   const FakeOptions& options = context.options;
-  if (socket == nullptr) return options.not_socket_error;  // spec B9
+  if (socket == nullptr) {
+    return options.not_socket_error;  // spec B9
+  }
   FakeRegistration* registration = socket->registration;
-  if (registration == nullptr) return options.unregistered_error;             // spec B6
-  if (registration->port != &context.port) return options.second_port_error;  // spec B8
+  if (registration == nullptr) {
+    return options.unregistered_error;  // spec B6
+  }
+  if (registration->port != &context.port) {
+    return options.second_port_error;  // spec B8
+  }
   // Spec B6/B7: REMOVE already accepted counts as not registered.
-  if (registration->state == RegistrationState::kRemoving) return options.unregistered_error;
+  if (registration->state == RegistrationState::kRemoving) {
+    return options.unregistered_error;
+  }
   READYPORT_ASSERT(registration->state == RegistrationState::kEnabled ||
                    registration->state == RegistrationState::kDisabled);
   *registration_out = registration;
@@ -158,7 +182,9 @@ std::uint32_t registration_for_change(FakeSocket* socket, const ApplyContext& co
 std::uint32_t apply_disable(FakeSocket* socket, const ApplyContext& context) {
   FakeRegistration* registration = nullptr;
   const std::uint32_t error = registration_for_change(socket, context, &registration);
-  if (error != 0) return error;
+  if (error != 0) {
+    return error;
+  }
   // Spec B4: keeps the registration, queues nothing; a queued packet is still delivered unless
   // the option drops it.
   registration->state = RegistrationState::kDisabled;
@@ -171,7 +197,9 @@ std::uint32_t apply_disable(FakeSocket* socket, const ApplyContext& context) {
 std::uint32_t apply_remove(FakeSocket* socket, const ApplyContext& context) {
   FakeRegistration* registration = nullptr;
   const std::uint32_t error = registration_for_change(socket, context, &registration);
-  if (error != 0) return error;
+  if (error != 0) {
+    return error;
+  }
   // Spec B5: enabled or disabled alike; key, filter and flags of the element are ignored.
   queue_remove(*registration, context.options);
   return 0;
@@ -209,7 +237,9 @@ void registration_evaluate(FakeRegistration& registration, std::uint32_t conditi
       const std::uint32_t report =
           registration.level ? reportable : (reportable & ~registration.conditions_seen);
       registration.conditions_seen = conditions;
-      if (report != 0) post_event(registration, report, options);
+      if (report != 0) {
+        post_event(registration, report, options);
+      }
       return;
     }
     case RegistrationState::kDisabled:
@@ -238,7 +268,9 @@ AfterDequeue registration_dequeue_front(FakePort& port, FakeRegistration& regist
   const bool is_event = registration.event_packet == packet;
   READYPORT_ASSERT(is_remove || is_event);
   port.pop_front();
-  if (is_event) registration.event_packet.reset();
+  if (is_event) {
+    registration.event_packet.reset();
+  }
   if (is_remove) {
     // Spec B5, E1, E6: the REMOVE packet is the last for its key; the registration ends. A
     // separate event packet was queued before it, so it is already out (FIFO).
@@ -279,7 +311,9 @@ AfterDequeue registration_dequeue_front(FakePort& port, FakeRegistration& regist
 void handoff_to_waiters(FakePort& port, const FakeOptions& options) {
   // Re-entered from the re-evaluation below (a LEVEL packet queued again): that packet is handed
   // on by the loop that is already running.
-  if (port.handoff_running()) return;
+  if (port.handoff_running()) {
+    return;
+  }
   port.handoff_running_set(true);
   // Bounded: each turn releases one waiter. The packet handed is the oldest (spec F1): the one
   // just queued, or, with a concurrency limit (F7), one that waited for a thread to stop running.
@@ -299,7 +333,9 @@ void handoff_to_waiters(FakePort& port, const FakeOptions& options) {
     // B5, E2) apply now, as for a packet a thread takes from the FIFO.
     const AfterDequeue after = registration_dequeue_front(port, *registration, options);
     port.release_most_recent(entry);
-    if (after != AfterDequeue::kReevaluate) continue;
+    if (after != AfterDequeue::kReevaluate) {
+      continue;
+    }
     // Spec C4 after this one-entry batch: a LEVEL|PERSISTENT registration whose condition still
     // holds is queued again, at the back, and handed to the next waiter if there is one. With no
     // waiter left it stays queued, so the released waiter may take it too when it fills the rest
@@ -307,7 +343,9 @@ void handoff_to_waiters(FakePort& port, const FakeOptions& options) {
     // again after it), which a thread dequeuing from the FIFO itself never sees (FakeOs re-queues
     // after its whole batch). On Windows both readings are possible; the engine must cope.
     registration = port.registration_find(id);
-    if (registration == nullptr || registration->socket == nullptr) continue;
+    if (registration == nullptr || registration->socket == nullptr) {
+      continue;
+    }
     registration_evaluate(*registration,
                           socket_conditions(*registration->socket, options.receive_buffer_bytes),
                           options);
@@ -387,7 +425,9 @@ void registration_port_closed(FakeRegistration& registration) {
       registration.remove_packet != registration.event_packet) {
     port.drop(*registration.remove_packet);
   }
-  if (registration.event_packet.has_value()) port.drop(*registration.event_packet);
+  if (registration.event_packet.has_value()) {
+    port.drop(*registration.event_packet);
+  }
   registration.remove_packet.reset();
   registration.event_packet.reset();
   port.registration_destroy(registration);

@@ -99,7 +99,9 @@ FakeOs::FakeOs(FakeOptions options, Runtime& runtime)
 FakeOs::~FakeOs() {
   std::lock_guard<std::mutex> lock(mutex_);
   // A thread parked in a FakeOs that is being destroyed would wake into freed memory.
-  for (const auto& entry : ports_) READYPORT_ASSERT(entry.second->waiter_count() == 0);
+  for (const auto& entry : ports_) {
+    READYPORT_ASSERT(entry.second->waiter_count() == 0);
+  }
   READYPORT_ASSERT(sockets_.blocked_count() == 0);
   // Whatever the test did, the model it leaves behind is consistent.
   check_invariants_locked();
@@ -134,7 +136,9 @@ bool FakeOs::close_port(Port port) {
   runtime_.point("close_port");
   std::lock_guard<std::mutex> lock(mutex_);
   FakePort* found = port_find(port);
-  if (found == nullptr) return fail_bool(kErrorInvalidHandle);
+  if (found == nullptr) {
+    return fail_bool(kErrorInvalidHandle);
+  }
   // Spec F6: registrations dropped without REMOVE, waiters released with ERROR_ABANDONED_WAIT_0.
   for (fake_internal::FakeRegistration* registration : found->registrations_in_order()) {
     fake_internal::registration_port_closed(*registration);
@@ -146,7 +150,9 @@ bool FakeOs::close_port(Port port) {
 }
 
 std::uint64_t FakeOs::deadline_for(std::uint32_t timeout_ms) {
-  if (timeout_ms == kInfinite) return kDeadlineNone;  // spec A5: never times out
+  if (timeout_ms == kInfinite) {
+    return kDeadlineNone;  // spec A5: never times out
+  }
   std::uint64_t wait_ms = timeout_ms;
   if (options_.early_wake_ms_max > 0 && timeout_ms > 0) {
     // Spec A5: a timed wait may end early, by a seeded amount (reproducible).
@@ -187,7 +193,9 @@ std::uint32_t FakeOs::dequeue_batch(FakePort& port, OverlappedEntry* entries, st
   // again after it).
   for (const std::uint64_t id : reevaluate) {
     fake_internal::FakeRegistration* registration = port.registration_find(id);
-    if (registration == nullptr || registration->socket == nullptr) continue;
+    if (registration == nullptr || registration->socket == nullptr) {
+      continue;
+    }
     fake_internal::registration_evaluate(
         *registration,
         fake_internal::socket_conditions(*registration->socket, options_.receive_buffer_bytes),
@@ -248,7 +256,9 @@ void FakeOs::port_enter_locked(FakePort& port) {
       previous->run_end();
       // Spec F7: on its own port the caller itself takes what is queued ("returns with the next
       // completion packet"); leaving another port lets a thread waiting there run.
-      if (previous != &port) fake_internal::handoff_to_waiters(*previous, options_);
+      if (previous != &port) {
+        fake_internal::handoff_to_waiters(*previous, options_);
+      }
     }
   }
   locals.port_os = instance_;
@@ -257,7 +267,9 @@ void FakeOs::port_enter_locked(FakePort& port) {
 
 FakeOs::FakePort* FakeOs::associated_port() {
   const fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
-  if (locals.port_os != instance_ || locals.port_value == 0) return nullptr;
+  if (locals.port_os != instance_ || locals.port_value == 0) {
+    return nullptr;
+  }
   return port_find(Port{locals.port_value});
 }
 
@@ -282,7 +294,9 @@ void FakeOs::port_leave_locked() {
 
 void FakeOs::block_begin_locked() {
   fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
-  if (!locals.port_running) return;
+  if (!locals.port_running) {
+    return;
+  }
   const std::uintptr_t value = locals.port_value;
   port_leave_locked();
   locals.port_value = value;  // still associated: it runs again when it wakes
@@ -291,7 +305,9 @@ void FakeOs::block_begin_locked() {
 
 void FakeOs::block_end_locked() {
   fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
-  if (!locals.port_blocked) return;
+  if (!locals.port_blocked) {
+    return;
+  }
   locals.port_blocked = false;
   FakePort* port = associated_port();
   if (port == nullptr) {
@@ -314,10 +330,14 @@ std::uint32_t FakeOs::psn_validate(std::uint32_t registration_count,
     return kWsaEinval;
   }
   // Spec A4: registrationCount 0 exactly when registrationInfos is NULL.
-  if ((registration_count == 0) != (registrations == nullptr)) return kWsaEinval;
+  if ((registration_count == 0) != (registrations == nullptr)) {
+    return kWsaEinval;
+  }
   if (completion_count == 0) {
     // Spec A4: registrations only: no entries, no count pointer, no wait.
-    if (entries != nullptr || received_out != nullptr || timeout_ms != 0) return kWsaEinval;
+    if (entries != nullptr || received_out != nullptr || timeout_ms != 0) {
+      return kWsaEinval;
+    }
   } else if (entries == nullptr || received_out == nullptr) {
     return kWsaEinval;
   }
@@ -335,9 +355,13 @@ std::uint32_t FakeOs::process_socket_notifications(Port port, std::uint32_t regi
   // Spec A3: a failure of the whole call changes nothing, so everything is checked first.
   const std::uint32_t invalid = psn_validate(registration_count, registrations, timeout_ms,
                                              completion_count, entries, received_out);
-  if (invalid != 0) return invalid;
+  if (invalid != 0) {
+    return invalid;
+  }
   FakePort* found = port_find(port);
-  if (found == nullptr) return kErrorInvalidHandle;
+  if (found == nullptr) {
+    return kErrorInvalidHandle;
+  }
   effect_point(EffectPoint::kRegistrations);
   // Spec A7, A8, A10: in array order, each on its own, before the dequeue.
   const fake_internal::ApplyContext context{options_, *found, next_registration_id_};
@@ -346,7 +370,9 @@ std::uint32_t FakeOs::process_socket_notifications(Port port, std::uint32_t regi
     element.registration_result =
         fake_internal::registration_apply(element, sockets_.find(element.socket), context);
   }
-  if (completion_count == 0) return kErrorSuccess;  // spec A4: registrations only
+  if (completion_count == 0) {
+    return kErrorSuccess;  // spec A4: registrations only
+  }
   return wait_and_dequeue(lock, *found, entries, completion_count, timeout_ms, received_out,
                           "process_socket_notifications");
 }
@@ -356,16 +382,22 @@ bool FakeOs::get_queued_completion_status_ex(Port port, OverlappedEntry* entries
                                              std::uint32_t timeout_ms, bool alertable) {
   runtime_.point("get_queued_completion_status_ex");
   std::unique_lock<std::mutex> lock(mutex_);
-  if (alertable) return fail_bool(kErrorInvalidParameter);  // no APCs in readyport
+  if (alertable) {
+    return fail_bool(kErrorInvalidParameter);  // no APCs in readyport
+  }
   if (entries == nullptr || removed_out == nullptr || count == 0) {
     return fail_bool(kErrorInvalidParameter);
   }
   FakePort* found = port_find(port);
-  if (found == nullptr) return fail_bool(kErrorInvalidHandle);
+  if (found == nullptr) {
+    return fail_bool(kErrorInvalidHandle);
+  }
   // Spec F3; dequeuing socket packets here applies the same one-shot/level rules as PSN.
   const std::uint32_t code = wait_and_dequeue(lock, *found, entries, count, timeout_ms, removed_out,
                                               "get_queued_completion_status_ex");
-  if (code == kErrorSuccess) return true;
+  if (code == kErrorSuccess) {
+    return true;
+  }
   *removed_out = 0;
   return fail_bool(code);
 }
@@ -376,7 +408,9 @@ bool FakeOs::post_queued_completion_status(Port port, std::uint32_t bytes_transf
   runtime_.point("post_queued_completion_status");
   std::lock_guard<std::mutex> lock(mutex_);
   FakePort* found = port_find(port);
-  if (found == nullptr) return fail_bool(kErrorInvalidHandle);
+  if (found == nullptr) {
+    return fail_bool(kErrorInvalidHandle);
+  }
   effect_point(EffectPoint::kCall);
   if (found->posted_count() >= fake_internal::kPostedPacketsMax) {
     return fail_bool(kErrorNoSystemResources);
@@ -418,7 +452,9 @@ Result<std::unique_ptr<Thread>> FakeOs::thread_start(std::string_view name,
 
 std::uint64_t FakeOs::thread_id() {
   const std::uint32_t logical = runtime_.thread_current();
-  if (logical != 0) return logical;
+  if (logical != 0) {
+    return logical;
+  }
   // Threads the runtime did not start are real threads: an id per OS thread, drawn once. Only
   // compared for equality (never traced), so the draw order does not affect a run.
   static std::atomic<std::uint64_t> next_id{std::uint64_t{1} << 32};
@@ -437,7 +473,9 @@ void FakeOs::sleep_ms(std::uint32_t duration_ms) {
   const std::uint64_t deadline_ns = runtime_.now_ns() + duration_ms * kNsPerMs;
   // Nobody wakes a sleeper: each park ends at the deadline; loop in case a runtime ends one
   // earlier (the clock never goes backwards, so this terminates).
-  if (runtime_.now_ns() < deadline_ns) block_begin_locked();  // spec F7: a sleeper is blocked
+  if (runtime_.now_ns() < deadline_ns) {
+    block_begin_locked();  // spec F7: a sleeper is blocked
+  }
   while (runtime_.now_ns() < deadline_ns) {
     Waiter waiter;
     const ParkEnd end = runtime_.park(lock, waiter, deadline_ns, "sleep_ms");

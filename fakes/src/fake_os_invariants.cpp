@@ -19,7 +19,9 @@ void SocketTable::check_invariants() const {
     READYPORT_ASSERT((value - kFakeSocketFirst) % kFakeSocketValueStep == 0);
     READYPORT_ASSERT(free_values_.count(value) == 0);
   }
-  if (!options_.socket_reuse) READYPORT_ASSERT(free_values_.empty());
+  if (!options_.socket_reuse) {
+    READYPORT_ASSERT(free_values_.empty());
+  }
   for (const auto& [key, socket] : bound_) {
     READYPORT_ASSERT(socket->bound && socket->local.port == (key & 0xFFFF));
     READYPORT_ASSERT(find(socket->value) == socket);  // only open sockets own a port
@@ -43,20 +45,25 @@ void check_registration(const FakeRegistration& registration, const FakeOptions&
   // A REMOVE packet is queued exactly in the removing states.
   READYPORT_ASSERT(registration.remove_packet.has_value() == removing);
   // A detached registration exists only for the packets it still has queued.
-  if (state == RegistrationState::kDetached)
+  if (state == RegistrationState::kDetached) {
     READYPORT_ASSERT(registration.event_packet.has_value());
+  }
   if (registration.remove_packet.has_value()) {
     READYPORT_ASSERT(((*registration.remove_packet)->bytes_transferred & kSockNotifyEventRemove) !=
                      0);
   }
   const bool merged = registration.event_packet.has_value() &&
                       registration.event_packet == registration.remove_packet;
-  if (merged) READYPORT_ASSERT(!options.remove_separate_packet);
+  if (merged) {
+    READYPORT_ASSERT(!options.remove_separate_packet);
+  }
   if (registration.event_packet.has_value() && !merged) {
     const std::uint32_t mask = (*registration.event_packet)->bytes_transferred;
     READYPORT_ASSERT(mask != 0 && (mask & kSockNotifyEventRemove) == 0);
   }
-  if (registration.socket == nullptr) return;
+  if (registration.socket == nullptr) {
+    return;
+  }
   READYPORT_ASSERT(registration.socket->registration == &registration);
   const std::uint32_t conditions =
       fake_internal::socket_conditions(*registration.socket, options.receive_buffer_bytes);
@@ -122,7 +129,9 @@ void FakeOs::check_socket(const FakeSocket& socket) const {
   if (socket.kind == SocketKind::kDatagram) {
     READYPORT_ASSERT(socket.state == StreamState::kIdle && socket.peer == nullptr);
     std::size_t bytes = 0;
-    for (const fake_internal::Datagram& datagram : socket.datagrams) bytes += datagram.bytes.size();
+    for (const fake_internal::Datagram& datagram : socket.datagrams) {
+      bytes += datagram.bytes.size();
+    }
     READYPORT_ASSERT(bytes == socket.datagram_bytes);
     READYPORT_ASSERT(bytes <= options_.receive_buffer_bytes);
     READYPORT_ASSERT(socket.datagrams.size() <= fake_internal::kDatagramsQueuedMax);
@@ -149,7 +158,9 @@ void FakeOs::check_socket(const FakeSocket& socket) const {
 
 void FakeOs::check_invariants_locked() const {
   sockets_.check_invariants();
-  for (const auto& [value, socket] : sockets_.sockets()) check_socket(*socket);
+  for (const auto& [value, socket] : sockets_.sockets()) {
+    check_socket(*socket);
+  }
   std::size_t registrations = 0;
   for (const auto& [value, port] : ports_) {
     READYPORT_ASSERT(port->handle().value == value);
@@ -161,7 +172,9 @@ void FakeOs::check_invariants_locked() const {
   // Registrations are bounded: one per open socket, plus leftovers of closed ones that still have
   // a packet queued.
   std::size_t packets = 0;
-  for (const auto& [value, port] : ports_) packets += port->packet_count();
+  for (const auto& [value, port] : ports_) {
+    packets += port->packet_count();
+  }
   READYPORT_ASSERT(registrations <= sockets_.open_count() + packets);
 }
 

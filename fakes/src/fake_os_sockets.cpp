@@ -30,8 +30,12 @@ Socket fail_socket(std::uint32_t code) {
 
 // Common argument checks of the data calls; 0 when fine.
 std::uint32_t check_buffer(const void* data, int length) {
-  if (length < 0) return kWsaEinval;
-  if (data == nullptr && length > 0) return kWsaEfault;
+  if (length < 0) {
+    return kWsaEinval;
+  }
+  if (data == nullptr && length > 0) {
+    return kWsaEfault;
+  }
   return 0;
 }
 
@@ -72,7 +76,9 @@ std::uint32_t recv_checked(const FakeSocket& socket) {
 
 void FakeOs::wake_all(FakeSocket& socket) {
   // Blocked calls re-check the socket when they run again (FIFO order, deterministic).
-  for (Waiter* waiter : socket.waiters) runtime_.wake(*waiter);
+  for (Waiter* waiter : socket.waiters) {
+    runtime_.wake(*waiter);
+  }
   socket.waiters.clear();
 }
 
@@ -99,7 +105,9 @@ FakeSocket* FakeOs::wait_socket(std::unique_lock<std::mutex>& lock, FakeSocket& 
   READYPORT_ASSERT(end == ParkEnd::kWoken);
   FakeSocket* again = sockets_.find(value);
   // Closed meanwhile (the value may already name another socket, spec E5).
-  if (again == nullptr || again->serial != serial) return nullptr;
+  if (again == nullptr || again->serial != serial) {
+    return nullptr;
+  }
   // wake_all removed us together with the wake.
   READYPORT_ASSERT(std::find(again->waiters.begin(), again->waiters.end(), &waiter) ==
                    again->waiters.end());
@@ -118,7 +126,9 @@ void FakeOs::reset_connection(FakeSocket& socket) {
 
 void FakeOs::disconnect(FakeSocket& socket) {
   FakeSocket* peer = socket.peer;
-  if (peer == nullptr) return;  // the peer is gone already
+  if (peer == nullptr) {
+    return;  // the peer is gone already
+  }
   READYPORT_ASSERT(peer->peer == &socket);
   peer->peer = nullptr;
   socket.peer = nullptr;
@@ -152,7 +162,9 @@ void FakeOs::close_listener(FakeSocket& listener) {
 Socket FakeOs::socket(int af, int type, int protocol) {
   runtime_.point("socket");
   std::lock_guard<std::mutex> lock(mutex_);
-  if (af != kAfInet) return fail_socket(kWsaEafnosupport);  // IPv4 only
+  if (af != kAfInet) {
+    return fail_socket(kWsaEafnosupport);  // IPv4 only
+  }
   SocketKind kind = SocketKind::kStream;
   if (type == kSockStream && (protocol == 0 || protocol == kIpprotoTcp)) {
     kind = SocketKind::kStream;
@@ -163,7 +175,9 @@ Socket FakeOs::socket(int af, int type, int protocol) {
   }
   FakeSocket* created = nullptr;
   const std::uint32_t error = sockets_.open(kind, &created);
-  if (error != 0) return fail_socket(error);
+  if (error != 0) {
+    return fail_socket(error);
+  }
   return created->value;
 }
 
@@ -171,9 +185,13 @@ int FakeOs::bind(Socket s, const Ipv4Address& address) {
   runtime_.point("bind");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
   const std::uint32_t error = sockets_.bind(*socket, address);
-  if (error != 0) return fail(error);
+  if (error != 0) {
+    return fail(error);
+  }
   return 0;
 }
 
@@ -181,9 +199,15 @@ int FakeOs::getsockname(Socket s, Ipv4Address* address_out) {
   runtime_.point("getsockname");
   std::lock_guard<std::mutex> lock(mutex_);
   const FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
-  if (address_out == nullptr) return fail(kWsaEfault);
-  if (!socket->bound) return fail(kWsaEinval);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
+  if (address_out == nullptr) {
+    return fail(kWsaEfault);
+  }
+  if (!socket->bound) {
+    return fail(kWsaEinval);
+  }
   *address_out = socket->local;
   return 0;
 }
@@ -192,8 +216,12 @@ int FakeOs::listen(Socket s, int backlog) {
   runtime_.point("listen");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
-  if (socket->kind != SocketKind::kStream) return fail(kWsaEopnotsupp);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
+  if (socket->kind != SocketKind::kStream) {
+    return fail(kWsaEopnotsupp);
+  }
   switch (socket->state) {
     case StreamState::kIdle:
     case StreamState::kListening:
@@ -205,7 +233,9 @@ int FakeOs::listen(Socket s, int backlog) {
     case StreamState::kReset:
       return fail(kWsaEinval);
   }
-  if (!socket->bound) return fail(kWsaEinval);
+  if (!socket->bound) {
+    return fail(kWsaEinval);
+  }
   const std::int64_t wanted = std::max<std::int64_t>(backlog, 1);
   socket->backlog =
       static_cast<std::uint32_t>(std::min<std::int64_t>(wanted, options_.backlog_max));
@@ -221,7 +251,9 @@ Socket FakeOs::accept(Socket s, Ipv4Address* peer_out) {
   runtime_.point("accept");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* listener = sockets_.find(s);
-  if (listener == nullptr) return fail_socket(kWsaEnotsock);
+  if (listener == nullptr) {
+    return fail_socket(kWsaEnotsock);
+  }
   // Each turn takes a pending connection, fails, or waits for the listener to change.
   for (;;) {
     if (listener->kind != SocketKind::kStream || listener->state != StreamState::kListening) {
@@ -230,18 +262,26 @@ Socket FakeOs::accept(Socket s, Ipv4Address* peer_out) {
     if (!listener->accept_queue.empty()) {
       FakeSocket* accepted = nullptr;
       const std::uint32_t error = sockets_.adopt(listener->accept_queue.front(), &accepted);
-      if (error != 0) return fail_socket(error);  // WSAEMFILE: the connection stays queued
+      if (error != 0) {
+        return fail_socket(error);  // WSAEMFILE: the connection stays queued
+      }
       listener->accept_queue.pop_front();
       // The accepted socket has the listening socket's properties, non-blocking mode included
       // (Microsoft's accept page: "the same properties as socket s").
       accepted->nonblocking = listener->nonblocking;
-      if (peer_out != nullptr) *peer_out = accepted->remote;
+      if (peer_out != nullptr) {
+        *peer_out = accepted->remote;
+      }
       touch(*listener);  // spec D6: IN may stop holding
       return accepted->value;
     }
-    if (listener->nonblocking) return fail_socket(kWsaEwouldblock);
+    if (listener->nonblocking) {
+      return fail_socket(kWsaEwouldblock);
+    }
     listener = wait_socket(lock, *listener, "accept");
-    if (listener == nullptr) return fail_socket(kWsaEintr);
+    if (listener == nullptr) {
+      return fail_socket(kWsaEintr);
+    }
   }
 }
 
@@ -257,16 +297,22 @@ std::uint32_t FakeOs::connect_stream(FakeSocket& socket, const Ipv4Address& addr
     case StreamState::kReset:
       return kWsaEinval;
   }
-  if (address.host != kLoopbackHost || address.port == 0) return kWsaEaddrnotavail;
+  if (address.host != kLoopbackHost || address.port == 0) {
+    return kWsaEaddrnotavail;
+  }
   if (!socket.bound) {
     const std::uint32_t error = sockets_.bind(socket, Ipv4Address{kLoopbackHost, 0});
-    if (error != 0) return error;
+    if (error != 0) {
+      return error;
+    }
   }
   FakeSocket* listener = sockets_.find_bound(SocketKind::kStream, address);
   if (listener == nullptr || listener->state != StreamState::kListening ||
       listener->accept_queue.size() >= listener->backlog) {
     // Refused: no listener or a full backlog.
-    if (!socket.nonblocking) return kWsaEconnrefused;
+    if (!socket.nonblocking) {
+      return kWsaEconnrefused;
+    }
     // Spec D3: non-blocking, the failure is reported as ERR (no OUT) and through SO_ERROR.
     socket.state = StreamState::kRefused;
     socket.pending_error = kWsaEconnrefused;
@@ -294,10 +340,16 @@ int FakeOs::connect(Socket s, const Ipv4Address& address) {
   runtime_.point("connect");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
-  if (socket->kind != SocketKind::kStream) return fail(kWsaEopnotsupp);  // no UDP connect
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
+  if (socket->kind != SocketKind::kStream) {
+    return fail(kWsaEopnotsupp);  // no UDP connect
+  }
   const std::uint32_t error = connect_stream(*socket, address);
-  if (error != 0) return fail(error);
+  if (error != 0) {
+    return fail(error);
+  }
   return 0;
 }
 
@@ -311,8 +363,12 @@ int FakeOs::send_stream(std::unique_lock<std::mutex>& lock, FakeSocket* socket, 
   // Each turn moves bytes, fails, or waits for the peer to make room (blocking sockets only).
   for (;;) {
     const std::uint32_t error = send_checked(*socket);
-    if (error != 0) return sent > 0 ? sent : fail(error);
-    if (length == 0) return 0;
+    if (error != 0) {
+      return sent > 0 ? sent : fail(error);
+    }
+    if (length == 0) {
+      return 0;
+    }
     if (socket->peer == nullptr) {
       // The peer closed: the bytes are taken once, then the peer's reset arrives (real TCP).
       reset_connection(*socket);
@@ -326,12 +382,18 @@ int FakeOs::send_stream(std::unique_lock<std::mutex>& lock, FakeSocket* socket, 
       sent += static_cast<int>(moved);
       touch(peer);     // IN
       touch(*socket);  // OUT may stop holding
-      if (sent == length || socket->nonblocking) return sent;
+      if (sent == length || socket->nonblocking) {
+        return sent;
+      }
       continue;
     }
-    if (socket->nonblocking) return sent > 0 ? sent : fail(kWsaEwouldblock);
+    if (socket->nonblocking) {
+      return sent > 0 ? sent : fail(kWsaEwouldblock);
+    }
     socket = wait_socket(lock, *socket, "send");
-    if (socket == nullptr) return sent > 0 ? sent : fail(kWsaEintr);
+    if (socket == nullptr) {
+      return sent > 0 ? sent : fail(kWsaEintr);
+    }
   }
 }
 
@@ -339,11 +401,19 @@ int FakeOs::send(Socket s, const void* data, int length, int flags) {
   runtime_.point("send");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
-  if (flags != 0) return fail(kWsaEopnotsupp);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
+  if (flags != 0) {
+    return fail(kWsaEopnotsupp);
+  }
   const std::uint32_t invalid = check_buffer(data, length);
-  if (invalid != 0) return fail(invalid);
-  if (socket->kind != SocketKind::kStream) return fail(kWsaEnotconn);  // UDP: use sendto
+  if (invalid != 0) {
+    return fail(invalid);
+  }
+  if (socket->kind != SocketKind::kStream) {
+    return fail(kWsaEnotconn);  // UDP: use sendto
+  }
   return send_stream(lock, socket, data, length);
 }
 
@@ -352,26 +422,40 @@ int FakeOs::recv_stream(std::unique_lock<std::mutex>& lock, FakeSocket* socket, 
   // Each turn reads, fails, or waits for data (blocking sockets only).
   for (;;) {
     const std::uint32_t error = recv_checked(*socket);
-    if (error != 0) return fail(error);
-    if (length == 0) return 0;
+    if (error != 0) {
+      return fail(error);
+    }
+    if (length == 0) {
+      return 0;
+    }
     if (!socket->stream_bytes.empty()) {
       const std::size_t moved =
           std::min(socket->stream_bytes.size(), static_cast<std::size_t>(length));
       auto first = socket->stream_bytes.begin();
       std::copy(first, first + static_cast<std::ptrdiff_t>(moved),
                 static_cast<unsigned char*>(data));
-      if (from_out != nullptr) *from_out = socket->remote;
+      if (from_out != nullptr) {
+        *from_out = socket->remote;
+      }
       if ((flags & fake_internal::kMsgPeek) == 0) {
         socket->stream_bytes.erase(first, first + static_cast<std::ptrdiff_t>(moved));
-        touch(*socket);                                     // IN may stop holding
-        if (socket->peer != nullptr) touch(*socket->peer);  // the sender's OUT may hold again
+        touch(*socket);  // IN may stop holding
+        if (socket->peer != nullptr) {
+          touch(*socket->peer);  // the sender's OUT may hold again
+        }
       }
       return static_cast<int>(moved);
     }
-    if (socket->peer_fin) return 0;  // end of stream
-    if (socket->nonblocking) return fail(kWsaEwouldblock);
+    if (socket->peer_fin) {
+      return 0;  // end of stream
+    }
+    if (socket->nonblocking) {
+      return fail(kWsaEwouldblock);
+    }
     socket = wait_socket(lock, *socket, "recv");
-    if (socket == nullptr) return fail(kWsaEintr);
+    if (socket == nullptr) {
+      return fail(kWsaEintr);
+    }
   }
 }
 
@@ -379,10 +463,16 @@ int FakeOs::recv(Socket s, void* data, int length, int flags) {
   runtime_.point("recv");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
-  if ((flags & ~fake_internal::kMsgPeek) != 0) return fail(kWsaEopnotsupp);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
+  if ((flags & ~fake_internal::kMsgPeek) != 0) {
+    return fail(kWsaEopnotsupp);
+  }
   const std::uint32_t invalid = check_buffer(data, length);
-  if (invalid != 0) return fail(invalid);
+  if (invalid != 0) {
+    return fail(invalid);
+  }
   if (socket->kind == SocketKind::kDatagram) {
     return recvfrom_datagram(lock, socket, data, length, flags, nullptr);
   }
@@ -394,11 +484,17 @@ int FakeOs::recv(Socket s, void* data, int length, int flags) {
 
 int FakeOs::sendto_datagram(FakeSocket& socket, const void* data, int length,
                             const Ipv4Address& to) {
-  if (length > fake_internal::kDatagramBytesMax) return fail(kWsaEmsgsize);
-  if (to.host != kLoopbackHost || to.port == 0) return fail(kWsaEaddrnotavail);
+  if (length > fake_internal::kDatagramBytesMax) {
+    return fail(kWsaEmsgsize);
+  }
+  if (to.host != kLoopbackHost || to.port == 0) {
+    return fail(kWsaEaddrnotavail);
+  }
   if (!socket.bound) {
     const std::uint32_t error = sockets_.bind(socket, Ipv4Address{kLoopbackHost, 0});
-    if (error != 0) return fail(error);
+    if (error != 0) {
+      return fail(error);
+    }
   }
   FakeSocket* destination = sockets_.find_bound(SocketKind::kDatagram, to);
   const auto size = static_cast<std::size_t>(length);
@@ -421,26 +517,40 @@ int FakeOs::sendto(Socket s, const void* data, int length, int flags, const Ipv4
   runtime_.point("sendto");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
-  if (flags != 0) return fail(kWsaEopnotsupp);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
+  if (flags != 0) {
+    return fail(kWsaEopnotsupp);
+  }
   const std::uint32_t invalid = check_buffer(data, length);
-  if (invalid != 0) return fail(invalid);
+  if (invalid != 0) {
+    return fail(invalid);
+  }
   // On a connected stream socket sendto ignores the address, as Windows.
-  if (socket->kind == SocketKind::kStream) return send_stream(lock, socket, data, length);
+  if (socket->kind == SocketKind::kStream) {
+    return send_stream(lock, socket, data, length);
+  }
   return sendto_datagram(*socket, data, length, to);
 }
 
 int FakeOs::recvfrom_datagram(std::unique_lock<std::mutex>& lock, FakeSocket* socket, void* data,
                               int length, int flags, Ipv4Address* from_out) {
-  if (!socket->bound) return fail(kWsaEinval);
+  if (!socket->bound) {
+    return fail(kWsaEinval);
+  }
   // Each turn reads a datagram, or waits for one (blocking sockets only).
   for (;;) {
     if (!socket->datagrams.empty()) {
       fake_internal::Datagram& datagram = socket->datagrams.front();
       const std::size_t size = datagram.bytes.size();
       const std::size_t moved = std::min(size, static_cast<std::size_t>(length));
-      if (moved > 0) std::memcpy(data, datagram.bytes.data(), moved);
-      if (from_out != nullptr) *from_out = datagram.from;
+      if (moved > 0) {
+        std::memcpy(data, datagram.bytes.data(), moved);
+      }
+      if (from_out != nullptr) {
+        *from_out = datagram.from;
+      }
       if ((flags & fake_internal::kMsgPeek) == 0) {
         READYPORT_ASSERT(socket->datagram_bytes >= size);
         socket->datagram_bytes -= size;
@@ -448,12 +558,18 @@ int FakeOs::recvfrom_datagram(std::unique_lock<std::mutex>& lock, FakeSocket* so
         touch(*socket);  // IN may stop holding
       }
       // A datagram larger than the buffer is truncated and (unless peeked) consumed.
-      if (size > moved) return fail(kWsaEmsgsize);
+      if (size > moved) {
+        return fail(kWsaEmsgsize);
+      }
       return static_cast<int>(moved);
     }
-    if (socket->nonblocking) return fail(kWsaEwouldblock);
+    if (socket->nonblocking) {
+      return fail(kWsaEwouldblock);
+    }
     socket = wait_socket(lock, *socket, "recvfrom");
-    if (socket == nullptr) return fail(kWsaEintr);
+    if (socket == nullptr) {
+      return fail(kWsaEintr);
+    }
   }
 }
 
@@ -461,10 +577,16 @@ int FakeOs::recvfrom(Socket s, void* data, int length, int flags, Ipv4Address* f
   runtime_.point("recvfrom");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
-  if ((flags & ~fake_internal::kMsgPeek) != 0) return fail(kWsaEopnotsupp);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
+  if ((flags & ~fake_internal::kMsgPeek) != 0) {
+    return fail(kWsaEopnotsupp);
+  }
   const std::uint32_t invalid = check_buffer(data, length);
-  if (invalid != 0) return fail(invalid);
+  if (invalid != 0) {
+    return fail(invalid);
+  }
   if (socket->kind == SocketKind::kStream) {
     return recv_stream(lock, socket, data, length, flags, from_out);
   }
@@ -478,12 +600,24 @@ int FakeOs::shutdown(Socket s, int how) {
   runtime_.point("shutdown");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
-  if (how != kSdReceive && how != kSdSend && how != kSdBoth) return fail(kWsaEinval);
-  if (socket->kind != SocketKind::kStream) return fail(kWsaEnotconn);
-  if (socket->state == StreamState::kReset) return fail(kWsaEconnreset);
-  if (socket->state != StreamState::kConnected) return fail(kWsaEnotconn);
-  if (how == kSdReceive || how == kSdBoth) socket->receive_shut = true;
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
+  if (how != kSdReceive && how != kSdSend && how != kSdBoth) {
+    return fail(kWsaEinval);
+  }
+  if (socket->kind != SocketKind::kStream) {
+    return fail(kWsaEnotconn);
+  }
+  if (socket->state == StreamState::kReset) {
+    return fail(kWsaEconnreset);
+  }
+  if (socket->state != StreamState::kConnected) {
+    return fail(kWsaEnotconn);
+  }
+  if (how == kSdReceive || how == kSdBoth) {
+    socket->receive_shut = true;
+  }
   if ((how == kSdSend || how == kSdBoth) && !socket->send_shut) {
     // Graceful FIN: the peer reads what is buffered, then end of stream (IN|HANGUP, spec D2).
     socket->send_shut = true;
@@ -500,7 +634,9 @@ int FakeOs::closesocket(Socket s) {
   runtime_.point("closesocket");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
   effect_point(EffectPoint::kCall);
   // Spec E2: deregistered without a REMOVE packet; queued packets follow the options.
   if (socket->registration != nullptr &&
@@ -531,7 +667,9 @@ int FakeOs::set_nonblocking(Socket s, bool nonblocking) {
   runtime_.point("set_nonblocking");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
   socket->nonblocking = nonblocking;
   return 0;
 }
@@ -540,7 +678,9 @@ int FakeOs::set_linger(Socket s, bool enabled, std::uint16_t timeout_s) {
   runtime_.point("set_linger");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
   // Only {on, 0} changes anything: closesocket then resets. No lingering time is modelled.
   socket->linger_abort = enabled && timeout_s == 0;
   return 0;
@@ -550,8 +690,12 @@ int FakeOs::get_socket_error(Socket s, std::uint32_t* error_out) {
   runtime_.point("get_socket_error");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_.find(s);
-  if (socket == nullptr) return fail(kWsaEnotsock);
-  if (error_out == nullptr) return fail(kWsaEfault);
+  if (socket == nullptr) {
+    return fail(kWsaEnotsock);
+  }
+  if (error_out == nullptr) {
+    return fail(kWsaEfault);
+  }
   *error_out = socket->pending_error;
   socket->pending_error = 0;
   return 0;

@@ -52,7 +52,9 @@ PacketList::iterator FakePort::queue(const FakePacket& packet) {
   }
   packets_.push_back(packet);
   const PacketList::iterator position = std::prev(packets_.end());
-  if (packet.registration_id != 0 || waiters_.empty() || !may_run()) return position;
+  if (packet.registration_id != 0 || waiters_.empty() || !may_run()) {
+    return position;
+  }
   // Spec F1, F2: a posted packet has no consequence of its own, so it is dequeued for the most
   // recent waiter now. Threads wait while one more may run only while the FIFO is empty (F7), so
   // it is the oldest packet.
@@ -192,7 +194,9 @@ void FakePort::registration_destroy(FakeRegistration& registration) {
 std::vector<FakeRegistration*> FakePort::registrations_in_order() {
   std::vector<FakeRegistration*> result;
   result.reserve(registrations_.size());
-  for (auto& entry : registrations_) result.push_back(entry.second.get());
+  for (auto& entry : registrations_) {
+    result.push_back(entry.second.get());
+  }
   return result;
 }
 

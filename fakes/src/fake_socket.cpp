@@ -14,9 +14,13 @@ namespace {
 std::uint32_t connected_conditions(const FakeSocket& socket, std::uint32_t receive_buffer_bytes) {
   std::uint32_t conditions = 0;
   // IN while data remains, and at the end of stream (recv then returns 0).
-  if (!socket.stream_bytes.empty() || socket.peer_fin) conditions |= kSockNotifyEventIn;
+  if (!socket.stream_bytes.empty() || socket.peer_fin) {
+    conditions |= kSockNotifyEventIn;
+  }
   // HANGUP: the peer shut down its sending side or closed (spec D2).
-  if (socket.peer_fin) conditions |= kSockNotifyEventHangup;
+  if (socket.peer_fin) {
+    conditions |= kSockNotifyEventHangup;
+  }
   // OUT: our sending side is open and the peer can take a byte. A closed peer takes bytes too
   // (send succeeds once, then the reset arrives), as real TCP.
   if (!socket.send_shut &&
@@ -69,7 +73,9 @@ const FakeSocket* SocketTable::find(Socket value) const {
 
 std::size_t SocketTable::blocked_count() const {
   std::size_t count = 0;
-  for (const auto& entry : sockets_) count += entry.second->waiters.size();
+  for (const auto& entry : sockets_) {
+    count += entry.second->waiters.size();
+  }
   return count;
 }
 
@@ -87,7 +93,9 @@ std::unique_ptr<FakeSocket> SocketTable::make_pending(SocketKind kind) {
 
 std::uint32_t SocketTable::adopt(std::unique_ptr<FakeSocket>& pending, FakeSocket** socket_out) {
   READYPORT_ASSERT(pending != nullptr && pending->value == kInvalidSocket);
-  if (sockets_.size() >= options_.sockets_max) return kWsaEmfile;
+  if (sockets_.size() >= options_.sockets_max) {
+    return kWsaEmfile;
+  }
   Socket value = next_value_;
   if (!free_values_.empty()) {
     // Spec E5: the lowest free value, reused at once.
@@ -112,11 +120,15 @@ void SocketTable::destroy(FakeSocket& socket) {
   if (socket.bound) {
     auto found = bound_.find(port_key(socket.kind, socket.local.port));
     // Accepted sockets share their listener's port without owning it.
-    if (found != bound_.end() && found->second == &socket) bound_.erase(found);
+    if (found != bound_.end() && found->second == &socket) {
+      bound_.erase(found);
+    }
   }
   const Socket value = socket.value;
   READYPORT_ASSERT(value >= kFakeSocketFirst && value < next_value_);
-  if (options_.socket_reuse) free_values_.insert(value);
+  if (options_.socket_reuse) {
+    free_values_.insert(value);
+  }
   const std::size_t erased = sockets_.erase(value);  // destroys `socket`
   READYPORT_ASSERT(erased == 1);
 }
@@ -126,9 +138,13 @@ std::uint32_t SocketTable::port_key(SocketKind kind, std::uint16_t port) {
 }
 
 std::uint32_t SocketTable::bind(FakeSocket& socket, const Ipv4Address& address) {
-  if (socket.bound) return kWsaEinval;
+  if (socket.bound) {
+    return kWsaEinval;
+  }
   // Only the loopback interface exists (and INADDR_ANY, which means it).
-  if (address.host != 0 && address.host != kLoopbackHost) return kWsaEaddrnotavail;
+  if (address.host != 0 && address.host != kLoopbackHost) {
+    return kWsaEaddrnotavail;
+  }
   std::uint16_t port = address.port;
   if (port == 0) {
     // The lowest free ephemeral port: deterministic. A bounded scan of the range.
@@ -137,7 +153,9 @@ std::uint32_t SocketTable::bind(FakeSocket& socket, const Ipv4Address& address) 
            bound_.count(port_key(socket.kind, static_cast<std::uint16_t>(candidate))) != 0) {
       ++candidate;
     }
-    if (candidate > kEphemeralPortLast) return kWsaEnobufs;
+    if (candidate > kEphemeralPortLast) {
+      return kWsaEnobufs;
+    }
     port = static_cast<std::uint16_t>(candidate);
   } else if (bound_.count(port_key(socket.kind, port)) != 0) {
     return kWsaEaddrinuse;
@@ -149,7 +167,9 @@ std::uint32_t SocketTable::bind(FakeSocket& socket, const Ipv4Address& address) 
 }
 
 FakeSocket* SocketTable::find_bound(SocketKind kind, const Ipv4Address& destination) {
-  if (destination.host != kLoopbackHost || destination.port == 0) return nullptr;
+  if (destination.host != kLoopbackHost || destination.port == 0) {
+    return nullptr;
+  }
   auto found = bound_.find(port_key(kind, destination.port));
   return found == bound_.end() ? nullptr : found->second;
 }
@@ -157,7 +177,9 @@ FakeSocket* SocketTable::find_bound(SocketKind kind, const Ipv4Address& destinat
 std::vector<FakeSocket*> SocketTable::sockets_in_order() {
   std::vector<FakeSocket*> result;
   result.reserve(sockets_.size());
-  for (auto& entry : sockets_) result.push_back(entry.second.get());
+  for (auto& entry : sockets_) {
+    result.push_back(entry.second.get());
+  }
   return result;
 }
 

@@ -30,7 +30,9 @@ std::size_t index_of(FaultSite site) {
 std::string known_sites() {
   std::string text;
   for (const char* name : kSiteNames) {
-    if (!text.empty()) text += ", ";
+    if (!text.empty()) {
+      text += ", ";
+    }
     text += name;
   }
   return text;
@@ -43,25 +45,45 @@ Status bad_token(std::string_view token, std::string_view why) {
 
 // A decimal rate 1..100 (at most three digits, no sign); false otherwise.
 bool parse_rate(std::string_view text, std::uint32_t* rate_out) {
-  if (text.empty() || text.size() > 3) return false;
+  if (text.empty() || text.size() > 3) {
+    return false;
+  }
   std::uint32_t rate = 0;
   for (const char c : text) {
-    if (c < '0' || c > '9') return false;
+    if (c < '0' || c > '9') {
+      return false;
+    }
     rate = rate * 10 + static_cast<std::uint32_t>(c - '0');
   }
-  if (rate == 0 || rate > 100) return false;
+  if (rate == 0 || rate > 100) {
+    return false;
+  }
   *rate_out = rate;
   return true;
 }
 
 // A decimal hit number 1..2^64-1 (no sign, no leading '+'); false otherwise.
 bool parse_hit(std::string_view text, std::uint64_t* hit_out) {
-  if (text.empty() || text.front() < '0' || text.front() > '9') return false;
+  if (text.empty() || text.front() < '0' || text.front() > '9') {
+    return false;
+  }
   std::uint64_t hit = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), hit);
-  if (error != std::errc() || end != text.data() + text.size() || hit == 0) return false;
+  if (error != std::errc() || end != text.data() + text.size() || hit == 0) {
+    return false;
+  }
   *hit_out = hit;
   return true;
+}
+
+// The "@rate" and the "!hits" or "~msms" parts of a rated token whose site ends at `at`.
+void split_rate_and_outage(std::string_view token, std::size_t at, std::string_view* rate_out,
+                           std::string_view* outage_out) {
+  const std::string_view rest =
+      at == std::string_view::npos ? std::string_view() : token.substr(at);
+  const std::size_t outage_at = rest.find_first_of("!~");
+  *outage_out = outage_at == std::string_view::npos ? std::string_view() : rest.substr(outage_at);
+  *rate_out = rest.substr(0, outage_at);
 }
 
 // An outage after a site and its rate: "!<hits>" or "~<milliseconds>ms", into one of the two.
@@ -110,7 +132,9 @@ bool fault_site_outage_in_time(FaultSite site) {
 
 Result<FaultSite> fault_site_parse(std::string_view name) {
   for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
-    if (name == kSiteNames[i]) return static_cast<FaultSite>(i);
+    if (name == kSiteNames[i]) {
+      return static_cast<FaultSite>(i);
+    }
   }
   return Status(StatusCode::kInvalidArgument, "unknown fault site '" + std::string(name) + "'");
 }
@@ -122,7 +146,9 @@ FaultPlan FaultPlan::draw(std::uint64_t seed) {
     // Two numbers per site whatever the outcome, so a site's draw never depends on another's.
     const bool active = rng.chance(1, 2);
     const std::uint64_t rate = rng.below(kDrawRatesPercent.size());
-    if (active) plan.rates_percent_[i] = static_cast<std::uint8_t>(kDrawRatesPercent[rate]);
+    if (active) {
+      plan.rates_percent_[i] = static_cast<std::uint8_t>(kDrawRatesPercent[rate]);
+    }
   }
   // Outages after the rates (so the rates are those of the draw before outages existed): three
   // numbers per site, whatever the outcome.
@@ -130,7 +156,9 @@ FaultPlan FaultPlan::draw(std::uint64_t seed) {
     const bool outage = rng.chance(1, 4);
     const bool in_hits = rng.chance(1, 2);
     const std::uint64_t length = rng.below(kDrawOutageHits.size());
-    if (!outage || plan.rates_percent_[i] == 0) continue;
+    if (!outage || plan.rates_percent_[i] == 0) {
+      continue;
+    }
     if (in_hits || !fault_site_outage_in_time(static_cast<FaultSite>(i))) {
       plan.outage_hits_[i] = static_cast<std::uint16_t>(kDrawOutageHits[length]);
     } else {
@@ -141,15 +169,21 @@ FaultPlan FaultPlan::draw(std::uint64_t seed) {
 }
 
 Result<FaultPlan> FaultPlan::parse(std::string_view text) {
-  if (text == "none" || text == "off") return FaultPlan();
-  if (text.empty()) return bad_token(text, "empty plan (write 'none')");
+  if (text == "none" || text == "off") {
+    return FaultPlan();
+  }
+  if (text.empty()) {
+    return bad_token(text, "empty plan (write 'none')");
+  }
   FaultPlan plan;
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
     const std::string_view token = text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (token.empty()) return bad_token(token, "empty token in '" + std::string(text) + "'");
+    if (token.empty()) {
+      return bad_token(token, "empty token in '" + std::string(text) + "'");
+    }
     const std::size_t at = token.find_first_of("@#!~");
     const Result<FaultSite> site = fault_site_parse(token.substr(0, at));
     if (!site.ok()) {
@@ -174,11 +208,9 @@ Result<FaultPlan> FaultPlan::parse(std::string_view text) {
       plan.hits_.push_back(entry);
     } else {
       // site[@rate][!hits|~msms]
-      std::string_view rest = at == std::string_view::npos ? std::string_view() : token.substr(at);
-      const std::size_t outage_at = rest.find_first_of("!~");
-      const std::string_view outage =
-          outage_at == std::string_view::npos ? std::string_view() : rest.substr(outage_at);
-      rest = rest.substr(0, outage_at);
+      std::string_view rest;
+      std::string_view outage;
+      split_rate_and_outage(token, at, &rest, &outage);
       std::uint32_t rate = kRateDefaultPercent;
       if (!rest.empty() && (rest.front() != '@' || !parse_rate(rest.substr(1), &rate))) {
         return bad_token(token, "the rate must be a whole percent from 1 to 100");
@@ -189,13 +221,17 @@ Result<FaultPlan> FaultPlan::parse(std::string_view text) {
           return parsed;
         }
       }
-      if (plan.rates_percent_[i] != 0) return bad_token(token, "the site is given twice");
+      if (plan.rates_percent_[i] != 0) {
+        return bad_token(token, "the site is given twice");
+      }
       if (plan.pinned(site.value())) {
         return bad_token(token, "the site is both rated (@) and pinned (#)");
       }
       plan.rates_percent_[i] = static_cast<std::uint8_t>(rate);
     }
-    if (comma == std::string_view::npos) break;
+    if (comma == std::string_view::npos) {
+      break;
+    }
     start = comma + 1;
   }
   std::sort(plan.hits_.begin(), plan.hits_.end());
@@ -223,7 +259,9 @@ FaultPlan FaultPlan::restricted_to(const std::vector<FaultSite>& sites) const {
     plan.outage_hits_[i] = outage_hits_[i];
     plan.outage_ms_[i] = outage_ms_[i];
     for (const FaultHit& entry : hits_) {
-      if (entry.site == site) plan.hits_.push_back(entry);
+      if (entry.site == site) {
+        plan.hits_.push_back(entry);
+      }
     }
   }
   std::sort(plan.hits_.begin(), plan.hits_.end());
@@ -297,7 +335,9 @@ std::string FaultPlan::to_string() const {
   std::string text;
   for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
     if (rates_percent_[i] != 0) {
-      if (!text.empty()) text += ',';
+      if (!text.empty()) {
+        text += ',';
+      }
       text += kSiteNames[i];
       text += '@';
       text += std::to_string(rates_percent_[i]);
@@ -311,8 +351,12 @@ std::string FaultPlan::to_string() const {
       }
     }
     for (const FaultHit& entry : hits_) {
-      if (index_of(entry.site) != i) continue;
-      if (!text.empty()) text += ',';
+      if (index_of(entry.site) != i) {
+        continue;
+      }
+      if (!text.empty()) {
+        text += ',';
+      }
       text += kSiteNames[i];
       text += '#';
       text += std::to_string(entry.hit);

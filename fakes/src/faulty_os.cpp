@@ -43,7 +43,9 @@ Rng hit_rng(std::uint64_t seed, std::size_t site, std::uint64_t hit, Purpose pur
 using fake_internal::logical_locals;
 void injected_clear_if(const FaultyOs* owner) {
   fake_internal::LogicalLocals& locals = logical_locals();
-  if (locals.injected_owner != owner) return;
+  if (locals.injected_owner != owner) {
+    return;
+  }
   locals.injected_owner = nullptr;
   locals.injected_code = 0;
 }
@@ -85,11 +87,15 @@ void FaultyOs::set_enabled(bool enabled) {
   const std::uint64_t now_ns = clock_now_ns();  // before the lock: the clock may be an Os call
   std::lock_guard<std::mutex> lock(mutex_);
   enabled_ = enabled;
-  if (enabled) return;
+  if (enabled) {
+    return;
+  }
   // Disabling ends every outage (the liveness phase is fault-free); one still going is counted.
   for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
     const bool down = counts_.hits[i] < down_through_hit_[i] || now_ns < down_until_ns_[i];
-    if (down) ++counts_.outages_cut[i];
+    if (down) {
+      ++counts_.outages_cut[i];
+    }
     down_through_hit_[i] = 0;
     down_until_ns_[i] = 0;
   }
@@ -128,24 +134,34 @@ std::uint64_t FaultyOs::clock_now_ns() const {
 }
 
 bool FaultyOs::outage_holds(std::size_t i, std::uint64_t hit, std::uint64_t now_ns) const {
-  if (hit <= down_through_hit_[i]) return true;
+  if (hit <= down_through_hit_[i]) {
+    return true;
+  }
   return down_until_ns_[i] != 0 && now_ns < down_until_ns_[i];
 }
 
 void FaultyOs::start_outage(FaultSite site, std::uint64_t hit, std::uint64_t now_ns) {
   const std::size_t i = index_of(site);
-  if (!plan_.has_outage(site)) return;
+  if (!plan_.has_outage(site)) {
+    return;
+  }
   ++counts_.outages[i];
-  if (plan_.outage_hits(site) != 0) down_through_hit_[i] = hit + plan_.outage_hits(site) - 1;
+  if (plan_.outage_hits(site) != 0) {
+    down_through_hit_[i] = hit + plan_.outage_hits(site) - 1;
+  }
   if (plan_.outage_ms(site) != 0) {
     down_until_ns_[i] = now_ns + std::uint64_t{plan_.outage_ms(site)} * 1'000'000;
   }
 }
 
 void FaultyOs::note_run(Run run, bool failed) {
-  if (context_ == nullptr) return;
+  if (context_ == nullptr) {
+    return;
+  }
   const std::uint32_t thread = context_->trace_thread();
-  if (thread >= kRunThreadsMax) return;
+  if (thread >= kRunThreadsMax) {
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   std::uint32_t& length = runs_[thread][static_cast<std::size_t>(run)];
   if (!failed) {
@@ -154,7 +170,9 @@ void FaultyOs::note_run(Run run, bool failed) {
   }
   ++length;
   const bool psn = run == Run::kPsnRegs || run == Run::kPsnDequeue;
-  if (length != (psn ? kRunLongPsn : kRunLongOther)) return;
+  if (length != (psn ? kRunLongPsn : kRunLongOther)) {
+    return;
+  }
   switch (run) {
     case Run::kPsnRegs:
       ++counts_.psn_regs_runs;
@@ -200,10 +218,14 @@ bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* 
       ++counts_.outage_fired[i];
     } else {
       fire = hit_rng(decision_seed_, i, hit, Purpose::kFire).chance(plan_.rate_percent(site), 100);
-      if (fire) start_outage(site, hit, now_ns);
+      if (fire) {
+        start_outage(site, hit, now_ns);
+      }
     }
   }
-  if (!fire) return false;
+  if (!fire) {
+    return false;
+  }
   ++counts_.fired[i];
   ++counts_.fired_total;
   if (!armed && fired_hits_.size() < kFiredHitsMax) {
@@ -228,20 +250,26 @@ std::uint32_t FaultyOs::draw_elements(const SockNotifyRegistration* registration
       const std::uint8_t operation = registrations[i].operation;
       codes_out[i] = 0;
       if (operation == kSockNotifyOpEnable || operation == kSockNotifyOpDisable) {
-        if (hit_locked(FaultSite::kPsnEnableFails, 0, nullptr, now_ns))
+        if (hit_locked(FaultSite::kPsnEnableFails, 0, nullptr, now_ns)) {
           codes_out[i] = kEnableFailCode;
+        }
       } else if (operation == kSockNotifyOpRemove) {
-        if (hit_locked(FaultSite::kPsnRemoveFails, 0, nullptr, now_ns))
+        if (hit_locked(FaultSite::kPsnRemoveFails, 0, nullptr, now_ns)) {
           codes_out[i] = kRemoveFailCode;
+        }
       }
       // OP_NONE and unknown operations: no site (the OS treats them on its own).
-      if (codes_out[i] != 0) ++stripped;
+      if (codes_out[i] != 0) {
+        ++stripped;
+      }
     }
   }
   // The lines, in array order, outside the lock.
   for (std::uint32_t i = 0; i < count && stripped > 0; ++i) {
     const SockNotifyRegistration& r = registrations[i];
-    if (codes_out[i] == 0) continue;
+    if (codes_out[i] == 0) {
+      continue;
+    }
     if (r.operation == kSockNotifyOpRemove) {
       record_fault(site_event(FaultSite::kPsnRemoveFails) + " s=" + std::to_string(r.socket) +
                    " code=" + os_error_name(codes_out[i]));
@@ -276,7 +304,9 @@ void FaultyOs::scratch_give(std::unique_ptr<Scratch> scratch) {
 // ---- Trace and last error ---------------------------------------------------------------------
 
 void FaultyOs::record_fault(std::string_view event) {
-  if (trace_ == nullptr) return;
+  if (trace_ == nullptr) {
+    return;
+  }
   std::string line = "fault ";
   line += event;
   trace_->record(*context_, line);
@@ -293,7 +323,9 @@ void FaultyOs::before_call() { injected_clear_if(this); }
 std::uint32_t FaultyOs::last_error() {
   // Not a clearing call: reading the last error twice gives the same value, as on Windows.
   const fake_internal::LogicalLocals& locals = logical_locals();
-  if (locals.injected_owner == this) return locals.injected_code;
+  if (locals.injected_owner == this) {
+    return locals.injected_code;
+  }
   return inner().last_error();
 }
 
@@ -334,7 +366,9 @@ std::uint32_t FaultyOs::process_socket_notifications(Port port, std::uint32_t re
       event += " regs=" + trace_registrations(registrations, registration_count, false);
     }
     record_fault(event);
-    if (received_out != nullptr) *received_out = 0;
+    if (received_out != nullptr) {
+      *received_out = 0;
+    }
     return code;
   }
   std::unique_ptr<Scratch> scratch;
@@ -356,7 +390,9 @@ std::uint32_t FaultyOs::process_socket_notifications(Port port, std::uint32_t re
                  std::to_string(completion_count) + " to=" + std::to_string(inner_count));
   }
   if (stripped == 0) {
-    if (scratch != nullptr) scratch_give(std::move(scratch));
+    if (scratch != nullptr) {
+      scratch_give(std::move(scratch));
+    }
     return inner().process_socket_notifications(port, registration_count, registrations,
                                                 inner_timeout_ms, inner_count, entries,
                                                 received_out);
@@ -376,7 +412,9 @@ std::uint32_t FaultyOs::call_stripped(Scratch& scratch, Port port, std::uint32_t
   const std::uint32_t* codes = scratch.codes.get();
   std::uint32_t kept_count = 0;
   for (std::uint32_t i = 0; i < registration_count; ++i) {
-    if (codes[i] == 0) kept[kept_count++] = registrations[i];
+    if (codes[i] == 0) {
+      kept[kept_count++] = registrations[i];
+    }
   }
   READYPORT_ASSERT(kept_count < registration_count);  // at least one element was left out
   // Spec A4: registration count 0 requires a null array.
@@ -451,7 +489,9 @@ int FaultyOs::send(Socket s, const void* data, int length, int flags) {
   if (hit(FaultSite::kSendConnreset)) {
     return fail_socket_call(FaultSite::kSendConnreset, s, kWsaEconnreset);
   }
-  if (hit(FaultSite::kSendNobufs)) return fail_socket_call(FaultSite::kSendNobufs, s, kWsaEnobufs);
+  if (hit(FaultSite::kSendNobufs)) {
+    return fail_socket_call(FaultSite::kSendNobufs, s, kWsaEnobufs);
+  }
   return inner().send(s, data, length, flags);
 }
 

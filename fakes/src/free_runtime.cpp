@@ -120,7 +120,9 @@ void FreeThread::join() {
     }
   }
   thread_.join();
-  if (counted) READYPORT_ASSERT(self->state == FreeState::kRunning);  // leave() handed it over
+  if (counted) {
+    READYPORT_ASSERT(self->state == FreeState::kRunning);  // leave() handed it over
+  }
   runtime_.threads_live_.fetch_sub(1);
 }
 
@@ -145,7 +147,9 @@ void FreeRuntime::point(const char* call) {
     std::lock_guard<std::mutex> held(mutex_);
     outsider_seen_ = true;
   }
-  if (options_.point_yields) std::this_thread::yield();
+  if (options_.point_yields) {
+    std::this_thread::yield();
+  }
 }
 
 void FreeRuntime::advance_to(std::uint64_t time_ns) {
@@ -156,11 +160,19 @@ void FreeRuntime::advance_to(std::uint64_t time_ns) {
 }
 
 void FreeRuntime::release_locked(FreeWaiter& waiter) {
-  if (waiter.released) return;
+  if (waiter.released) {
+    return;
+  }
   waiter.released = true;
-  if (waiter.previous != nullptr) waiter.previous->next = waiter.next;
-  if (waiter.next != nullptr) waiter.next->previous = waiter.previous;
-  if (parked_first_ == &waiter) parked_first_ = waiter.next;
+  if (waiter.previous != nullptr) {
+    waiter.previous->next = waiter.next;
+  }
+  if (waiter.next != nullptr) {
+    waiter.next->previous = waiter.previous;
+  }
+  if (parked_first_ == &waiter) {
+    parked_first_ = waiter.next;
+  }
   waiter.next = waiter.previous = nullptr;
   if (waiter.record != nullptr) {
     waiter.record->state = FreeState::kRunning;
@@ -170,7 +182,9 @@ void FreeRuntime::release_locked(FreeWaiter& waiter) {
 }
 
 void FreeRuntime::settle_locked(std::unique_lock<std::mutex>& held) {
-  if (running_ != 0 || parked_first_ == nullptr) return;
+  if (running_ != 0 || parked_first_ == nullptr) {
+    return;
+  }
   std::uint64_t earliest_ns = kDeadlineNone;
   bool outsider_parked = false;
   for (const FreeWaiter* w = parked_first_; w != nullptr; w = w->next) {
@@ -179,14 +193,17 @@ void FreeRuntime::settle_locked(std::unique_lock<std::mutex>& held) {
   }
   if (earliest_ns == kDeadlineNone) {
     // An outsider may still wake someone: then only the real-time stall bound can tell.
-    if (!outsider_parked && !outsider_seen_)
+    if (!outsider_parked && !outsider_seen_) {
       hang(held, "deadlock: every thread waits with no deadline");
+    }
     return;
   }
   if (outsider_seen_) {
     // An outsider may be running: the timed waits end after a real slice each (park()).
     for (FreeWaiter* w = parked_first_; w != nullptr; w = w->next) {
-      if (w->deadline_ns != kDeadlineNone) w->cv.notify_one();
+      if (w->deadline_ns != kDeadlineNone) {
+        w->cv.notify_one();
+      }
     }
     return;
   }
@@ -195,17 +212,23 @@ void FreeRuntime::settle_locked(std::unique_lock<std::mutex>& held) {
 
 void FreeRuntime::advance_locked(std::unique_lock<std::mutex>& held) {
   std::uint64_t earliest_ns = kDeadlineNone;
-  for (const FreeWaiter* w = parked_first_; w != nullptr; w = w->next)
+  for (const FreeWaiter* w = parked_first_; w != nullptr; w = w->next) {
     earliest_ns = std::min(earliest_ns, w->deadline_ns);
-  if (earliest_ns == kDeadlineNone) return;
-  if (earliest_ns > options_.virtual_ms_max * 1'000'000)
+  }
+  if (earliest_ns == kDeadlineNone) {
+    return;
+  }
+  if (earliest_ns > options_.virtual_ms_max * 1'000'000) {
     hang(held, "virtual time would pass " + std::to_string(options_.virtual_ms_max) +
                    " ms (FreeOptions::virtual_ms_max): waits that time out for ever");
+  }
   advance_to(earliest_ns);
   const std::uint64_t now = now_ns();
   for (FreeWaiter* w = parked_first_; w != nullptr;) {
     FreeWaiter* next = w->next;
-    if (w->deadline_ns <= now) release_locked(*w);
+    if (w->deadline_ns <= now) {
+      release_locked(*w);
+    }
     w = next;
   }
 }
@@ -216,8 +239,12 @@ ParkEnd FreeRuntime::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
   READYPORT_ASSERT(call != nullptr);
   waiter.deadline_ns = deadline_ns;
   waiter.thread_id = thread_current();
-  if (waiter.woken) return ParkEnd::kWoken;
-  if (deadline_ns <= now_ns()) return ParkEnd::kDeadline;
+  if (waiter.woken) {
+    return ParkEnd::kWoken;
+  }
+  if (deadline_ns <= now_ns()) {
+    return ParkEnd::kDeadline;
+  }
   FreeWaiter self;
   self.waiter = &waiter;
   self.record = participant() ? tls_record : nullptr;
@@ -228,7 +255,9 @@ ParkEnd FreeRuntime::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
   // again before it clears the field and returns.
   waiter.runtime_data = &self;
   self.next = parked_first_;
-  if (parked_first_ != nullptr) parked_first_->previous = &self;
+  if (parked_first_ != nullptr) {
+    parked_first_->previous = &self;
+  }
   parked_first_ = &self;
   if (self.record != nullptr) {
     self.record->state = FreeState::kParked;
@@ -252,10 +281,11 @@ void FreeRuntime::wait_released(std::unique_lock<std::mutex>& held, FreeWaiter& 
   const auto stall = std::chrono::milliseconds(options_.stall_ms_max);
   while (!self.released) {
     const Clock::duration waited = Clock::now() - start;
-    if (waited >= stall)
+    if (waited >= stall) {
       hang(held, std::string("a wait in ") + self.call + " lasted " +
                      std::to_string(options_.stall_ms_max) +
                      " ms of real time (FreeOptions::stall_ms_max) while some thread ran");
+    }
     // An outsider may be running (not counted): every participant waits, so time may move, but
     // only after a real slice in which the outsider could act (the rule before participants).
     const bool slicing = outsider_seen_ && running_ == 0 && self.deadline_ns != kDeadlineNone;
@@ -265,15 +295,18 @@ void FreeRuntime::wait_released(std::unique_lock<std::mutex>& held, FreeWaiter& 
     }
     if (self.cv.wait_for(held, std::chrono::microseconds(kOutsiderSliceUs)) ==
             std::cv_status::timeout &&
-        !self.released && running_ == 0)
+        !self.released && running_ == 0) {
       advance_locked(held);
+    }
   }
 }
 
 void FreeRuntime::wake(Waiter& waiter) {
   waiter.woken = true;
   auto* self = static_cast<FreeWaiter*>(waiter.runtime_data);
-  if (self == nullptr) return;  // not parked yet: park() sees `woken` and returns at once
+  if (self == nullptr) {
+    return;  // not parked yet: park() sees `woken` and returns at once
+  }
   std::lock_guard<std::mutex> held(mutex_);
   release_locked(*self);
 }
@@ -364,14 +397,20 @@ void FreeRuntime::run(const std::function<void()>& body) {
 std::string FreeRuntime::describe_locked() const {
   std::string text;
   for (const auto& record : records_) {
-    if (record->state == FreeState::kFinished) continue;
+    if (record->state == FreeState::kFinished) {
+      continue;
+    }
     text +=
         "  T" + std::to_string(record->id) + " '" + record->name + "' " + state_name(record->state);
-    if (record->state == FreeState::kJoining) text += " T" + std::to_string(record->join_target);
+    if (record->state == FreeState::kJoining) {
+      text += " T" + std::to_string(record->join_target);
+    }
     text += record->state == FreeState::kParked ? " in " : ", last call ";
     text += record->call.load(std::memory_order_relaxed);
     for (const FreeWaiter* w = parked_first_; w != nullptr; w = w->next) {
-      if (w->record != record.get()) continue;
+      if (w->record != record.get()) {
+        continue;
+      }
       text += w->deadline_ns == kDeadlineNone
                   ? std::string(" (no deadline)")
                   : " (deadline " + std::to_string(w->deadline_ns) + " ns)";
@@ -379,7 +418,9 @@ std::string FreeRuntime::describe_locked() const {
     text += "\n";
   }
   for (const FreeWaiter* w = parked_first_; w != nullptr; w = w->next) {
-    if (w->record == nullptr) text += std::string("  an outsider parked in ") + w->call + "\n";
+    if (w->record == nullptr) {
+      text += std::string("  an outsider parked in ") + w->call + "\n";
+    }
   }
   return text;
 }
@@ -389,7 +430,9 @@ void FreeRuntime::hang(std::unique_lock<std::mutex>& held, const std::string& wh
   held.unlock();
   std::string text = "readyport FreeRuntime: hang: " + what + " at t=" + std::to_string(now_ns()) +
                      " ns (virtual); threads:\n" + threads;
-  if (options_.hang_detail) text += options_.hang_detail() + "\n";
+  if (options_.hang_detail) {
+    text += options_.hang_detail() + "\n";
+  }
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
   internal::assert_fail("FreeRuntime: no hang (report above)", __FILE__, __LINE__);

@@ -7,7 +7,9 @@ namespace readyport {
 
 void InlineRuntime::check_thread() {
   // The inline runtime has no synchronisation: a second thread would be a data race.
-  if (owner_ == std::thread::id{}) owner_ = std::this_thread::get_id();
+  if (owner_ == std::thread::id{}) {
+    owner_ = std::this_thread::get_id();
+  }
   READYPORT_ASSERT(owner_ == std::this_thread::get_id());
 }
 
@@ -22,7 +24,9 @@ ParkEnd InlineRuntime::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
   check_thread();
   waiter.deadline_ns = deadline_ns;
   waiter.thread_id = 0;
-  if (waiter.woken) return ParkEnd::kWoken;
+  if (waiter.woken) {
+    return ParkEnd::kWoken;
+  }
   if (deadline_ns == kDeadlineNone) {
     // Only this thread exists and it is about to wait with nothing that could wake it.
     std::fprintf(stderr,
@@ -31,7 +35,9 @@ ParkEnd InlineRuntime::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
                  call);
     READYPORT_ASSERT(deadline_ns != kDeadlineNone);
   }
-  if (deadline_ns > now_ns_) now_ns_ = deadline_ns;
+  if (deadline_ns > now_ns_) {
+    now_ns_ = deadline_ns;
+  }
   return ParkEnd::kDeadline;
 }
 

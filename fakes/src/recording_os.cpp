@@ -117,7 +117,9 @@ class Line {
     field("entries");
     text_ += '[';
     for (std::uint32_t i = 0; i < count; ++i) {
-      if (i > 0) text_ += ',';
+      if (i > 0) {
+        text_ += ',';
+      }
       text_ += "key=" + std::to_string(entries[i].completion_key) + "/mask=";
       append_hex(entries[i].bytes_transferred);
     }
@@ -226,10 +228,14 @@ class IntervalBegins {
       : os_(os), at_effect_(mode == RecordingOs::BeginLines::kAtEffect), outer_(pending_get()) {
     pending_.os = &os;
     pending_.thread = os.trace_thread();
-    if (at_effect_) pending_set(&pending_);
+    if (at_effect_) {
+      pending_set(&pending_);
+    }
   }
   ~IntervalBegins() {
-    if (at_effect_) pending_set(outer_);
+    if (at_effect_) {
+      pending_set(outer_);
+    }
   }
   IntervalBegins(const IntervalBegins&) = delete;
   IntervalBegins& operator=(const IntervalBegins&) = delete;
@@ -245,7 +251,9 @@ class IntervalBegins {
     begin.line = std::move(line);
   }
   void flush() {
-    if (at_effect_) effect_point(EffectPoint::kCall);  // the last point: writes every one
+    if (at_effect_) {
+      effect_point(EffectPoint::kCall);  // the last point: writes every one
+    }
   }
 
  private:
@@ -259,11 +267,15 @@ class IntervalBegins {
 
 std::string trace_registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
                                 bool with_results) {
-  if (registrations == nullptr) return "null";
+  if (registrations == nullptr) {
+    return "null";
+  }
   std::string text = "[";
   for (std::uint32_t i = 0; i < count; ++i) {
     const SockNotifyRegistration& r = registrations[i];
-    if (i > 0) text += ',';
+    if (i > 0) {
+      text += ',';
+    }
     text += "s=" + std::to_string(r.socket) + "/key=" + std::to_string(r.completion_key);
     text += "/filter=";
     append_hex(&text, r.event_filter);
@@ -271,7 +283,9 @@ std::string trace_registrations(const SockNotifyRegistration* registrations, std
     text += op_name(r.operation);
     text += "/trig=";
     append_hex(&text, r.trigger_flags);
-    if (!with_results) continue;
+    if (!with_results) {
+      continue;
+    }
     text += "/res=";
     if (r.registration_result == 0) {
       text += '0';
@@ -288,10 +302,14 @@ void effect_point(EffectPoint point) { effect_point_for(pending_get(), point); }
 EffectBegins* effect_begins_current() { return pending_get(); }
 
 void effect_point_for(EffectBegins* begins, EffectPoint point) {
-  if (begins == nullptr) return;
+  if (begins == nullptr) {
+    return;
+  }
   for (std::uint32_t i = 0; i < begins->count; ++i) {
     EffectBegins::Begin& begin = begins->begins[i];
-    if (begin.written || begin.point > point) continue;
+    if (begin.written || begin.point > point) {
+      continue;
+    }
     begin.written = true;
     begins->os->record_as(begins->thread, begin.line);
   }
@@ -401,7 +419,9 @@ int RecordingOs::getsockname(Socket s, Ipv4Address* address_out) {
   const int result = inner().getsockname(s, address_out);
   Line line("getsockname");
   line.num("s", s).arrow_num(result);
-  if (result == 0 && address_out != nullptr) line.address("addr", *address_out);
+  if (result == 0 && address_out != nullptr) {
+    line.address("addr", *address_out);
+  }
   record(line.str());
   return result;
 }
@@ -416,7 +436,9 @@ Socket RecordingOs::accept(Socket s, Ipv4Address* peer_out) {
   const Socket accepted = inner().accept(s, peer_out);
   Line line("accept");
   line.num("s", s).arrow(socket_result(accepted));
-  if (accepted != kInvalidSocket && peer_out != nullptr) line.address("peer", *peer_out);
+  if (accepted != kInvalidSocket && peer_out != nullptr) {
+    line.address("peer", *peer_out);
+  }
   record(line.str());
   return accepted;
 }
@@ -465,7 +487,9 @@ int RecordingOs::recvfrom(Socket s, void* data, int length, int flags, Ipv4Addre
   const int result = inner().recvfrom(s, data, length, flags, from_out);
   Line line("recvfrom");
   line.num("s", s).num_signed("len", length).num_signed("flags", flags).arrow_num(result);
-  if (result >= 0 && from_out != nullptr) line.address("from", *from_out);
+  if (result >= 0 && from_out != nullptr) {
+    line.address("from", *from_out);
+  }
   record(line.str());
   return result;
 }
@@ -507,7 +531,9 @@ int RecordingOs::get_socket_error(Socket s, std::uint32_t* error_out) {
   const int result = inner().get_socket_error(s, error_out);
   Line line("get_socket_error");
   line.num("s", s).arrow_num(result);
-  if (result == 0 && error_out != nullptr) line.error("error", *error_out);
+  if (result == 0 && error_out != nullptr) {
+    line.error("error", *error_out);
+  }
   record(line.str());
   return result;
 }

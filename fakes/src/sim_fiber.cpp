@@ -62,8 +62,12 @@ __attribute__((no_sanitize("address"))) void register_fake_frames(void* fake_sta
   for (std::size_t i = 0; i < bytes / sizeof(void*); ++i) {
     void* begin = nullptr;
     void* end = nullptr;
-    if (__asan_addr_is_in_fake_stack(fake_stack, words[i], &begin, &end) == nullptr) continue;
-    if (std::find(seen.begin(), seen.end(), begin) != seen.end()) continue;
+    if (__asan_addr_is_in_fake_stack(fake_stack, words[i], &begin, &end) == nullptr) {
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), begin) != seen.end()) {
+      continue;
+    }
     seen.push_back(begin);
     __lsan_register_root_region(
         begin, static_cast<std::size_t>(static_cast<char*>(end) - static_cast<char*>(begin)));
@@ -84,9 +88,13 @@ bool sim_fibers_available() {
 }
 
 SimFiber::~SimFiber() {
-  if (abandoned_) return;  // kept mapped for good (abandon())
+  if (abandoned_) {
+    return;  // kept mapped for good (abandon())
+  }
 #if defined(READYPORT_SIM_TSAN)
-  if (tsan_fiber_ != nullptr && !thread_adopted_) __tsan_destroy_fiber(tsan_fiber_);
+  if (tsan_fiber_ != nullptr && !thread_adopted_) {
+    __tsan_destroy_fiber(tsan_fiber_);
+  }
 #endif
 #if defined(READYPORT_SIM_FIBERS_UCONTEXT)
   if (map_ != nullptr) {
@@ -98,7 +106,9 @@ SimFiber::~SimFiber() {
     READYPORT_ASSERT(unmapped == 0);
   }
 #elif defined(READYPORT_SIM_FIBERS_WIN32)
-  if (win32_fiber_ != nullptr && !thread_adopted_) DeleteFiber(win32_fiber_);
+  if (win32_fiber_ != nullptr && !thread_adopted_) {
+    DeleteFiber(win32_fiber_);
+  }
 #endif
 }
 
@@ -246,7 +256,9 @@ void SimFiber::switch_final([[maybe_unused]] SimFiber& from, SimFiber& to) {
 
 void SimFiber::abandon() {
   READYPORT_ASSERT(!thread_adopted_);
-  if (abandoned_ || !started()) return;
+  if (abandoned_ || !started()) {
+    return;
+  }
   abandoned_ = true;
 #if defined(READYPORT_SIM_ASAN)
   __lsan_register_root_region(stack_, stack_bytes_);

@@ -43,7 +43,9 @@ void append_thread(std::string& text, std::uint32_t id) {
 }
 
 void trace_line(SimCore& core, std::uint32_t thread_id) {
-  if (core.options.trace == nullptr) return;
+  if (core.options.trace == nullptr) {
+    return;
+  }
   core.options.trace->record(core.now_ns.load(std::memory_order_relaxed), thread_id, core.line);
 }
 
@@ -83,10 +85,14 @@ using internal::tracing;
 std::string describe_threads_locked(const SimCore& core) {
   std::string text;
   for (const auto& thread : core.threads) {
-    if (!text.empty()) text += "; ";
+    if (!text.empty()) {
+      text += "; ";
+    }
     append_thread(text, thread->id);
     text += " '" + thread->name + "' " + state_name(thread->state) + " in " + thread->last_call;
-    if (thread->state != SimThreadState::kParked) continue;
+    if (thread->state != SimThreadState::kParked) {
+      continue;
+    }
     if (thread->join_target != 0) {
       text += " (joins ";
       append_thread(text, thread->join_target);
@@ -123,8 +129,12 @@ void end_run(SimCore& core, const SimThread& self, SimOutcome outcome) {
       core.line = "sched.deadlock [";
       bool first = true;
       for (const auto& thread : core.threads) {
-        if (thread->state == SimThreadState::kFinished) continue;
-        if (!first) core.line += ',';
+        if (thread->state == SimThreadState::kFinished) {
+          continue;
+        }
+        if (!first) {
+          core.line += ',';
+        }
         first = false;
         append_thread(core.line, thread->id);
         core.line += ':';
@@ -179,7 +189,9 @@ void enter(SimCore& core, SimThread* next) {
     internal::SimFiber::switch_to(self.fiber, core.host);
     READYPORT_UNREACHABLE();  // an abandoned fiber is never resumed
   }
-  for (;;) self.turn.wait(held);
+  for (;;) {
+    self.turn.wait(held);
+  }
 }
 
 // Makes runnable every thread parked in park() whose deadline the clock reached; returns how many.
@@ -188,11 +200,17 @@ std::uint32_t release_expired(SimCore& core, std::string* ready_out) {
   const std::uint64_t now = core.now_ns.load(std::memory_order_relaxed);
   std::uint32_t released = 0;
   for (const auto& thread : core.threads) {
-    if (thread->state != SimThreadState::kParked || thread->deadline_ns > now) continue;
+    if (thread->state != SimThreadState::kParked || thread->deadline_ns > now) {
+      continue;
+    }
     thread->state = SimThreadState::kRunnable;
     released += 1;
-    if (ready_out == nullptr) continue;
-    if (released > 1) *ready_out += ',';
+    if (ready_out == nullptr) {
+      continue;
+    }
+    if (released > 1) {
+      *ready_out += ',';
+    }
     append_thread(*ready_out, thread->id);
   }
   return released;
@@ -203,10 +221,13 @@ std::uint32_t release_expired(SimCore& core, std::string* ready_out) {
 bool jump_time(SimCore& core, const SimThread& self) {
   std::uint64_t earliest = kDeadlineNone;
   for (const auto& thread : core.threads) {
-    if (thread->state == SimThreadState::kParked)
+    if (thread->state == SimThreadState::kParked) {
       earliest = std::min(earliest, thread->deadline_ns);
+    }
   }
-  if (earliest == kDeadlineNone) return false;
+  if (earliest == kDeadlineNone) {
+    return false;
+  }
   READYPORT_ASSERT(earliest > core.now_ns.load(std::memory_order_relaxed));
   core.now_ns.store(earliest, std::memory_order_relaxed);
   core.stats.time_jumps += 1;
@@ -250,11 +271,15 @@ void hand_over(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& sel
                bool finished) {
   if (core.options.mechanism == SimMechanism::kThreads) {
     next.turn.notify_one();
-    if (finished) return;
+    if (finished) {
+      return;
+    }
     self.turn.wait(held, [&] { return core.running == self.id; });
     return;
   }
-  if (finished) return;
+  if (finished) {
+    return;
+  }
   held.unlock();  // one OS thread: the next fiber takes it
   enter(core, &next);
   internal::SimFiber::switch_to(self.fiber, next.fiber);
@@ -267,7 +292,9 @@ void trace_pick(SimCore& core, const SimThread& self, const SimThread& next, con
   append_thread(core.line, next.id);
   core.line += " of=[";
   for (std::size_t i = 0; i < core.runnable.size(); ++i) {
-    if (i > 0) core.line += ',';
+    if (i > 0) {
+      core.line += ',';
+    }
     append_thread(core.line, core.runnable[i]->id);
   }
   core.line += "] at=";
@@ -285,7 +312,9 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
   core.stats.steps += 1;
   if (core.stats.steps > core.options.steps_max) {
     end_run(core, self, SimOutcome::kStepLimit);
-    if (finished) return;
+    if (finished) {
+      return;
+    }
     wait_forever(core, held, self);
   }
   if (core.options.tick_ns > 0) {
@@ -303,25 +332,34 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
       // Every thread finished: the run is complete (self is the last one). Otherwise every
       // unfinished thread waits for something only another parked thread could do.
       end_run(core, self, all_finished ? SimOutcome::kCompleted : SimOutcome::kDeadlock);
-      if (finished) return;
+      if (finished) {
+        return;
+      }
       wait_forever(core, held, self);
     }
     collect_runnable(core);
   }
   SimThread* next = internal::strategy_pick(core, self);
   count_waits(core, *next);
-  if (core.runnable.size() > 1) core.stats.decisions += 1;
+  if (core.runnable.size() > 1) {
+    core.stats.decisions += 1;
+  }
   for (int shift = 0; shift < 32; shift += 8) {
     const auto byte = static_cast<std::uint8_t>(next->id >> shift);
     core.stats.schedule_hash = (core.stats.schedule_hash ^ byte) * kFnv1a64Prime;
   }
-  if (tracing(core) && (core.runnable.size() > 1 || next != &self))
+  if (tracing(core) && (core.runnable.size() > 1 || next != &self)) {
     trace_pick(core, self, *next, at);
-  if (next == &self) return;
+  }
+  if (next == &self) {
+    return;
+  }
   core.stats.switches += 1;
   core.running = next->id;
   hand_over(core, held, self, *next, finished);
-  if (finished) return;
+  if (finished) {
+    return;
+  }
   READYPORT_ASSERT(self.state == SimThreadState::kRunnable);
 }
 
@@ -392,7 +430,9 @@ Result<SimThread*> create_thread(const std::shared_ptr<SimCore>& core_owner, std
   SimThread* raw = thread.get();
   if (core.options.mechanism == SimMechanism::kFibers) {
     const Status started = raw->fiber.start(core.options.stack_bytes, &fiber_main, raw);
-    if (!started.ok()) return started;
+    if (!started.ok()) {
+      return started;
+    }
   } else {
     try {
       raw->thread = std::thread(thread_main, core_owner, raw);
@@ -424,7 +464,9 @@ void run_fibers(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& ma
   READYPORT_ASSERT(tls_core == core.host_tls_core && tls_thread == core.host_tls_thread);
   core.host.release_thread();
   for (const auto& thread : core.threads) {
-    if (thread->state != SimThreadState::kFinished) thread->fiber.abandon();
+    if (thread->state != SimThreadState::kFinished) {
+      thread->fiber.abandon();
+    }
   }
 }
 
@@ -433,7 +475,9 @@ class SimThreadHandle final : public Thread {
   SimThreadHandle(std::shared_ptr<SimCore> core, SimThread* target)
       : core_(std::move(core)), target_(target) {}
   ~SimThreadHandle() override {
-    if (joined_) return;
+    if (joined_) {
+      return;
+    }
     // Destroying an unjoined Thread breaks the contract, except when the run was abandoned.
     std::lock_guard<std::mutex> guard(core_->mutex);
     READYPORT_ASSERT(core_->outcome == SimOutcome::kDeadlock ||
@@ -481,7 +525,9 @@ void SimThreadHandle::join() {
   std::thread real = std::move(target_->thread);
   held.unlock();
   // The target's real thread handed the baton on and is returning: this wait is short.
-  if (real.joinable()) real.join();
+  if (real.joinable()) {
+    real.join();
+  }
   joined_ = true;
 }
 
@@ -552,7 +598,9 @@ SimScheduler::~SimScheduler() {
     std::lock_guard<std::mutex> guard(core_->mutex);
     READYPORT_ASSERT(core_->outcome != SimOutcome::kRunning);
     for (const auto& thread : core_->threads) {
-      if (!thread->thread.joinable()) continue;
+      if (!thread->thread.joinable()) {
+        continue;
+      }
       if (thread->state == SimThreadState::kFinished) {
         finished.push_back(std::move(thread->thread));
       } else {
@@ -560,9 +608,13 @@ SimScheduler::~SimScheduler() {
       }
     }
   }
-  for (std::thread& thread : finished) thread.join();
+  for (std::thread& thread : finished) {
+    thread.join();
+  }
   // Each abandoned thread waits forever on state it keeps alive (it holds the core).
-  for (std::thread& thread : abandoned) thread.detach();
+  for (std::thread& thread : abandoned) {
+    thread.detach();
+  }
 }
 
 Status SimScheduler::run(std::function<void()> main_body) {
@@ -581,7 +633,9 @@ Status SimScheduler::run(std::function<void()> main_body) {
     READYPORT_ASSERT(core.outcome == SimOutcome::kNotRun);  // run() is called once
     if (fibers) {
       const Status adopted = core.host.adopt_thread();
-      if (!adopted.ok()) return adopted;
+      if (!adopted.ok()) {
+        return adopted;
+      }
     }
     core.outcome = SimOutcome::kRunning;
     if (tracing(core)) {
@@ -591,7 +645,9 @@ Status SimScheduler::run(std::function<void()> main_body) {
     Result<SimThread*> main = create_thread(core_, "main", std::move(main_body));
     if (!main.ok()) {
       core.outcome = SimOutcome::kNotRun;
-      if (fibers) core.host.release_thread();
+      if (fibers) {
+        core.host.release_thread();
+      }
       return main.status();
     }
     READYPORT_ASSERT(main.value()->id == 1);
@@ -605,11 +661,15 @@ Status SimScheduler::run(std::function<void()> main_body) {
     if (core.outcome == SimOutcome::kCompleted) {
       for (const auto& thread : core.threads) {
         READYPORT_ASSERT(thread->state == SimThreadState::kFinished);
-        if (thread->thread.joinable()) finished.push_back(std::move(thread->thread));
+        if (thread->thread.joinable()) {
+          finished.push_back(std::move(thread->thread));
+        }
       }
     }
   }
-  for (std::thread& thread : finished) thread.join();
+  for (std::thread& thread : finished) {
+    thread.join();
+  }
   std::lock_guard<std::mutex> guard(core.mutex);
   return core.status;
 }
@@ -666,9 +726,13 @@ ParkEnd SimScheduler::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
   std::unique_lock<std::mutex> held(core.mutex);
   waiter.deadline_ns = deadline_ns;
   waiter.thread_id = self == nullptr ? 0 : self->id;
-  if (waiter.woken) return ParkEnd::kWoken;
+  if (waiter.woken) {
+    return ParkEnd::kWoken;
+  }
   const std::uint64_t now = core.now_ns.load(std::memory_order_relaxed);
-  if (deadline_ns <= now) return ParkEnd::kDeadline;
+  if (deadline_ns <= now) {
+    return ParkEnd::kDeadline;
+  }
   if (self == nullptr) {
     // Thread 0 outside run(): like InlineRuntime, nothing else can end the wait.
     READYPORT_ASSERT(core.outcome != SimOutcome::kRunning);
@@ -710,11 +774,15 @@ ParkEnd SimScheduler::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
 void SimScheduler::wake(Waiter& waiter) {
   waiter.woken = true;
   auto* target = static_cast<SimThread*>(waiter.runtime_data);
-  if (target == nullptr) return;  // not parked (yet): park() will see `woken`
+  if (target == nullptr) {
+    return;  // not parked (yet): park() will see `woken`
+  }
   SimCore& core = *core_;
   const SimThread* self = current_thread(core);
   std::lock_guard<std::mutex> guard(core.mutex);
-  if (target->state != SimThreadState::kParked || target->waiter != &waiter) return;
+  if (target->state != SimThreadState::kParked || target->waiter != &waiter) {
+    return;
+  }
   target->state = SimThreadState::kRunnable;
   core.stats.wakes += 1;
   if (tracing(core)) {
@@ -736,7 +804,9 @@ Result<std::unique_ptr<Thread>> SimScheduler::thread_start(std::string_view name
   }
   std::lock_guard<std::mutex> guard(core.mutex);
   Result<SimThread*> created = create_thread(core_, name, std::move(body));
-  if (!created.ok()) return created.status();
+  if (!created.ok()) {
+    return created.status();
+  }
   if (tracing(core)) {
     core.line = "sched.start ";
     append_thread(core.line, created.value()->id);

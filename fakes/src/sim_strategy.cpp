@@ -17,7 +17,9 @@ namespace {
 void append_points(std::string& text, const std::vector<std::uint64_t>& points) {
   text += '[';
   for (std::size_t i = 0; i < points.size(); ++i) {
-    if (i > 0) text += ',';
+    if (i > 0) {
+      text += ',';
+    }
     text += std::to_string(points[i]);
   }
   text += ']';
@@ -26,7 +28,9 @@ void append_points(std::string& text, const std::vector<std::uint64_t>& points) 
 // `count` steps uniform in [1, estimate], sorted (duplicates allowed).
 std::vector<std::uint64_t> draw_steps(Rng& rng, std::uint32_t count, std::uint64_t estimate) {
   std::vector<std::uint64_t> points;
-  for (std::uint32_t i = 0; i < count; ++i) points.push_back(1 + rng.below(estimate));
+  for (std::uint32_t i = 0; i < count; ++i) {
+    points.push_back(1 + rng.below(estimate));
+  }
   std::sort(points.begin(), points.end());
   return points;
 }
@@ -36,7 +40,9 @@ void pct_change(SimCore& core, SimThread& self) {
   while (core.change_next < core.change_points.size() &&
          core.change_points[core.change_next] == core.stats.steps) {
     core.change_next += 1;
-    if (self.state == SimThreadState::kFinished) continue;
+    if (self.state == SimThreadState::kFinished) {
+      continue;
+    }
     const auto found = std::find(core.priorities.begin(), core.priorities.end(), self.id);
     READYPORT_ASSERT(found != core.priorities.end());
     core.priorities.erase(found);
@@ -53,7 +59,9 @@ void pct_change(SimCore& core, SimThread& self) {
 // The round-robin choice: the first runnable thread after self in id order, wrapping around.
 std::size_t round_robin_index(const SimCore& core, const SimThread& self) {
   for (std::size_t i = 0; i < core.runnable.size(); ++i) {
-    if (core.runnable[i]->id > self.id) return i;
+    if (core.runnable[i]->id > self.id) {
+      return i;
+    }
   }
   return 0;
 }
@@ -63,7 +71,9 @@ std::size_t round_robin_index(const SimCore& core, const SimThread& self) {
 SimThread* fair_overdue(const SimCore& core) {
   SimThread* longest = nullptr;
   for (SimThread* thread : core.runnable) {
-    if (longest == nullptr || thread->wait_steps > longest->wait_steps) longest = thread;
+    if (longest == nullptr || thread->wait_steps > longest->wait_steps) {
+      longest = thread;
+    }
   }
   READYPORT_ASSERT(longest != nullptr);
   return longest->wait_steps >= core.options.fair_window ? longest : nullptr;
@@ -95,7 +105,9 @@ void strategy_init(SimCore& core) {
 }
 
 void strategy_thread_added(SimCore& core, const SimThread& thread) {
-  if (core.options.strategy != SimStrategy::kPct) return;
+  if (core.options.strategy != SimStrategy::kPct) {
+    return;
+  }
   // A uniform position among the existing priorities: over all threads, a uniform permutation.
   const std::uint64_t position = core.rng.below(core.priorities.size() + 1);
   core.priorities.insert(core.priorities.begin() + static_cast<std::ptrdiff_t>(position),
@@ -125,7 +137,9 @@ void strategy_step(SimCore& core, SimThread& self) {
 
 SimThread* strategy_pick(SimCore& core, const SimThread& self) {
   READYPORT_ASSERT(!core.runnable.empty());
-  if (core.runnable.size() == 1) return core.runnable.front();
+  if (core.runnable.size() == 1) {
+    return core.runnable.front();
+  }
   switch (core.options.strategy) {
     case SimStrategy::kRandom:
       return core.runnable[core.rng.below(core.runnable.size())];
@@ -133,7 +147,9 @@ SimThread* strategy_pick(SimCore& core, const SimThread& self) {
       // The runnable thread with the highest priority.
       for (const std::uint32_t id : core.priorities) {
         SimThread* thread = core.threads[id - 1].get();
-        if (thread->state == SimThreadState::kRunnable) return thread;
+        if (thread->state == SimThreadState::kRunnable) {
+          return thread;
+        }
       }
       READYPORT_UNREACHABLE();
     case SimStrategy::kRoundRobin:
@@ -142,7 +158,9 @@ SimThread* strategy_pick(SimCore& core, const SimThread& self) {
       // Each delay skips the thread round robin would run next (Emmi et al.: the deterministic
       // scheduler's choice is passed over once per delay).
       const std::size_t base = round_robin_index(core, self);
-      if (core.delays_now == 0) return core.runnable[base];
+      if (core.delays_now == 0) {
+        return core.runnable[base];
+      }
       SimThread* chosen = core.runnable[(base + core.delays_now) % core.runnable.size()];
       if (tracing(core)) {
         core.line = "sched.delay skip=" + std::to_string(core.delays_now) + " instead_of=";
@@ -154,7 +172,9 @@ SimThread* strategy_pick(SimCore& core, const SimThread& self) {
     }
     case SimStrategy::kFair: {
       SimThread* overdue = fair_overdue(core);
-      if (overdue != nullptr) return overdue;
+      if (overdue != nullptr) {
+        return overdue;
+      }
       return core.runnable[core.rng.below(core.runnable.size())];
     }
   }

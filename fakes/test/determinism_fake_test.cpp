@@ -41,7 +41,9 @@ class Script {
 
   void run() {
     setup();
-    for (std::uint32_t step = 0; step < kSteps; ++step) act(step);
+    for (std::uint32_t step = 0; step < kSteps; ++step) {
+      act(step);
+    }
     teardown();
   }
 
@@ -69,7 +71,9 @@ class Script {
       os_.set_nonblocking(server.socket, true);
       add(server);
     }
-    for (std::uint32_t i = 0; i < kDatagrams; ++i) add(open_datagram());
+    for (std::uint32_t i = 0; i < kDatagrams; ++i) {
+      add(open_datagram());
+    }
     // Every socket (and the listener, key 0) registered, the two ports in turn, every trigger mode.
     std::vector<SockNotifyRegistration> registrations[2];
     registrations[0].push_back(enable(listener_, 0, kSockNotifyRegisterEventIn,
@@ -119,7 +123,9 @@ class Script {
   std::uint32_t pick_slot(bool stream) {
     for (;;) {  // both kinds exist and are never all gone: bounded in expectation
       const auto index = static_cast<std::uint32_t>(rng_.below(slots_.size()));
-      if (slots_[index].stream == stream) return index;
+      if (slots_[index].stream == stream) {
+        return index;
+      }
     }
   }
 
@@ -186,16 +192,22 @@ class Script {
         ports_[p], static_cast<std::uint32_t>(rearm.size()), rearm.empty() ? nullptr : rearm.data(),
         timeout_ms, count, entries, &received);
     rearm.clear();
-    if (result != kErrorSuccess) return;
+    if (result != kErrorSuccess) {
+      return;
+    }
     for (std::uint32_t i = 0; i < received; ++i) {
       const std::uintptr_t key = entries[i].completion_key;
       if (key == 0) {  // the listener: nothing more will connect; accept fails with WOULDBLOCK
         os_.accept(listener_, nullptr);
         continue;
       }
-      if (key >= kPostedKeyFirst || key > slots_.size()) continue;
+      if (key >= kPostedKeyFirst || key > slots_.size()) {
+        continue;
+      }
       const std::uint32_t index = static_cast<std::uint32_t>(key - 1);
-      if ((entries[i].bytes_transferred & kSockNotifyEventRemove) != 0) continue;
+      if ((entries[i].bytes_transferred & kSockNotifyEventRemove) != 0) {
+        continue;
+      }
       if ((slots_[index].trigger & kSockNotifyTriggerOneshot) != 0 &&
           slots_[index].port_index == p) {
         rearm.push_back(enable_slot(index));
@@ -243,7 +255,9 @@ class Script {
     for (std::uint32_t p = 0; p < 2; ++p) {
       std::vector<SockNotifyRegistration> removes;
       for (std::uint32_t i = 0; i < slots_.size(); ++i) {
-        if (slots_[i].port_index != p) continue;
+        if (slots_[i].port_index != p) {
+          continue;
+        }
         SockNotifyRegistration registration = enable_slot(i);
         registration.operation = kSockNotifyOpRemove;
         removes.push_back(registration);
@@ -260,7 +274,9 @@ class Script {
         }
       }
     }
-    for (const Slot& slot : slots_) os_.closesocket(slot.socket);
+    for (const Slot& slot : slots_) {
+      os_.closesocket(slot.socket);
+    }
     os_.closesocket(listener_);
     os_.close_port(ports_[0]);
     os_.close_port(ports_[1]);

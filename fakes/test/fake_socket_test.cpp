@@ -66,7 +66,9 @@ int send_text(FakeOs& os, Socket s, const std::string& text) {
 std::string recv_text(FakeOs& os, Socket s, int length_max = 256) {
   std::string buffer(static_cast<std::size_t>(length_max), '\0');
   const int got = os.recv(s, buffer.data(), length_max, 0);
-  if (got < 0) return "<error " + std::to_string(os.last_error()) + ">";
+  if (got < 0) {
+    return "<error " + std::to_string(os.last_error()) + ">";
+  }
   buffer.resize(static_cast<std::size_t>(got));
   return buffer;
 }
@@ -162,7 +164,9 @@ TEST(FakeSocket, ListenAgainChangesTheBacklogKeepingQueuedConnections) {
   std::uint32_t error = 0;
   EXPECT_EQ(os.get_socket_error(refused, &error), 0);
   EXPECT_EQ(error, kWsaEconnrefused);  // 3 queued >= the new backlog 1
-  for (int i = 0; i < 3; ++i) EXPECT_NE(os.accept(listener, nullptr), kInvalidSocket);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(os.accept(listener, nullptr), kInvalidSocket);
+  }
   os.check_invariants();
 }
 

@@ -18,7 +18,9 @@ namespace {
 // One readable server end: `pair.client` sent 10 bytes to `pair.server`.
 TcpPair readable_pair(Scenario& sc) {
   TcpPair pair = sc.tcp_pair();
-  if (sc.ok()) send_bytes(sc.os(), pair.client, 10);
+  if (sc.ok()) {
+    send_bytes(sc.os(), pair.client, 10);
+  }
   return pair;
 }
 
@@ -119,7 +121,9 @@ std::uint32_t second_port_attempt(FakeOs& os) {
   const Port first = sc.port();
   const Port second = sc.port();
   const TcpPair pair = sc.tcp_pair();
-  if (!sc.ok()) return 0;
+  if (!sc.ok()) {
+    return 0;
+  }
   EXPECT_EQ(enable(os, first, pair.server, kKeyA, kFilterIn, kOneshotLevel), 0u);
   const std::uint32_t result = enable(os, second, pair.server, kKeyB, kFilterOut, kOneshotLevel);
   EXPECT_TRUE(dequeue(os, second, kQuietMs).empty()) << "rule B8: nothing on the second port";
@@ -346,7 +350,9 @@ OverlappedEntry oneshot_then_hangup(FakeOs& os, std::uint32_t* later_count_out) 
   const Port port = sc.port();
   const TcpPair pair = sc.tcp_pair();
   *later_count_out = 99;
-  if (!sc.ok()) return {};
+  if (!sc.ok()) {
+    return {};
+  }
   EXPECT_EQ(enable(os, port, pair.server, kKeyA, kFilterIn | kFilterHangup, kOneshotLevel), 0u);
   send_bytes(os, pair.client, 10);
   EXPECT_EQ(os.shutdown(pair.client, kSdSend), 0);
@@ -438,7 +444,9 @@ std::vector<std::uint64_t> wait_durations(FakeOs& os, int waits, std::uint32_t t
   std::vector<std::uint64_t> out;
   Scenario sc(os);
   const Port port = sc.port();
-  if (!sc.ok()) return out;
+  if (!sc.ok()) {
+    return out;
+  }
   for (int i = 0; i < waits; ++i) {
     const std::uint64_t before_ns = os.now_ns();
     OverlappedEntry entry{};
@@ -472,7 +480,9 @@ TEST(FakeSwitches, EarlyWakeMsMax_Set_WaitsEndUpToNEarlyReproducibly) {
   for (std::uint64_t elapsed_ns : durations) {
     EXPECT_GE(elapsed_ns, 15'000'000u) << "rule A5: at most N=5 ms early";
     EXPECT_LE(elapsed_ns, 20'000'000u) << "rule A5: never late";
-    if (elapsed_ns < 20'000'000u) ++early;
+    if (elapsed_ns < 20'000'000u) {
+      ++early;
+    }
   }
   EXPECT_GT(early, 0) << "rule A5: with N=5, some of 40 waits end early";
   FakeOs again(options);
@@ -506,7 +516,9 @@ TEST(FakeSwitches, SocketReuse_Off_ValuesNeverReused) {
   for (int i = 0; i < 10; ++i) {
     const Socket sock = sc.tcp_socket();
     ASSERT_TRUE(sc.ok());
-    for (Socket old : closed) EXPECT_NE(sock, old) << "rule E5 (never reuse)";
+    for (Socket old : closed) {
+      EXPECT_NE(sock, old) << "rule E5 (never reuse)";
+    }
     ASSERT_EQ(sc.close(sock), 0);
     closed.push_back(sock);
   }
@@ -542,7 +554,9 @@ TEST(FakeSwitches, SocketsMax_ExceededIsWsaemfile) {
   options.sockets_max = 3;
   FakeOs os(options);
   Scenario sc(os);
-  for (int i = 0; i < 3; ++i) ASSERT_NE(sc.tcp_socket(), kInvalidSocket);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_NE(sc.tcp_socket(), kInvalidSocket);
+  }
   EXPECT_EQ(os.socket(kAfInet, kSockStream, kIpprotoTcp), kInvalidSocket);
   EXPECT_EQ(os.last_error(), kWsaEmfile);
 }

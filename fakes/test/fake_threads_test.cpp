@@ -150,7 +150,9 @@ TEST(FakeThreads, BlockingCallsWaitForTheOtherThread) {
       server = os.accept(listener, nullptr);  // blocks until the connect
       char buffer[16] = {};
       const int got = os.recv(server, buffer, 16, 0);  // blocks until the send
-      if (got > 0) received.assign(buffer, static_cast<std::size_t>(got));
+      if (got > 0) {
+        received.assign(buffer, static_cast<std::size_t>(got));
+      }
     });
     os.sleep_ms(1);
     const Socket client = os.socket(kAfInet, kSockStream, kIpprotoTcp);
@@ -254,7 +256,9 @@ TEST(FakeThreads, FreeThreadsShareOnePort) {
         const std::uint32_t code = os.process_socket_notifications(
             port, rearm ? 1 : 0, rearm ? &rearm_reg : nullptr, 50, 2, entries, &received);
         rearm = false;
-        if (code == kWaitTimeout) continue;
+        if (code == kWaitTimeout) {
+          continue;
+        }
         ASSERT_EQ(code, kErrorSuccess);
         int stops = 0;
         for (std::uint32_t i = 0; i < received; ++i) {
@@ -263,10 +267,14 @@ TEST(FakeThreads, FreeThreadsShareOnePort) {
             continue;
           }
           counts_mutex->lock();
-          if (entries[i].completion_key == kDataKey) ++posted_seen;
+          if (entries[i].completion_key == kDataKey) {
+            ++posted_seen;
+          }
           if (entries[i].completion_key == kSinkKey) {
             char buffer[8];
-            while (os.recvfrom(sink, buffer, 8, 0, nullptr) > 0) ++datagrams_read;
+            while (os.recvfrom(sink, buffer, 8, 0, nullptr) > 0) {
+              ++datagrams_read;
+            }
             rearm = true;
           }
           counts_mutex->unlock();
@@ -286,7 +294,9 @@ TEST(FakeThreads, FreeThreadsShareOnePort) {
       ADD_FAILURE() << "dequeuer never saw its stop packet";
     };
     std::vector<std::unique_ptr<Thread>> threads;
-    for (int i = 0; i < kDequeuers; ++i) threads.push_back(start(os, "dequeuer", dequeuer));
+    for (int i = 0; i < kDequeuers; ++i) {
+      threads.push_back(start(os, "dequeuer", dequeuer));
+    }
     for (int i = 0; i < kPosts; ++i) {
       EXPECT_TRUE(os.post_queued_completion_status(port, 0, kDataKey, 0));
       if (i % 10 == 0) {
@@ -296,7 +306,9 @@ TEST(FakeThreads, FreeThreadsShareOnePort) {
     for (int i = 0; i < kDequeuers; ++i) {
       EXPECT_TRUE(os.post_queued_completion_status(port, 0, kStopKey, 0));
     }
-    for (auto& thread : threads) thread->join();
+    for (auto& thread : threads) {
+      thread->join();
+    }
     EXPECT_EQ(posted_seen, kPosts);
     EXPECT_LE(datagrams_read, kPosts / 10);
     EXPECT_TRUE(os.close_port(port));

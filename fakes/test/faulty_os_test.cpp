@@ -59,7 +59,9 @@ std::vector<std::string> events(const Trace& trace) {
     const std::size_t end = text.find('\n', start);
     std::string line = text.substr(start, end - start);
     std::size_t cut = 0;
-    for (int spaces = 0; spaces < 3; ++spaces) cut = line.find(' ', cut) + 1;
+    for (int spaces = 0; spaces < 3; ++spaces) {
+      cut = line.find(' ', cut) + 1;
+    }
     lines.push_back(line.substr(cut));
     start = end + 1;
   }
@@ -115,7 +117,9 @@ class FaultyOsTest : public ::testing::Test {
   std::string recv_text(Os& os, Socket s) {
     std::string buffer(64, '\0');
     const int got = os.recv(s, buffer.data(), 64, 0);
-    if (got < 0) return "<" + std::string(os_error_name(os.last_error())) + ">";
+    if (got < 0) {
+      return "<" + std::string(os_error_name(os.last_error())) + ">";
+    }
     buffer.resize(static_cast<std::size_t>(got));
     return buffer;
   }
@@ -271,7 +275,9 @@ TEST(FaultPlan, PinnedHitErrorsNameTheBadToken) {
   }
   std::string many;
   for (std::size_t i = 1; i <= FaultPlan::kHitsMax + 1; ++i) {
-    if (!many.empty()) many += ',';
+    if (!many.empty()) {
+      many += ',';
+    }
     many += "post.fails#" + std::to_string(i);
   }
   EXPECT_NE(FaultPlan::parse(many).status().message().find("pinned hits"), std::string::npos);
@@ -738,7 +744,9 @@ TEST_F(FaultyOsTest, DisabledNothingFiresButArmedStillDoes) {
 
 TEST_F(FaultyOsTest, RateHundredFiresEveryHitAndAnInactiveSiteNever) {
   FaultyOs& always = faulty(FaultPlan::parse("post.fails@100").value());
-  for (int i = 0; i < 50; ++i) EXPECT_FALSE(always.post_queued_completion_status(port_, 0, 1, 0));
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_FALSE(always.post_queued_completion_status(port_, 0, 1, 0));
+  }
   EXPECT_EQ(always.counts().hits_of(FaultSite::kPostFails), 50u);
   EXPECT_EQ(always.counts().fired_of(FaultSite::kPostFails), 50u);
   // psn.call_fails is inactive in this plan: drawn, never fired.
@@ -753,7 +761,9 @@ TEST_F(FaultyOsTest, RateHundredFiresEveryHitAndAnInactiveSiteNever) {
   EXPECT_EQ(always.counts().fired_of(FaultSite::kPsnCallFails), 0u);
 
   FaultyOs& never = faulty(FaultPlan::none());
-  for (int i = 0; i < 50; ++i) EXPECT_TRUE(never.post_queued_completion_status(port_, 0, 1, 0));
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_TRUE(never.post_queued_completion_status(port_, 0, 1, 0));
+  }
   EXPECT_EQ(never.counts().hits_of(FaultSite::kPostFails), 50u);
   EXPECT_EQ(never.counts().fired_total, 0u);
   EXPECT_EQ(fake_.queued_packet_count(port_), 50u);
@@ -761,7 +771,9 @@ TEST_F(FaultyOsTest, RateHundredFiresEveryHitAndAnInactiveSiteNever) {
   // 10%: about 100 of 1000 (a fixed seed, so a fixed count; the bound checks the rate is used).
   FaultyOs& sometimes = faulty(FaultPlan::parse("post.fails@10").value(), 5);
   Port drain = fake_.create_io_completion_port(0);
-  for (int i = 0; i < 1000; ++i) (void)sometimes.post_queued_completion_status(drain, 0, 1, 0);
+  for (int i = 0; i < 1000; ++i) {
+    (void)sometimes.post_queued_completion_status(drain, 0, 1, 0);
+  }
   const std::uint64_t fired = sometimes.counts().fired_of(FaultSite::kPostFails);
   EXPECT_GT(fired, 50u);
   EXPECT_LT(fired, 150u);
@@ -810,7 +822,9 @@ std::vector<std::uint32_t> script(std::uint64_t seed, std::string* trace_out,
   EXPECT_TRUE(os.close_port(port));
   *trace_out = trace.text();
   EXPECT_TRUE(os.fired_hits_complete());
-  if (fired_out != nullptr) *fired_out = FaultPlan::of_hits(os.fired_hits());
+  if (fired_out != nullptr) {
+    *fired_out = FaultPlan::of_hits(os.fired_hits());
+  }
   return results;
 }
 
@@ -821,8 +835,12 @@ std::vector<std::string> lines_with(const std::string& trace, const std::string&
   while (start < trace.size()) {
     const std::size_t end = trace.find('\n', start);
     const std::string line = trace.substr(start, end - start);
-    if (line.find(" " + prefix) != std::string::npos) lines.push_back(line);
-    if (end == std::string::npos) break;
+    if (line.find(" " + prefix) != std::string::npos) {
+      lines.push_back(line);
+    }
+    if (end == std::string::npos) {
+      break;
+    }
     start = end + 1;
   }
   return lines;
@@ -930,11 +948,17 @@ TEST(FaultPlan, DrawGivesRatedSitesOutagesOfEveryKind) {
     for (std::size_t i = 0; i < kFaultSiteCount; ++i) {
       const auto site = static_cast<FaultSite>(i);
       sites_rated += plan.rate_percent(site) != 0 ? 1 : 0;
-      if (!plan.has_outage(site)) continue;
+      if (!plan.has_outage(site)) {
+        continue;
+      }
       ++sites_with_outage;
       EXPECT_NE(plan.rate_percent(site), 0u) << plan.to_string();
-      if (plan.outage_hits(site) != 0) hits_seen.insert(plan.outage_hits(site));
-      if (plan.outage_ms(site) != 0) ms_seen.insert(plan.outage_ms(site));
+      if (plan.outage_hits(site) != 0) {
+        hits_seen.insert(plan.outage_hits(site));
+      }
+      if (plan.outage_ms(site) != 0) {
+        ms_seen.insert(plan.outage_ms(site));
+      }
       EXPECT_TRUE(plan.outage_ms(site) == 0 || fault_site_outage_in_time(site)) << plan.to_string();
     }
   }
@@ -958,7 +982,9 @@ TEST_F(FaultyOsTest, AnOutageOfHitsFiresItsHits) {
   // A 1 % site: its first firing starts the outage; the next two hits fire with it.
   FaultyOs& os = faulty(FaultPlan::parse("post.fails@1!3").value(), 3);
   std::vector<bool> posted;
-  for (int i = 0; i < 2000; ++i) posted.push_back(os.post_queued_completion_status(port_, 0, 1, 0));
+  for (int i = 0; i < 2000; ++i) {
+    posted.push_back(os.post_queued_completion_status(port_, 0, 1, 0));
+  }
   const auto first = std::find(posted.begin(), posted.end(), false);
   ASSERT_NE(first, posted.end()) << "no firing in 2000 hits at 1 %";
   ASSERT_LE(first + 3, posted.end());

@@ -309,7 +309,9 @@ std::vector<Event> remove_handed_to_waiter(bool begin_at_hand_off) {
   std::vector<Event> events = {
       {1, "psn.begin port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0]"},
   };
-  if (begin_at_hand_off) events.push_back({3, "dequeue.begin port=1000"});
+  if (begin_at_hand_off) {
+    events.push_back({3, "dequeue.begin port=1000"});
+  }
   const std::vector<Event> rest = {
       {1,
        "psn port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0/res=0] timeout=0 "
@@ -327,7 +329,9 @@ std::vector<Event> remove_handed_to_waiter(bool begin_at_hand_off) {
       {2, "psn port=1000 timeout=0 count=8 -> WAIT_TIMEOUT n=0"},
   };
   events = events + rest;
-  if (!begin_at_hand_off) events.push_back({3, "dequeue.begin port=1000"});
+  if (!begin_at_hand_off) {
+    events.push_back({3, "dequeue.begin port=1000"});
+  }
   const std::vector<Event> waiter = {
       {3, "psn port=1000 timeout=20 count=8 -> ERROR_SUCCESS n=1 entries=[key=9/mask=0x80]"},
       {3, "obs.remove_seen id=1/1"},
@@ -879,7 +883,9 @@ TEST(LifetimeOracleCoverage, FixedRowsThenFaultSitesByName) {
   EXPECT_EQ(oracle.coverage(), expected);
   const std::vector<std::string> names = LifetimeOracle::coverage_names();
   ASSERT_EQ(names.size(), 10u);
-  for (std::size_t i = 0; i < names.size(); ++i) EXPECT_EQ(names[i], expected[i].first);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(names[i], expected[i].first);
+  }
   EXPECT_EQ(oracle.counts().faults, 4u);
   EXPECT_EQ(oracle.counts().lines, 5u);
 }
@@ -1105,7 +1111,9 @@ class TracedEcho final : public Handler {
 
  private:
   Interest handle(std::uint32_t events) {
-    if ((events & kSockNotifyEventErr) != 0) return kInterestClose;
+    if ((events & kSockNotifyEventErr) != 0) {
+      return kInterestClose;
+    }
     for (;;) {
       char buffer[64];
       const int got = world_.os.recv(socket_, buffer, sizeof(buffer), 0);
@@ -1113,11 +1121,17 @@ class TracedEcho final : public Handler {
         received_ += static_cast<std::uint32_t>(got);
         continue;
       }
-      if (got == 0) return kInterestClose;  // the peer is done
-      if (world_.os.last_error() != kWsaEwouldblock) return kInterestClose;
+      if (got == 0) {
+        return kInterestClose;  // the peer is done
+      }
+      if (world_.os.last_error() != kWsaEwouldblock) {
+        return kInterestClose;
+      }
       break;
     }
-    if (close_after_ != 0 && received_ >= close_after_) return kInterestClose;
+    if (close_after_ != 0 && received_ >= close_after_) {
+      return kInterestClose;
+    }
     return kInterestIn;
   }
 
@@ -1145,12 +1159,16 @@ constexpr std::uint32_t kPairs = 4;
 // The run's body (logical thread 1). Returns what went wrong in the workload itself, or "".
 std::string run_workload(RunWorld& w, Engine& engine, std::uint64_t seed) {
   Os& os = w.os;
-  if (Status started = engine.start(); !started.ok()) return "start: " + started.to_string();
+  if (Status started = engine.start(); !started.ok()) {
+    return "start: " + started.to_string();
+  }
   std::vector<std::unique_ptr<Thread>> workers;
   for (int i = 0; i < 2; ++i) {
     Result<std::unique_ptr<Thread>> worker =
         os.thread_start("worker", [&engine] { (void)engine.run_worker(); });
-    if (!worker.ok()) return "thread_start: " + worker.status().to_string();
+    if (!worker.ok()) {
+      return "thread_start: " + worker.status().to_string();
+    }
     workers.push_back(std::move(worker).value());
   }
   const Socket listener = os.socket(kAfInet, kSockStream, kIpprotoTcp);
@@ -1167,22 +1185,30 @@ std::string run_workload(RunWorld& w, Engine& engine, std::uint64_t seed) {
   std::vector<ConnId> ids(kPairs);
   for (std::uint32_t i = 0; i < kPairs; ++i) {
     const Socket peer = os.socket(kAfInet, kSockStream, kIpprotoTcp);
-    if (os.connect(peer, address) != 0) return "connect failed";
+    if (os.connect(peer, address) != 0) {
+      return "connect failed";
+    }
     const Socket server = os.accept(listener, nullptr);
-    if (server == kInvalidSocket || os.set_nonblocking(server, true) != 0) return "accept failed";
+    if (server == kInvalidSocket || os.set_nonblocking(server, true) != 0) {
+      return "accept failed";
+    }
     peers.push_back(peer);
     servers.push_back(server);
     // Pair 3 closes itself after 10 bytes.
     handlers.push_back(std::make_unique<TracedEcho>(w, server, i == 3 ? 10 : 0));
     w.record("wl.adding s=" + std::to_string(server));
     Result<ConnId> id = engine.add(server, kInterestIn, mode, *handlers.back());
-    if (!id.ok()) return "add: " + id.status().to_string();
+    if (!id.ok()) {
+      return "add: " + id.status().to_string();
+    }
     w.record("wl.add s=" + std::to_string(server) + " -> ok id=" + id_text(id.value()));
     ids[i] = id.value();
   }
   handlers[3]->close_also(servers[1], &ids[1]);
   for (int round = 0; round < 3; ++round) {
-    for (const Socket peer : peers) (void)os.send(peer, "hello", 5, 0);
+    for (const Socket peer : peers) {
+      (void)os.send(peer, "hello", 5, 0);
+    }
     os.sleep_ms(1);
   }
   w.notify(servers[1], ids[1]);
@@ -1196,11 +1222,19 @@ std::string run_workload(RunWorld& w, Engine& engine, std::uint64_t seed) {
   w.close(servers[0], ids[0]);
   (void)os.closesocket(peers[2]);
   os.sleep_ms(20);
-  if (Status stopped = engine.stop(); !stopped.ok()) return "stop: " + stopped.to_string();
-  for (auto& worker : workers) worker->join();
+  if (Status stopped = engine.stop(); !stopped.ok()) {
+    return "stop: " + stopped.to_string();
+  }
+  for (auto& worker : workers) {
+    worker->join();
+  }
   for (std::uint32_t i = 0; i < kPairs; ++i) {
-    if (i != 2) (void)os.closesocket(peers[i]);
-    if (!handlers[i]->closed) return "pair " + std::to_string(i) + " never got on_closed";
+    if (i != 2) {
+      (void)os.closesocket(peers[i]);
+    }
+    if (!handlers[i]->closed) {
+      return "pair " + std::to_string(i) + " never got on_closed";
+    }
   }
   (void)os.closesocket(listener);
   return std::string();
@@ -1236,8 +1270,9 @@ RunOutcome recorded_run(std::uint64_t seed) {
 
 TEST(LifetimeOracleRecorded, RealEngineRunsPassOverManySeeds) {
   std::uint64_t seeds = 20;
-  if (const char* more = std::getenv("READYPORT_ORACLE_SEEDS"))
+  if (const char* more = std::getenv("READYPORT_ORACLE_SEEDS")) {
     seeds = std::strtoull(more, nullptr, 10);
+  }
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const RunOutcome outcome = recorded_run(seed);
@@ -1283,7 +1318,9 @@ LostRemoveRun lost_remove_run(bool poll_first) {
     w.engine = &engine;
     run.sim = w.sim.run([&] {
       Os& os = w.os;
-      if (!engine.start().ok()) return void(run.workload = "start failed");
+      if (!engine.start().ok()) {
+        return void(run.workload = "start failed");
+      }
       const Socket listener = os.socket(kAfInet, kSockStream, kIpprotoTcp);
       Ipv4Address address{kLoopbackHost, 0};
       if (os.bind(listener, address) != 0 || os.listen(listener, 4) != 0 ||
@@ -1291,7 +1328,9 @@ LostRemoveRun lost_remove_run(bool poll_first) {
         return void(run.workload = "listener setup failed");
       }
       const Socket peer = os.socket(kAfInet, kSockStream, kIpprotoTcp);
-      if (os.connect(peer, address) != 0) return void(run.workload = "connect failed");
+      if (os.connect(peer, address) != 0) {
+        return void(run.workload = "connect failed");
+      }
       const Socket server = os.accept(listener, nullptr);
       if (server == kInvalidSocket || os.set_nonblocking(server, true) != 0) {
         return void(run.workload = "accept failed");
@@ -1299,13 +1338,17 @@ LostRemoveRun lost_remove_run(bool poll_first) {
       TracedEcho echo(w, server, 0);
       w.record("wl.adding s=" + std::to_string(server));
       Result<ConnId> id = engine.add(server, kInterestIn, Mode::kOneshotLevel, echo);
-      if (!id.ok()) return void(run.workload = "add: " + id.status().to_string());
+      if (!id.ok()) {
+        return void(run.workload = "add: " + id.status().to_string());
+      }
       w.record("wl.add s=" + std::to_string(server) + " -> ok id=" + id_text(id.value()));
       w.close(server, id.value());  // its REMOVE is applied and queued
       w.record("wl.close_behind s=" + std::to_string(server));
       (void)os.closesocket(server);  // ... and dropped with the socket
       w.close(server, id.value());   // idempotent: closing already
-      for (int i = 0; poll_first && i < 3; ++i) (void)engine.poll(10);
+      for (int i = 0; poll_first && i < 3; ++i) {
+        (void)engine.poll(10);
+      }
       if (Status stopped = engine.stop(); !stopped.ok()) {
         return void(run.workload = "stop: " + stopped.to_string());
       }
@@ -1365,7 +1408,9 @@ std::vector<std::string> split_lines(const std::string& text) {
 // it has none.
 bool drop_remove_entry(std::string* line) {
   const std::size_t list = line->find("entries=[");
-  if (list == std::string::npos) return false;
+  if (list == std::string::npos) {
+    return false;
+  }
   const std::size_t begin = list + 9;
   const std::size_t end = line->find(']', begin);
   std::vector<std::string> kept;
@@ -1373,7 +1418,9 @@ bool drop_remove_entry(std::string* line) {
   std::size_t at = begin;
   while (at < end) {
     std::size_t next = line->find(',', at);
-    if (next == std::string::npos || next > end) next = end;
+    if (next == std::string::npos || next > end) {
+      next = end;
+    }
     const std::string element = line->substr(at, next - at);
     std::uint64_t mask = 0;
     const std::size_t mask_at = element.find("mask=");
@@ -1386,9 +1433,13 @@ bool drop_remove_entry(std::string* line) {
     }
     at = next + 1;
   }
-  if (!dropped) return false;
+  if (!dropped) {
+    return false;
+  }
   std::string joined;
-  for (const std::string& element : kept) joined += (joined.empty() ? "" : ",") + element;
+  for (const std::string& element : kept) {
+    joined += (joined.empty() ? "" : ",") + element;
+  }
   line->replace(begin, end - begin, joined);
   return true;
 }
@@ -1401,8 +1452,12 @@ TEST(LifetimeOracleRecorded, ARecordedRunWithoutOneRemovePacketFails) {
   std::vector<std::string> lines;
   bool dropped = false;
   for (std::string line : split_lines(outcome.text)) {
-    if (line.find(" obs.") != std::string::npos) continue;
-    if (!dropped) dropped = drop_remove_entry(&line);
+    if (line.find(" obs.") != std::string::npos) {
+      continue;
+    }
+    if (!dropped) {
+      dropped = drop_remove_entry(&line);
+    }
     lines.push_back(line);
   }
   ASSERT_TRUE(dropped);

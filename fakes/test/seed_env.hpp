@@ -50,12 +50,18 @@ inline constexpr const char* kSeedEnvName = "READYPORT_SEED";
 
 // Decimal digits only, no sign or spaces, fitting in 64 bits. False for anything else.
 inline bool parse_seed_decimal(std::string_view text, std::uint64_t* seed_out) {
-  if (text.empty()) return false;
+  if (text.empty()) {
+    return false;
+  }
   std::uint64_t value = 0;
   for (const char c : text) {
-    if (c < '0' || c > '9') return false;
+    if (c < '0' || c > '9') {
+      return false;
+    }
     const auto digit = static_cast<std::uint64_t>(c - '0');
-    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return false;
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
+      return false;
+    }
     value = value * 10 + digit;
   }
   *seed_out = value;
@@ -67,13 +73,17 @@ inline std::optional<std::string> seed_env_text() {
 #ifdef _MSC_VER  // MSVC and clang-cl: std::getenv is "unsafe" (C4996, an error with /WX)
   char* value = nullptr;
   std::size_t size = 0;
-  if (_dupenv_s(&value, &size, kSeedEnvName) != 0 || value == nullptr) return std::nullopt;
+  if (_dupenv_s(&value, &size, kSeedEnvName) != 0 || value == nullptr) {
+    return std::nullopt;
+  }
   std::string text(value);
   std::free(value);
   return text;
 #else
   const char* value = std::getenv(kSeedEnvName);
-  if (value == nullptr) return std::nullopt;
+  if (value == nullptr) {
+    return std::nullopt;
+  }
   return std::string(value);
 #endif
 }
@@ -106,7 +116,9 @@ class SeedLoop {
 // `seeds` (the test's own list), or READYPORT_SEED's one seed when it is set.
 inline SeedLoop seed_loop(std::vector<std::uint64_t> seeds) {
   const std::optional<std::string> text = seed_env_text();
-  if (!text.has_value()) return SeedLoop(std::move(seeds), true, "");
+  if (!text.has_value()) {
+    return SeedLoop(std::move(seeds), true, "");
+  }
   std::uint64_t seed = 0;
   if (!parse_seed_decimal(*text, &seed)) {
     return SeedLoop({}, false,
@@ -129,7 +141,9 @@ inline SeedLoop seed_loop(std::uint64_t first, std::uint64_t count) {
   }
   std::vector<std::uint64_t> seeds;
   seeds.reserve(static_cast<std::size_t>(count));
-  for (std::uint64_t k = 0; k < count; ++k) seeds.push_back(first + k);
+  for (std::uint64_t k = 0; k < count; ++k) {
+    seeds.push_back(first + k);
+  }
   return seed_loop(std::move(seeds));
 }
 

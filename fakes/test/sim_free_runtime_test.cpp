@@ -70,7 +70,9 @@ TEST(FreeRuntime, ADescheduledThreadHoldsVirtualTime) {
     acted.store(true);
   });
   auto ticker = start(os, "ticker", [&] {
-    for (int i = 0; i < 10; ++i) os.sleep_ms(20);  // a poller's timed waits
+    for (int i = 0; i < 10; ++i) {
+      os.sleep_ms(20);  // a poller's timed waits
+    }
   });
   auto director = start(os, "director", [&] {
     os.sleep_ms(1000);  // the quiet period
@@ -111,7 +113,9 @@ TEST(FreeRuntime, TheReadmeEmbeddingSnippetRuns) {
   readyport::FakeOs os(readyport::FakeOptions{}, runtime);
   runtime.run([&] {  // virtual time moves when all threads wait
     readyport::Engine engine(os, readyport::EngineOptions{});
-    if (!engine.start().ok()) return;
+    if (!engine.start().ok()) {
+      return;
+    }
     auto worker = os.thread_start("worker", [&] { (void)engine.run_worker(); });
     // ... add sockets of os, as above ...
     (void)engine.stop();
@@ -154,7 +158,9 @@ void sleep_for_ever() {
   FreeRuntime runtime(options);
   FakeOs os(FakeOptions{}, runtime);
   runtime.run([&] {
-    for (;;) os.sleep_ms(1'000);
+    for (;;) {
+      os.sleep_ms(1'000);
+    }
   });
 }
 
@@ -173,7 +179,9 @@ void spin_without_waiting() {
   runtime.run([&] {
     auto spinner = start(os, "spinner", [&] {
       (void)os.now_ns();
-      for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      for (;;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
     });
     os.sleep_ms(5);
     spinner->join();
@@ -243,7 +251,9 @@ TEST(FreeRuntime, FakeOsLocksPostsAndDequeuesUnderTrueConcurrency) {
         }
       }));
     }
-    for (auto& thread : threads) thread->join();
+    for (auto& thread : threads) {
+      thread->join();
+    }
     EXPECT_EQ(counter, kThreads * kRounds);
     EXPECT_EQ(dequeued.load() + static_cast<int>(os.queued_packet_count(port)), kThreads * kRounds);
     EXPECT_TRUE(os.close_port(port));

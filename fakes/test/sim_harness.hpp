@@ -37,7 +37,9 @@ class ParkHarness {
   ParkEnd wait(Event& event, std::uint64_t deadline_ns, const char* call = "event.wait") {
     runtime_.point(call);
     std::unique_lock<std::mutex> lock(mutex_);
-    if (event.set) return ParkEnd::kWoken;
+    if (event.set) {
+      return ParkEnd::kWoken;
+    }
     Waiter waiter;
     event.waiters.push_back(&waiter);
     const ParkEnd end = runtime_.park(lock, waiter, deadline_ns, call);
@@ -56,7 +58,9 @@ class ParkHarness {
     runtime_.point(call);
     std::lock_guard<std::mutex> lock(mutex_);
     event.set = true;
-    for (Waiter* waiter : event.waiters) runtime_.wake(*waiter);
+    for (Waiter* waiter : event.waiters) {
+      runtime_.wake(*waiter);
+    }
   }
 
   void lock(Lock& target, const char* call = "lock") {
@@ -77,7 +81,9 @@ class ParkHarness {
     std::lock_guard<std::mutex> lock(mutex_);
     READYPORT_ASSERT(target.holder == runtime_.thread_current() + 1);
     target.holder = 0;
-    if (!target.waiters.empty()) runtime_.wake(*target.waiters.back());
+    if (!target.waiters.empty()) {
+      runtime_.wake(*target.waiters.back());
+    }
   }
 
   // A plain scheduling point (a seam call that cannot block).

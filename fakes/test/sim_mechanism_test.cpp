@@ -69,7 +69,9 @@ TEST(SimMechanism, NamesParseBack) {
 // Every seed, every strategy: threads and fibers give the same trace (hash, line count, tail) and
 // the same interleaving (schedule hash, steps, switches).
 TEST(SimMechanism, ThreadsAndFibersGiveIdenticalTracesAndSchedulesForEverySeed) {
-  if (!sim_mechanism_available(SimMechanism::kFibers)) GTEST_SKIP() << "no fibers here";
+  if (!sim_mechanism_available(SimMechanism::kFibers)) {
+    GTEST_SKIP() << "no fibers here";
+  }
   const test::SeedLoop seeds = test::seed_loop(0, kSeeds);  // or READYPORT_SEED's (seed_env.hpp)
   ASSERT_TRUE(seeds.ok()) << seeds.error();
   std::uint64_t compared = 0;
@@ -149,14 +151,18 @@ TEST(SimMechanism, LastErrorsArePerLogicalThreadUnderThreads) {
 }
 
 TEST(SimMechanism, LastErrorsArePerLogicalThreadUnderFibers) {
-  if (!sim_mechanism_available(SimMechanism::kFibers)) GTEST_SKIP() << "no fibers here";
+  if (!sim_mechanism_available(SimMechanism::kFibers)) {
+    GTEST_SKIP() << "no fibers here";
+  }
   expect_own_last_errors(SimMechanism::kFibers);
 }
 
 // Schedulers running at once on different OS threads do not disturb each other: each seed's hash
 // is the one a serial run gives.
 TEST(SimMechanism, SchedulersOnSeveralOsThreadsAtOnceGiveTheSerialHashes) {
-  if (!sim_mechanism_available(SimMechanism::kFibers)) GTEST_SKIP() << "no fibers here";
+  if (!sim_mechanism_available(SimMechanism::kFibers)) {
+    GTEST_SKIP() << "no fibers here";
+  }
   constexpr std::uint64_t kWorkers = 3;
   constexpr std::uint64_t kSeedsEach = 20;
   std::vector<std::uint64_t> serial(kWorkers * kSeedsEach);
@@ -175,7 +181,9 @@ TEST(SimMechanism, SchedulersOnSeveralOsThreadsAtOnceGiveTheSerialHashes) {
       }
     });
   }
-  for (std::thread& worker : workers) worker.join();
+  for (std::thread& worker : workers) {
+    worker.join();
+  }
   for (std::uint64_t seed = 0; seed < serial.size(); ++seed) {
     EXPECT_NE(parallel[seed], 0u) << "seed " << seed;
     EXPECT_EQ(parallel[seed], serial[seed]) << "seed " << seed;
@@ -188,7 +196,9 @@ TEST(SimMechanism, SchedulersOnSeveralOsThreadsAtOnceGiveTheSerialHashes) {
 std::uint64_t deep_frames(std::uint64_t depth) {
   volatile char pad[1024];
   pad[0] = static_cast<char>(depth);
-  if (depth == 0) return 0;
+  if (depth == 0) {
+    return 0;
+  }
   return deep_frames(depth - 1) + static_cast<std::uint64_t>(pad[0]);
 }
 
@@ -210,7 +220,9 @@ TEST(SimMechanismDeathTest, AFiberStackOverflowHitsTheGuardPage) {
 #if defined(_WIN32)
   GTEST_SKIP() << "Win32 fibers' stacks are the system's (its own guard page); tested on POSIX";
 #else
-  if (!sim_mechanism_available(SimMechanism::kFibers)) GTEST_SKIP() << "no fibers here";
+  if (!sim_mechanism_available(SimMechanism::kFibers)) {
+    GTEST_SKIP() << "no fibers here";
+  }
   GTEST_FLAG_SET(death_test_style, "threadsafe");
 #if READYPORT_TEST_SANITIZED
   // The sanitizers catch the fault and report it ("stack-overflow", "SEGV") before dying.

@@ -43,7 +43,9 @@ void run_threads(Os& os, Port port, int threads) {
                         }).value());
   }
   post_and_dequeue(os, port, kCalls / threads);
-  for (auto& thread : started) thread->join();
+  for (auto& thread : started) {
+    thread->join();
+  }
 }
 
 // The process's CPU seconds so far (every thread's; std::clock is process CPU time on POSIX).
@@ -73,7 +75,9 @@ void BM_Sim(benchmark::State& state, SimStrategy strategy, SimMechanism mechanis
     FakeOs os(FakeOptions{}, sim);
     const Port port = os.create_io_completion_port(0);
     const Status status = sim.run([&] { run_threads(os, port, threads); });
-    if (!status.ok()) state.SkipWithError(status.to_string().c_str());
+    if (!status.ok()) {
+      state.SkipWithError(status.to_string().c_str());
+    }
     os.close_port(port);
     switches += sim.stats().switches;
     steps += sim.stats().steps;
@@ -151,7 +155,9 @@ void BM_FreeFourThreads(benchmark::State& state) {
                             post_and_dequeue(os, port, kCalls / 4);
                           }).value());
     }
-    for (auto& thread : started) thread->join();
+    for (auto& thread : started) {
+      thread->join();
+    }
     os.close_port(port);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * kCalls);
@@ -167,7 +173,9 @@ void BM_StandardScenarioRun(benchmark::State& state, SimMechanism mechanism) {
   const double cpu_start = process_cpu_seconds();
   for (auto _ : state) {
     const ScenarioRunResult result = run_standard_scenario(options);
-    if (!result.status.ok()) state.SkipWithError(result.status.to_string().c_str());
+    if (!result.status.ok()) {
+      state.SkipWithError(result.status.to_string().c_str());
+    }
     benchmark::DoNotOptimize(result.hash);
     options.seed += 1;
   }

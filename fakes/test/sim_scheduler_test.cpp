@@ -72,7 +72,9 @@ TEST_P(SimSchedulerTest, ExactlyOneThreadRunsBetweenPoints) {
     std::atomic<int> overlaps{0};
     auto body = [&] {
       for (int i = 0; i < 50; ++i) {
-        if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
+        if (inside.fetch_add(1) != 0) {
+          overlaps.fetch_add(1);
+        }
         inside.fetch_sub(1);
         harness.point();
       }
@@ -121,7 +123,9 @@ TEST_P(SimSchedulerTest, JoinParksUntilTheTargetFinished) {
   bool seen_done_after_join = false;
   ASSERT_TRUE(sim.run([&] {
                    auto child = start(sim, "child", [&] {
-                     for (int i = 0; i < 20; ++i) harness.point();
+                     for (int i = 0; i < 20; ++i) {
+                       harness.point();
+                     }
                      child_done = true;
                    });
                    child->join();
@@ -221,7 +225,9 @@ TEST_P(SimSchedulerTest, StepLimitEndsASpinningRun) {
   std::atomic<bool> stop{false};
   const Status status = sim.run([&] {
     auto spinner = start(sim, "spinner", [&] {
-      while (!stop.load()) harness.point("spin");
+      while (!stop.load()) {
+        harness.point("spin");
+      }
     });
     spinner->join();
   });
@@ -249,7 +255,9 @@ TEST_P(SimSchedulerTest, TickMovesTheClockForThreadsThatNeverPark) {
                      waiter_end_ns = sim.now_ns();
                      waiter_done = true;
                    });
-                   while (!waiter_done) harness.point("spin");
+                   while (!waiter_done) {
+                     harness.point("spin");
+                   }
                    waiter->join();
                  })
                   .ok());
@@ -310,10 +318,14 @@ std::uint64_t harness_trace_hash(std::uint64_t seed, SimStrategy strategy, std::
         harness.set(event);
       }
     }));
-    for (auto& thread : threads) thread->join();
+    for (auto& thread : threads) {
+      thread->join();
+    }
   });
   READYPORT_ASSERT(status.ok());
-  if (text_out != nullptr) *text_out = trace.text();
+  if (text_out != nullptr) {
+    *text_out = trace.text();
+  }
   return trace.hash();
 }
 
@@ -385,7 +397,9 @@ PlantedRun run_planted(std::uint64_t seed, SimStrategy strategy, std::uint64_t e
       a_acted = true;
     });
     auto b = start(sim, "b", [&] {
-      for (int i = 0; i < kJobSteps; ++i) harness.point("b.job");
+      for (int i = 0; i < kJobSteps; ++i) {
+        harness.point("b.job");
+      }
       hit = a_read && !a_acted;
     });
     a->join();

@@ -66,8 +66,12 @@ int run(Command command) {
         static_cast<unsigned long long>(result.stats.steps),
         static_cast<unsigned long long>(result.stats.switches),
         readyport::sim_outcome_name(result.outcome), result.status.to_string().c_str());
-    if (command.print) std::fputs(result.text.c_str(), stdout);
-    if (!result.status.ok()) exit_code = 1;
+    if (command.print) {
+      std::fputs(result.text.c_str(), stdout);
+    }
+    if (!result.status.ok()) {
+      exit_code = 1;
+    }
   }
   std::fflush(stdout);
   return exit_code;
@@ -103,7 +107,9 @@ int main(int argc, char** argv) {
                   readyport::version_commit());
       return 0;
     }
-    if (seed->count() == 0) throw CLI::RequiredError("--seed");
+    if (seed->count() == 0) {
+      throw CLI::RequiredError("--seed");
+    }
     if (command.count - 1 > readyport::kCliNumberMax - command.options.seed) {
       throw CLI::ValidationError("--count", "the seed range wraps around past 2^64-1");
     }
@@ -113,6 +119,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "readyport-sim-trace: %s (readyport-sim-trace --help)\n", error.what());
     return 2;
   }
-  if (!strategy.empty()) (void)readyport::sim_strategy_parse(strategy, &command.options.strategy);
+  if (!strategy.empty()) {
+    (void)readyport::sim_strategy_parse(strategy, &command.options.strategy);
+  }
   return run(command);
 }

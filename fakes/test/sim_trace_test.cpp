@@ -60,10 +60,14 @@ TEST(Trace, RecordIsSafeFromSeveralThreads) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&trace, t] {
-      for (int i = 0; i < 200; ++i) trace.record(0, static_cast<std::uint32_t>(t), "e");
+      for (int i = 0; i < 200; ++i) {
+        trace.record(0, static_cast<std::uint32_t>(t), "e");
+      }
     });
   }
-  for (auto& thread : threads) thread.join();
+  for (auto& thread : threads) {
+    thread.join();
+  }
   EXPECT_EQ(trace.line_count(), 800u);
   EXPECT_EQ(trace.hash(), fnv1a64(trace.text()));
 }

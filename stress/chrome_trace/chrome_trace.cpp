@@ -33,9 +33,13 @@ bool is_numbered_call(std::string_view name, std::string_view letters, std::stri
   }
   const std::string_view number =
       name.substr(letters.size(), name.size() - letters.size() - suffix.size() - 1);
-  if (name.substr(name.size() - suffix.size() - 1) != "." + std::string(suffix)) return false;
+  if (name.substr(name.size() - suffix.size() - 1) != "." + std::string(suffix)) {
+    return false;
+  }
   for (const char c : number) {
-    if (c < '0' || c > '9') return false;
+    if (c < '0' || c > '9') {
+      return false;
+    }
   }
   return true;
 }
@@ -44,14 +48,22 @@ LineKind classify(const TraceLine& line) {
   const std::string_view name = line.name;
   // Prefixes first: the workload's lines may carry ` -> ` too (`wl.add s=256 -> ok id=0/1`) and
   // are still not seam calls.
-  if (starts_with(name, "sched.")) return LineKind::kSched;
-  if (name == "fault") return LineKind::kFault;
+  if (starts_with(name, "sched.")) {
+    return LineKind::kSched;
+  }
+  if (name == "fault") {
+    return LineKind::kFault;
+  }
   if (starts_with(name, "wl.") || starts_with(name, "hnd.") || starts_with(name, "obs.") ||
       name == "phase") {
     return LineKind::kOther;
   }
-  if (name == "psn.begin") return LineKind::kCallBegin;
-  if (line.has_result) return LineKind::kCall;
+  if (name == "psn.begin") {
+    return LineKind::kCallBegin;
+  }
+  if (line.has_result) {
+    return LineKind::kCall;
+  }
   // RecordingOs's calls without a result (recording_os.hpp's list).
   if (name == "sleep_ms" || is_numbered_call(name, "m", "lock") ||
       is_numbered_call(name, "m", "unlock") || is_numbered_call(name, "th", "join")) {
@@ -99,10 +111,14 @@ std::size_t invalid_utf8_at(std::string_view text) {
     } else {
       return i;  // a continuation byte or 0xF8..0xFF where a character must start
     }
-    if (text.size() - i < length) return i;
+    if (text.size() - i < length) {
+      return i;
+    }
     for (std::size_t k = 1; k < length; ++k) {
       const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return i;
+      if ((next & 0xC0) != 0x80) {
+        return i;
+      }
       code_point = (code_point << 6) | (next & 0x3Fu);
     }
     const std::uint32_t smallest = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
@@ -172,7 +188,9 @@ Status ChromeTraceWriter::fail(Status status) {
 }
 
 void ChromeTraceWriter::begin_document() {
-  if (begun_) return;
+  if (begun_) {
+    return;
+  }
   begun_ = true;
   out_ << "{\"traceEvents\":[";
 }
@@ -184,7 +202,9 @@ void ChromeTraceWriter::write_event(const std::string& json_text) {
 }
 
 Status ChromeTraceWriter::note_thread(std::uint32_t thread) {
-  if (threads_.count(thread) != 0) return Status();
+  if (threads_.count(thread) != 0) {
+    return Status();
+  }
   if (threads_.size() >= options_.threads_max) {
     return Status(StatusCode::kResourceExhausted, "more than " +
                                                       std::to_string(options_.threads_max) +
@@ -200,7 +220,9 @@ Status ChromeTraceWriter::check_limits_and_order(const TraceLine& line) {
                   "seq " + std::to_string(line.seq) + " does not follow seq " +
                       std::to_string(last_seq_) + " (one run's trace per document)");
   }
-  if (Status status = note_thread(line.thread); !status.ok()) return status;
+  if (Status status = note_thread(line.thread); !status.ok()) {
+    return status;
+  }
   const ThreadTrack& track = threads_.at(line.thread);
   if (options_.clock == ChromeTraceClock::kVirtual && track.has_time &&
       line.time_ns < track.time_ns) {
@@ -213,11 +235,17 @@ Status ChromeTraceWriter::check_limits_and_order(const TraceLine& line) {
 
 Status ChromeTraceWriter::add_line(std::string_view text) {
   READYPORT_ASSERT(!finished_);
-  if (!error_.ok()) return error_;
+  if (!error_.ok()) {
+    return error_;
+  }
   const std::uint64_t number = line_count_ + 1;  // 1-based, for messages
   const std::string where = "line " + std::to_string(number) + ": ";
-  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  if (!text.empty() && text.back() == '\n') {
+    text.remove_suffix(1);
+  }
+  if (!text.empty() && text.back() == '\r') {
+    text.remove_suffix(1);
+  }
   if (line_count_ >= options_.lines_max) {
     return fail(Status(StatusCode::kResourceExhausted,
                        where + "more than " + std::to_string(options_.lines_max) + " lines"));
@@ -238,7 +266,9 @@ Status ChromeTraceWriter::add_line(std::string_view text) {
   if (Status status = check_limits_and_order(parsed_); !status.ok()) {
     return fail(Status(status.code(), where + status.message() + " in " + quote(text)));
   }
-  if (!out_) return fail(Status(StatusCode::kOsError, where + "the output stream failed"));
+  if (!out_) {
+    return fail(Status(StatusCode::kOsError, where + "the output stream failed"));
+  }
   if (Status status = convert_line(text); !status.ok()) {
     return fail(Status(status.code(), where + status.message() + " in " + quote(text)));
   }
@@ -281,7 +311,9 @@ Status ChromeTraceWriter::convert_line(std::string_view text) {
   track.has_time = true;
   track.time_ns = now;
 
-  if (line.name == "sched.start") return start_thread(line, now);
+  if (line.name == "sched.start") {
+    return start_thread(line, now);
+  }
   return Status();
 }
 
@@ -294,10 +326,14 @@ Status ChromeTraceWriter::start_thread(const TraceLine& line, std::uint64_t now)
     return Status(StatusCode::kInvalidArgument, "sched.start names no T<thread>");
   }
   const auto thread = static_cast<std::uint32_t>(started);
-  if (Status status = note_thread(thread); !status.ok()) return status;
+  if (Status status = note_thread(thread); !status.ok()) {
+    return status;
+  }
   ThreadTrack& track = threads_.at(thread);
   std::string_view name;
-  if (track.name.empty() && line.find("name", &name)) track.name = std::string(name);
+  if (track.name.empty() && line.find("name", &name)) {
+    track.name = std::string(name);
+  }
   if (!track.has_time) {
     track.has_time = true;
     track.time_ns = now;
@@ -307,7 +343,9 @@ Status ChromeTraceWriter::start_thread(const TraceLine& line, std::uint64_t now)
 
 Status ChromeTraceWriter::add_text(std::string_view chunk) {
   READYPORT_ASSERT(!finished_);
-  if (!error_.ok()) return error_;
+  if (!error_.ok()) {
+    return error_;
+  }
   while (!chunk.empty()) {
     const std::size_t newline = chunk.find('\n');
     const std::string_view piece = chunk.substr(0, newline);
@@ -330,7 +368,9 @@ Status ChromeTraceWriter::add_text(std::string_view chunk) {
       status = add_line(partial_);
       partial_.clear();
     }
-    if (!status.ok()) return status;
+    if (!status.ok()) {
+      return status;
+    }
     chunk.remove_prefix(newline + 1);
   }
   return Status();
@@ -338,11 +378,15 @@ Status ChromeTraceWriter::add_text(std::string_view chunk) {
 
 Status ChromeTraceWriter::finish() {
   READYPORT_ASSERT(!finished_);
-  if (!error_.ok()) return error_;
+  if (!error_.ok()) {
+    return error_;
+  }
   if (!partial_.empty()) {
     const std::string last = std::move(partial_);
     partial_.clear();
-    if (Status status = add_line(last); !status.ok()) return status;
+    if (Status status = add_line(last); !status.ok()) {
+      return status;
+    }
   }
   finished_ = true;
   write_event(dump(Json{{"name", "process_name"},
@@ -370,7 +414,9 @@ Status ChromeTraceWriter::finish() {
                    {"threads", threads_.size()}};
   out_ << "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":" << dump(other) << "}\n";
   out_.flush();
-  if (!out_) return fail(Status(StatusCode::kOsError, "writing the Chrome trace failed"));
+  if (!out_) {
+    return fail(Status(StatusCode::kOsError, "writing the Chrome trace failed"));
+  }
   return Status();
 }
 
@@ -381,7 +427,9 @@ ChromeTraceClock chrome_trace_clock_detect(std::string_view text) {
     text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
     // "<seq> <time_ns> ...": the second word.
     const std::size_t first_space = line.find(' ');
-    if (first_space == std::string_view::npos) continue;
+    if (first_space == std::string_view::npos) {
+      continue;
+    }
     line.remove_prefix(first_space + 1);
     std::uint64_t time_ns = 0;
     if (parse_trace_u64(line.substr(0, line.find(' ')), &time_ns) && time_ns != 0) {
@@ -394,15 +442,21 @@ ChromeTraceClock chrome_trace_clock_detect(std::string_view text) {
 Status chrome_trace_write(std::string_view text, std::ostream& out,
                           const ChromeTraceOptions& options) {
   ChromeTraceOptions resolved = options;
-  if (resolved.clock == ChromeTraceClock::kAuto) resolved.clock = chrome_trace_clock_detect(text);
+  if (resolved.clock == ChromeTraceClock::kAuto) {
+    resolved.clock = chrome_trace_clock_detect(text);
+  }
   ChromeTraceWriter writer(out, std::move(resolved));
-  if (Status status = writer.add_text(text); !status.ok()) return status;
+  if (Status status = writer.add_text(text); !status.ok()) {
+    return status;
+  }
   return writer.finish();
 }
 
 Result<std::string> chrome_trace_json(std::string_view text, const ChromeTraceOptions& options) {
   std::ostringstream out;
-  if (Status status = chrome_trace_write(text, out, options); !status.ok()) return status;
+  if (Status status = chrome_trace_write(text, out, options); !status.ok()) {
+    return status;
+  }
   return out.str();
 }
 

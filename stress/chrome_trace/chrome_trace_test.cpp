@@ -48,7 +48,9 @@ constexpr std::size_t kSmallTraceLines = 19;
 Json convert(std::string_view text, ChromeTraceOptions options = {}) {
   Result<std::string> json = chrome_trace_json(text, options);
   EXPECT_TRUE(json.ok()) << json.status().to_string();
-  if (!json.ok()) return Json();
+  if (!json.ok()) {
+    return Json();
+  }
   // nlohmann's parser without exceptions: a discarded value means invalid JSON.
   Json parsed = Json::parse(json.value(), nullptr, /*allow_exceptions=*/false);
   EXPECT_FALSE(parsed.is_discarded()) << json.value();
@@ -58,7 +60,9 @@ Json convert(std::string_view text, ChromeTraceOptions options = {}) {
 std::vector<Json> events_with(const Json& document, std::string_view ph) {
   std::vector<Json> found;
   for (const Json& event : document.at("traceEvents")) {
-    if (event.at("ph") == ph) found.push_back(event);
+    if (event.at("ph") == ph) {
+      found.push_back(event);
+    }
   }
   return found;
 }
@@ -80,7 +84,9 @@ Json event_of_seq(const Json& document, std::uint64_t seq) {
 std::map<std::uint32_t, std::string> thread_names(const Json& document) {
   std::map<std::uint32_t, std::string> names;
   for (const Json& event : events_with(document, "M")) {
-    if (event.at("name") != "thread_name") continue;
+    if (event.at("name") != "thread_name") {
+      continue;
+    }
     const auto tid = event.at("tid").get<std::uint32_t>();
     EXPECT_EQ(names.count(tid), 0u) << "two thread_name events for tid " << tid;
     names[tid] = event.at("args").at("name").get<std::string>();
@@ -100,7 +106,9 @@ TEST(ChromeTrace, SmallTraceIsValidJsonWithOneNamedTrackPerThread) {
   std::size_t line_events = 0;
   for (const Json& event : document.at("traceEvents")) {
     EXPECT_EQ(event.at("pid"), 1);
-    if (event.at("ph") == "M") continue;
+    if (event.at("ph") == "M") {
+      continue;
+    }
     line_events += 1;
     const std::string line = event.at("args").at("line").get<std::string>();
     EXPECT_NE(std::string(kSmallTrace).find(line + "\n"), std::string::npos) << line;
@@ -171,14 +179,18 @@ void expect_monotone_per_thread(const Json& document) {
   std::map<std::uint32_t, double> last_ts;
   std::map<std::uint32_t, double> last_slice_end;
   for (const Json& event : document.at("traceEvents")) {
-    if (event.at("ph") == "M") continue;
+    if (event.at("ph") == "M") {
+      continue;
+    }
     const auto tid = event.at("tid").get<std::uint32_t>();
     const double ts = event.at("ts").get<double>();
     if (last_ts.count(tid) != 0) {
       EXPECT_GE(ts, last_ts[tid]) << event.dump();
     }
     last_ts[tid] = ts;
-    if (event.at("ph") != "X") continue;
+    if (event.at("ph") != "X") {
+      continue;
+    }
     if (last_slice_end.count(tid) != 0) {
       // ts + dur is rounded once more than ts: allow a nanosecond's millionth.
       EXPECT_GE(ts, last_slice_end[tid] - 1e-6) << event.dump();
@@ -342,7 +354,9 @@ TEST(ChromeTrace, ARealSeedOfTheStressWorldHasOneTrackPerLogicalThread) {
   const std::set<std::uint32_t> threads = threads_in(report.trace_text);
   const std::map<std::uint32_t, std::string> names = thread_names(document);
   std::set<std::uint32_t> named;
-  for (const auto& [tid, name] : names) named.insert(tid);
+  for (const auto& [tid, name] : names) {
+    named.insert(tid);
+  }
   EXPECT_EQ(named, threads);
   EXPECT_GE(threads.size(), 3u);  // T0 (sched.params), T1 (main) and the workers
 
@@ -350,9 +364,15 @@ TEST(ChromeTrace, ARealSeedOfTheStressWorldHasOneTrackPerLogicalThread) {
   std::size_t faults = 0;
   std::size_t scheds = 0;
   for (const Json& event : document.at("traceEvents")) {
-    if (event.at("ph") == "X") slices += 1;
-    if (event.value("cat", "") == "fault") faults += 1;
-    if (event.value("cat", "") == "sched") scheds += 1;
+    if (event.at("ph") == "X") {
+      slices += 1;
+    }
+    if (event.value("cat", "") == "fault") {
+      faults += 1;
+    }
+    if (event.value("cat", "") == "sched") {
+      scheds += 1;
+    }
   }
   std::printf("[ chrome   ] seed 7: %llu lines, %zu threads, %zu slices, %zu faults, %zu sched\n",
               static_cast<unsigned long long>(report.trace_lines), threads.size(), slices, faults,

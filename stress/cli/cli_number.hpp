@@ -33,15 +33,23 @@ inline constexpr std::uint64_t kCliNumberMax = std::numeric_limits<std::uint64_t
 // Parses `text` as above. Returns false (and leaves *value_out) when it is not one.
 inline bool cli_number_parse(std::string_view text, std::uint64_t minimum, std::uint64_t maximum,
                              std::uint64_t* value_out) {
-  if (text.empty()) return false;
+  if (text.empty()) {
+    return false;
+  }
   for (char c : text) {
-    if (c < '0' || c > '9') return false;  // no sign, no space, no base prefix
+    if (c < '0' || c > '9') {
+      return false;  // no sign, no space, no base prefix
+    }
   }
   std::uint64_t value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, error] = std::from_chars(text.data(), end, value, 10);
-  if (error != std::errc() || ptr != end) return false;  // out of range: errc::result_out_of_range
-  if (value < minimum || value > maximum) return false;
+  if (error != std::errc() || ptr != end) {
+    return false;  // out of range: errc::result_out_of_range
+  }
+  if (value < minimum || value > maximum) {
+    return false;
+  }
   *value_out = value;
   return true;
 }
@@ -80,11 +88,14 @@ CLI::Option* cli_add_number(CLI::App& app, const std::string& name, Integer* val
   option->check(CLI::Validator(
       [minimum, maximum](std::string& text) {
         std::uint64_t number = 0;
-        if (cli_number_parse(text, minimum, maximum, &number)) return std::string();
+        if (cli_number_parse(text, minimum, maximum, &number)) {
+          return std::string();
+        }
         // A whole decimal number outside the range says so (`--seeds 0`), not "not a number".
-        if (cli_number_parse(text, 0, kCliNumberMax, &number))
+        if (cli_number_parse(text, 0, kCliNumberMax, &number)) {
           return "'" + text + "' is out of range: it must be in " + std::to_string(minimum) + ".." +
                  std::to_string(maximum);
+        }
         return "'" + text + "' is not " + cli_number_range_text(minimum, maximum);
       },
       "", "number"));

@@ -25,14 +25,20 @@ class EchoHandler final : public readyport::Handler {
 
   readyport::Interest on_events(readyport::ConnId /*id*/, readyport::Socket socket,
                                 std::uint32_t events) noexcept override {
-    if ((events & readyport::kSockNotifyEventErr) != 0) return readyport::kInterestClose;
+    if ((events & readyport::kSockNotifyEventErr) != 0) {
+      return readyport::kInterestClose;
+    }
     char buffer[512];
     for (;;) {
       const int received = os_.recv(socket, buffer, static_cast<int>(sizeof buffer), 0);
-      if (received == 0) return readyport::kInterestClose;  // the peer finished
+      if (received == 0) {
+        return readyport::kInterestClose;  // the peer finished
+      }
       if (received < 0) {
         // A stale IN (spec D5) reads nothing: wait for the next one.
-        if (os_.last_error() == readyport::kWsaEwouldblock) return readyport::kInterestIn;
+        if (os_.last_error() == readyport::kWsaEwouldblock) {
+          return readyport::kInterestIn;
+        }
         return readyport::kInterestClose;
       }
       // The message is far smaller than the fake's receive buffer: one send takes it all.
@@ -66,7 +72,9 @@ int fail(const std::string& why) {
 template <typename Done>
 bool poll_until(readyport::Engine& engine, Done done, int polls_max = 100) {
   for (int i = 0; i < polls_max && !done(); ++i) {
-    if (!engine.poll(10).ok()) return false;
+    if (!engine.poll(10).ok()) {
+      return false;
+    }
   }
   return done();
 }
@@ -78,7 +86,9 @@ int run() {
   }
   readyport::FakeOs os;  // the inline runtime: one thread, virtual time
   readyport::Engine engine(os, readyport::EngineOptions{});
-  if (readyport::Status s = engine.start(); !s.ok()) return fail("start: " + s.to_string());
+  if (readyport::Status s = engine.start(); !s.ok()) {
+    return fail("start: " + s.to_string());
+  }
 
   // A listener and one connection over the fake's loopback.
   const readyport::Socket listener =
@@ -90,7 +100,9 @@ int run() {
   }
   const readyport::Socket client =
       os.socket(readyport::kAfInet, readyport::kSockStream, readyport::kIpprotoTcp);
-  if (os.connect(client, address) != 0) return fail("connect: " + std::to_string(os.last_error()));
+  if (os.connect(client, address) != 0) {
+    return fail("connect: " + std::to_string(os.last_error()));
+  }
   const readyport::Socket server = os.accept(listener, nullptr);
   if (server == readyport::kInvalidSocket || os.set_nonblocking(server, true) != 0 ||
       os.set_nonblocking(client, true) != 0) {
@@ -100,11 +112,15 @@ int run() {
   EchoHandler handler(os);
   readyport::Result<readyport::ConnId> id =
       engine.add(server, readyport::kInterestIn, readyport::Mode::kOneshotLevel, handler);
-  if (!id.ok()) return fail("add: " + id.status().to_string());
+  if (!id.ok()) {
+    return fail("add: " + id.status().to_string());
+  }
 
   const std::string message = "hello, readyport " READYPORT_VERSION_STRING;
   const int length = static_cast<int>(message.size());
-  if (os.send(client, message.data(), length, 0) != length) return fail("client send");
+  if (os.send(client, message.data(), length, 0) != length) {
+    return fail("client send");
+  }
   if (!poll_until(engine, [&] { return handler.echoed_bytes() == message.size(); })) {
     return fail("the handler echoed " + std::to_string(handler.echoed_bytes()) + " of " +
                 std::to_string(message.size()) + " bytes");
@@ -116,13 +132,21 @@ int run() {
   }
 
   // The client leaves: the handler reads the end of the stream and closes the connection.
-  if (os.closesocket(client) != 0) return fail("client closesocket");
+  if (os.closesocket(client) != 0) {
+    return fail("client closesocket");
+  }
   if (!poll_until(engine, [&] { return handler.closed(); })) {
     return fail("on_closed was not called after the peer closed");
   }
-  if (handler.failed()) return fail("the handler's send was short");
-  if (readyport::Status s = engine.stop(); !s.ok()) return fail("stop: " + s.to_string());
-  if (os.closesocket(listener) != 0) return fail("listener closesocket");
+  if (handler.failed()) {
+    return fail("the handler's send was short");
+  }
+  if (readyport::Status s = engine.stop(); !s.ok()) {
+    return fail("stop: " + s.to_string());
+  }
+  if (os.closesocket(listener) != 0) {
+    return fail("listener closesocket");
+  }
 
   const readyport::EngineStats stats = engine.stats();
   const readyport::FakeStats fake = os.stats();

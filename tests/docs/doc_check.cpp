@@ -55,10 +55,14 @@ struct Doc {
 
 bool read_lines(const fs::path& path, std::vector<std::string>* lines) {
   std::ifstream in(path);
-  if (!in) return false;
+  if (!in) {
+    return false;
+  }
   std::string line;
   while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
     lines->push_back(line);
   }
   return true;
@@ -75,7 +79,9 @@ void collect_snippets(const fs::path& root, const fs::path& file, std::vector<Sn
   static const std::regex begin_re(R"(^\s*// doc-snippet: (\S+) (\S+) begin\s*$)");
   static const std::regex end_re(R"(^\s*// doc-snippet: (\S+) end\s*$)");
   std::vector<std::string> lines;
-  if (!read_lines(file, &lines)) return;
+  if (!read_lines(file, &lines)) {
+    return;
+  }
   const std::string relative = fs::relative(file, root).generic_string();
   Snippet* open = nullptr;
   std::vector<std::string> body;
@@ -99,8 +105,9 @@ void collect_snippets(const fs::path& root, const fs::path& file, std::vector<Sn
       }
       std::size_t indent = std::string::npos;
       for (const std::string& line : body) {
-        if (line.find_first_not_of(' ') != std::string::npos)
+        if (line.find_first_not_of(' ') != std::string::npos) {
           indent = std::min(indent, indent_of(line));
+        }
       }
       for (const std::string& line : body) {
         open->text += (line.size() >= indent ? line.substr(indent) : std::string()) + "\n";
@@ -108,7 +115,9 @@ void collect_snippets(const fs::path& root, const fs::path& file, std::vector<Sn
       open = nullptr;
       continue;
     }
-    if (open != nullptr) body.push_back(lines[i]);
+    if (open != nullptr) {
+      body.push_back(lines[i]);
+    }
   }
   if (open != nullptr) {
     problems->push_back(relative + ":" + std::to_string(open->line) + ": snippet '" + open->name +
@@ -123,13 +132,16 @@ Doc parse_doc(const std::string& relative, std::vector<std::string> lines) {
   for (std::size_t i = 0; i < doc.lines.size(); ++i) {
     const std::string& line = doc.lines[i];
     if (line.rfind("```", 0) != 0) {
-      if (line.find_first_not_of(' ') != std::string::npos) before = line;
+      if (line.find_first_not_of(' ') != std::string::npos) {
+        before = line;
+      }
       continue;
     }
     Block block{static_cast<int>(i + 1), line.substr(3), before, ""};
     std::size_t j = i + 1;
-    while (j < doc.lines.size() && doc.lines[j].rfind("```", 0) != 0)
+    while (j < doc.lines.size() && doc.lines[j].rfind("```", 0) != 0) {
       block.text += doc.lines[j++] + "\n";
+    }
     doc.blocks.push_back(block);
     i = j;
     before.clear();
@@ -142,7 +154,9 @@ std::vector<std::string> stress_options_in(const std::string& text) {
   static const std::regex option_re(R"((^|[\s\[])(--[a-z][a-z0-9-]*))");
   std::vector<std::string> options;
   const std::size_t at = text.find("readyport-stress");
-  if (at == std::string::npos) return options;
+  if (at == std::string::npos) {
+    return options;
+  }
   const std::string rest = text.substr(at);
   for (auto it = std::sregex_iterator(rest.begin(), rest.end(), option_re);
        it != std::sregex_iterator(); ++it) {
@@ -158,10 +172,14 @@ bool help_options(const std::string& binary, std::set<std::string>* options) {
 #else
   std::FILE* pipe = popen((binary + " --help").c_str(), "r");
 #endif
-  if (pipe == nullptr) return false;
+  if (pipe == nullptr) {
+    return false;
+  }
   std::string help;
   char buffer[4096];
-  while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) help += buffer;
+  while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) {
+    help += buffer;
+  }
 #ifdef _WIN32
   const int status = _pclose(pipe);
 #else
@@ -192,7 +210,9 @@ int main(int argc, char** argv) {
   std::string plant;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (i + 1 >= argc) return usage(("'" + arg + "' needs a value").c_str());
+    if (i + 1 >= argc) {
+      return usage(("'" + arg + "' needs a value").c_str());
+    }
     if (arg == "--root") {
       root_text = argv[++i];
     } else if (arg == "--stress") {
@@ -203,7 +223,9 @@ int main(int argc, char** argv) {
       return usage(("unknown argument '" + arg + "'").c_str());
     }
   }
-  if (root_text.empty()) return usage("--root is required");
+  if (root_text.empty()) {
+    return usage("--root is required");
+  }
   if (!plant.empty() && plant != "unmarked-block" && plant != "changed-snippet" &&
       plant != "unknown-option") {
     return usage(("unknown --plant '" + plant + "'").c_str());
@@ -215,8 +237,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> doc_paths = {"README.md", "stress/corpus/README.md"};
   std::vector<std::string> docs_dir;
   for (const auto& entry : fs::directory_iterator(root / "docs")) {
-    if (entry.path().extension() == ".md")
+    if (entry.path().extension() == ".md") {
       docs_dir.push_back("docs/" + entry.path().filename().string());
+    }
   }
   std::sort(docs_dir.begin(), docs_dir.end());
   doc_paths.insert(doc_paths.end(), docs_dir.begin(), docs_dir.end());
@@ -228,8 +251,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (path == "README.md" && plant == "unmarked-block") {
-      for (const char* line : {"", "```cpp", "int planted_and_never_compiled();", "```"})
+      for (const char* line : {"", "```cpp", "int planted_and_never_compiled();", "```"}) {
         lines.push_back(line);
+      }
     }
     if (path == "README.md" && plant == "unknown-option") {
       lines.push_back("");
@@ -241,18 +265,24 @@ int main(int argc, char** argv) {
   // The snippets, in a sorted walk of the source folders.
   std::vector<fs::path> sources;
   for (const char* folder : {"core", "fakes", "stress", "properties", "examples", "tests"}) {
-    if (!fs::exists(root / folder)) continue;
+    if (!fs::exists(root / folder)) {
+      continue;
+    }
     for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
       const std::string extension = entry.path().extension().string();
-      if (entry.is_regular_file() && (extension == ".cpp" || extension == ".hpp"))
+      if (entry.is_regular_file() && (extension == ".cpp" || extension == ".hpp")) {
         sources.push_back(entry.path());
+      }
     }
   }
   std::sort(sources.begin(), sources.end());
   std::vector<Snippet> snippets;
-  for (const fs::path& source : sources) collect_snippets(root, source, &snippets, &problems);
-  if (plant == "changed-snippet" && !snippets.empty())
+  for (const fs::path& source : sources) {
+    collect_snippets(root, source, &snippets, &problems);
+  }
+  if (plant == "changed-snippet" && !snippets.empty()) {
     snippets.front().text += "// a line the document does not have\n";
+  }
 
   // 1. Each snippet is a block of its document.
   std::set<std::pair<std::string, int>> compiled;  // (document, block line)
@@ -265,7 +295,9 @@ int main(int argc, char** argv) {
     }
     bool found = false;
     for (const Block& block : doc->second.blocks) {
-      if (block.text != snippet.text) continue;
+      if (block.text != snippet.text) {
+        continue;
+      }
       found = true;
       compiled.insert({snippet.doc, block.line});
     }
@@ -281,9 +313,13 @@ int main(int argc, char** argv) {
   std::size_t fragments = 0;
   for (const auto& [path, doc] : docs) {
     for (const Block& block : doc.blocks) {
-      if (block.info != "cpp" && block.info != "c++") continue;
+      if (block.info != "cpp" && block.info != "c++") {
+        continue;
+      }
       ++cpp_blocks;
-      if (compiled.count({path, block.line}) != 0) continue;
+      if (compiled.count({path, block.line}) != 0) {
+        continue;
+      }
       if (block.before.rfind("<!-- fragment: ", 0) == 0) {
         ++fragments;
         continue;
@@ -318,7 +354,9 @@ int main(int argc, char** argv) {
           std::size_t start = line.find('`');
           while (start != std::string::npos) {
             const std::size_t end = line.find('`', start + 1);
-            if (end == std::string::npos) break;
+            if (end == std::string::npos) {
+              break;
+            }
             texts.push_back(line.substr(start + 1, end - start - 1));
             start = line.find('`', end + 1);
           }
@@ -336,7 +374,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  for (const std::string& problem : problems) std::printf("%s\n", problem.c_str());
+  for (const std::string& problem : problems) {
+    std::printf("%s\n", problem.c_str());
+  }
   std::printf(
       "doc check: %zu snippet(s), each a block of its document; %zu C++ block(s): %zu compiled, "
       "%zu fragment(s) saying why not; %zu readyport-stress option(s) named%s; %zu problem(s)\n",

@@ -12,8 +12,9 @@
 class Echo final : public readyport::Handler {
   readyport::Interest on_events(readyport::ConnId, [[maybe_unused]] readyport::Socket socket,
                                 std::uint32_t events) noexcept override {
-    if (events & (readyport::kSockNotifyEventHangup | readyport::kSockNotifyEventErr))
+    if (events & (readyport::kSockNotifyEventHangup | readyport::kSockNotifyEventErr)) {
       return readyport::kInterestClose;  // the engine removes, then closes
+    }
     // recv from socket until WSAEWOULDBLOCK, send it back (examples/echo_server.hpp)
     return readyport::kInterestIn;  // re-arms the whole registration
   }
@@ -28,14 +29,18 @@ int serve(readyport::Socket accepted_socket) {
     return 1;
   }
   readyport::Engine engine(*os.value(), readyport::EngineOptions{});  // allocates everything
-  if (auto s = engine.start(); !s.ok()) return 1;
+  if (auto s = engine.start(); !s.ok()) {
+    return 1;
+  }
   // start N threads that call engine.run_worker(); then, from any thread:
   Echo echo;
   auto id =
       engine.add(accepted_socket, readyport::kInterestIn, readyport::Mode::kOneshotLevel, echo);
-  if (id.ok()) (void)engine.close(id.value());  // from any thread, any number of times
-  (void)engine.stop();                          // closes all, waits every REMOVE, frees workers
-  return id.ok() ? 0 : 1;                       // a failed add() leaves the socket to the caller
+  if (id.ok()) {
+    (void)engine.close(id.value());  // from any thread, any number of times
+  }
+  (void)engine.stop();     // closes all, waits every REMOVE, frees workers
+  return id.ok() ? 0 : 1;  // a failed add() leaves the socket to the caller
 }
 // doc-snippet: embedding-windows end
 

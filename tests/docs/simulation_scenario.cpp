@@ -25,7 +25,9 @@ int main() {
     os.sleep_ms(2);  // seam calls: each may switch threads
     worker->join();
   });
-  if (!status.ok()) std::fprintf(stderr, "%s\n", status.to_string().c_str());
+  if (!status.ok()) {
+    std::fprintf(stderr, "%s\n", status.to_string().c_str());
+  }
   std::printf("%s\n", trace.hash_hex().c_str());  // names the run
   return status.ok() ? 0 : 1;
 }

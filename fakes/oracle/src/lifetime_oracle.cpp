@@ -35,7 +35,9 @@ void LifetimeOracle::observe_text(std::string_view text) {
     const std::size_t end = text.find('\n');
     const std::string_view one = text.substr(0, end);
     text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    if (one.empty() || one == "\r") continue;
+    if (one.empty() || one == "\r") {
+      continue;
+    }
     state_->read(one);
   }
 }
@@ -43,53 +45,81 @@ void LifetimeOracle::observe_text(std::string_view text) {
 Status LifetimeOracle::finish() {
   std::lock_guard<std::mutex> guard(mutex_);
   state_->finish(/*run_ended=*/true);
-  if (state_->violation.empty()) return Status();
+  if (state_->violation.empty()) {
+    return Status();
+  }
   return Status(StatusCode::kInternal, state_->violation);
 }
 
 Status LifetimeOracle::finish_cut() {
   std::lock_guard<std::mutex> guard(mutex_);
   state_->finish(/*run_ended=*/false);
-  if (state_->violation.empty()) return Status();
+  if (state_->violation.empty()) {
+    return Status();
+  }
   return Status(StatusCode::kInternal, state_->violation);
 }
 
 Status LifetimeOracle::status() const {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (state_->violation.empty()) return Status();
+  if (state_->violation.empty()) {
+    return Status();
+  }
   return Status(StatusCode::kInternal, state_->violation);
 }
 
 bool LifetimeOracle::try_violation(std::string* violation_out) const {
   std::unique_lock<std::mutex> guard(mutex_, std::try_to_lock);
-  if (!guard.owns_lock() || state_->violation.empty()) return false;
+  if (!guard.owns_lock() || state_->violation.empty()) {
+    return false;
+  }
   *violation_out = state_->violation;
   return true;
 }
 
 bool LifetimeOracle::try_describe_open(std::string* text_out) const {
   std::unique_lock<std::mutex> guard(mutex_, std::try_to_lock);
-  if (!guard.owns_lock()) return false;
+  if (!guard.owns_lock()) {
+    return false;
+  }
   constexpr std::uint32_t kListedMax = 16;
   std::uint32_t open = 0;
   std::string listed;
   for (const auto& [number, conn] : state_->conns) {
-    if (conn.closed || conn.add == AddState::kFailed) continue;
-    if (++open > kListedMax) continue;
+    if (conn.closed || conn.add == AddState::kFailed) {
+      continue;
+    }
+    if (++open > kListedMax) {
+      continue;
+    }
     listed += "\n  " + state_->conn_text(conn);
-    if (conn.in_handler) listed += ": its handler runs on T" + std::to_string(conn.handler_thread);
-    if (conn.close_returned) listed += ", close() returned ok";
-    if (conn.remove_dequeued) listed += ", REMOVE dequeued";
-    if (conn.remove_refused) listed += ", a REMOVE refused";
-    if (conn.engine_closed) listed += ", socket closed";
+    if (conn.in_handler) {
+      listed += ": its handler runs on T" + std::to_string(conn.handler_thread);
+    }
+    if (conn.close_returned) {
+      listed += ", close() returned ok";
+    }
+    if (conn.remove_dequeued) {
+      listed += ", REMOVE dequeued";
+    }
+    if (conn.remove_refused) {
+      listed += ", a REMOVE refused";
+    }
+    if (conn.engine_closed) {
+      listed += ", socket closed";
+    }
   }
   std::uint32_t registrations = 0;
   for (const auto& [number, reg] : state_->regs) {
-    if (reg.state == RegState::kLive) ++registrations;
+    if (reg.state == RegState::kLive) {
+      ++registrations;
+    }
   }
   *text_out = "the trace shows " + std::to_string(open) + " connection(s) without on_closed and " +
               std::to_string(registrations) + " live registration(s)" + listed;
-  if (open > kListedMax) *text_out += "\n  (" + std::to_string(open - kListedMax) + " more)";
+  if (open > kListedMax) {
+    *text_out += "\n  (" + std::to_string(open - kListedMax) + " more)";
+  }
   return true;
 }
 
@@ -125,7 +155,9 @@ std::vector<std::pair<std::string, std::uint64_t>> LifetimeOracle::coverage() co
   for (std::size_t i = 0; i < names.size() && i < std::size(values); ++i) {
     rows.emplace_back(names[i], values[i]);
   }
-  for (const auto& [site, count] : state_->fault_sites) rows.emplace_back("fault." + site, count);
+  for (const auto& [site, count] : state_->fault_sites) {
+    rows.emplace_back("fault." + site, count);
+  }
   return rows;
 }
 
@@ -152,20 +184,28 @@ void OracleJudgement::add(const OracleJudgement& other) {
     ambiguous[rule] += other.ambiguous[rule];
     unjudged[rule] += other.unjudged[rule];
   }
-  for (std::size_t i = 0; i < kOracleBounds; ++i) bounds_hit[i] += other.bounds_hit[i];
+  for (std::size_t i = 0; i < kOracleBounds; ++i) {
+    bounds_hit[i] += other.bounds_hit[i];
+  }
 }
 
 std::uint64_t OracleJudgement::not_judged() const {
   std::uint64_t sum = 0;
-  for (const std::uint64_t hits : bounds_hit) sum += hits;
-  for (const std::uint64_t count : unjudged) sum += count;
+  for (const std::uint64_t hits : bounds_hit) {
+    sum += hits;
+  }
+  for (const std::uint64_t count : unjudged) {
+    sum += count;
+  }
   return sum;
 }
 
 std::string oracle_rules_text(const OracleJudgement& judgement) {
   std::string text;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
-    if (!text.empty()) text += "\n";
+    if (!text.empty()) {
+      text += "\n";
+    }
     // 'O' appended first: "O" + std::to_string(...) makes g++ 12 at -O3 warn -Wrestrict about
     // its own inlined memcpy (a false positive, GCC bug 105651).
     text += 'O';
@@ -181,8 +221,12 @@ std::string oracle_rules_text(const OracleJudgement& judgement) {
 std::string oracle_rule_list_text(const std::array<std::uint64_t, kOracleRules + 1>& by_rule) {
   std::string text;
   for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
-    if (by_rule[rule] == 0) continue;
-    if (!text.empty()) text += ", ";
+    if (by_rule[rule] == 0) {
+      continue;
+    }
+    if (!text.empty()) {
+      text += ", ";
+    }
     text += 'O';  // appended first, as above (GCC bug 105651)
     text += std::to_string(rule) + " " + std::to_string(by_rule[rule]);
   }
@@ -192,7 +236,9 @@ std::string oracle_rule_list_text(const std::array<std::uint64_t, kOracleRules +
 std::string oracle_bounds_text(const std::array<std::uint64_t, kOracleBounds>& bounds_hit) {
   std::string text;
   for (std::size_t i = 0; i < kOracleBounds; ++i) {
-    if (!text.empty()) text += ", ";
+    if (!text.empty()) {
+      text += ", ";
+    }
     text += std::string(oracle_bound_name(static_cast<OracleBound>(i))) + " " +
             std::to_string(bounds_hit[i]);
   }

@@ -24,79 +24,120 @@ std::string hex_text(std::uint64_t value) {
 
 void LifetimeOracle::State::on_workload(ThreadState& t) {
   const std::string_view name = line.name;
-  if (name == "wl.add") return on_wl_add(t);
+  if (name == "wl.add") {
+    on_wl_add(t);
+  } else if (name == "wl.adding") {
+    on_wl_adding(t);
+  } else if (name == "wl.close") {
+    on_wl_close(t);
+  } else if (name == "wl.notify") {
+    on_wl_notify();
+  } else if (name == "wl.post" || name == "wl.task_run") {
+    on_wl_task(name == "wl.post");
+  } else if (name == "wl.close_behind") {
+    on_wl_close_behind(t);
+  }
+}
+
+void LifetimeOracle::State::on_wl_adding(ThreadState& t) {
   Socket socket = kInvalidSocket;
-  if (name == "wl.adding") {
-    if (!need_socket("s", &socket)) return;
-    Conn conn;
-    conn.number = ++conns_made;
-    conn.socket = socket;
-    conns.emplace(conn.number, conn);
-    conns_by_socket[socket].push_back(conn.number);
-    // add() returns on this thread: its wl.add line names this connection, even when the socket
-    // value was closed and reused by others before it returned (a starved thread).
-    t.adding = conn.number;
+  if (!need_socket("s", &socket)) {
     return;
   }
-  if (name == "wl.close") {
-    if (!t.handlers.empty()) ++coverage.close_in_handler;
-    IdKey id;
-    if (!need_id("id", &id) || !need_result()) return;
-    Conn* conn = conn_by_id(id);
-    if (line.result == "ok" && conn != nullptr && !conn->close_returned) {
-      conn->close_returned = true;
-      conn->close_seq = line.seq;
-    }
+  Conn conn;
+  conn.number = ++conns_made;
+  conn.socket = socket;
+  conns.emplace(conn.number, conn);
+  conns_by_socket[socket].push_back(conn.number);
+  // add() returns on this thread: its wl.add line names this connection, even when the socket
+  // value was closed and reused by others before it returned (a starved thread).
+  t.adding = conn.number;
+}
+
+void LifetimeOracle::State::on_wl_close(const ThreadState& t) {
+  if (!t.handlers.empty()) {
+    ++coverage.close_in_handler;
+  }
+  IdKey id;
+  if (!need_id("id", &id) || !need_result()) {
     return;
   }
-  if (name == "wl.notify") {
-    IdKey id;
-    if (!need_id("id", &id) || !need_result()) return;
-    if (line.result != "ok") return;
-    ++counts.notifies;
-    Conn* conn = conn_by_id(id);
-    if (conn != nullptr) pay(conn->number);
+  Conn* conn = conn_by_id(id);
+  if (line.result == "ok" && conn != nullptr && !conn->close_returned) {
+    conn->close_returned = true;
+    conn->close_seq = line.seq;
+  }
+}
+
+void LifetimeOracle::State::on_wl_notify() {
+  IdKey id;
+  if (!need_id("id", &id) || !need_result()) {
     return;
   }
-  if (name == "wl.post" || name == "wl.task_run") {
-    std::uint64_t task = 0;
-    if (!need_u64("task", &task)) return;
-    if (name == "wl.post") {
-      if (!need_result() || line.result != "ok") return;
-      ++tasks[task].posted;
-    } else {
-      ++tasks[task].ran;
-      ++counts.tasks_run;
-    }
+  if (line.result != "ok") {
     return;
   }
-  if (name == "wl.close_behind") {
-    if (!need_socket("s", &socket)) return;
-    t.behind_pending = true;
-    t.behind_socket = socket;
-    Conn* conn = open_conn(socket);
-    if (conn != nullptr) conn->behind_announced = true;
+  ++counts.notifies;
+  Conn* conn = conn_by_id(id);
+  if (conn != nullptr) {
+    pay(conn->number);
+  }
+}
+
+void LifetimeOracle::State::on_wl_task(bool posted) {
+  std::uint64_t task = 0;
+  if (!need_u64("task", &task)) {
+    return;
+  }
+  if (!posted) {
+    ++tasks[task].ran;
+    ++counts.tasks_run;
+    return;
+  }
+  if (!need_result() || line.result != "ok") {
+    return;
+  }
+  ++tasks[task].posted;
+}
+
+void LifetimeOracle::State::on_wl_close_behind(ThreadState& t) {
+  Socket socket = kInvalidSocket;
+  if (!need_socket("s", &socket)) {
+    return;
+  }
+  t.behind_pending = true;
+  t.behind_socket = socket;
+  Conn* conn = open_conn(socket);
+  if (conn != nullptr) {
+    conn->behind_announced = true;
   }
 }
 
 void LifetimeOracle::State::on_wl_add(ThreadState& t) {
   Socket socket = kInvalidSocket;
-  if (!need_socket("s", &socket) || !need_result()) return;
+  if (!need_socket("s", &socket) || !need_result()) {
+    return;
+  }
   Conn* conn = nullptr;
   if (t.adding != 0) {
     auto it = conns.find(t.adding);
-    if (it != conns.end() && it->second.socket == socket && it->second.add == AddState::kAdding)
+    if (it != conns.end() && it->second.socket == socket && it->second.add == AddState::kAdding) {
       conn = &it->second;
+    }
     t.adding = 0;
   }
-  if (conn == nullptr) conn = adding_conn(socket);
+  if (conn == nullptr) {
+    conn = adding_conn(socket);
+  }
   if (conn == nullptr) {
     return fail(kInconsistent, "wl.add s=" + num(socket) + " without wl.adding");
   }
   judge(kO4);
   if (line.result == "ok") {
     IdKey id;
-    if (!need_id("id", &id)) return;
+    if (!need_id("id", &id)) {
+      return;
+    }
     if (conn->id_known && conn->id != id) {
       fail(kO4, "the handler of socket " + num(socket) + " was given id " + id_text(conn->id) +
                     " before add() returned id " + id_text(id));
@@ -158,7 +199,9 @@ void LifetimeOracle::State::judge_entry_overlap_and_cause(const ThreadState& t, 
   if (conn.entries > conn.paid) {
     if (open_posts > 0) {
       // A notify's wl.notify is written after its post: judged when that thread's call ends.
-      if (debts.insert(conn.number).second) conn.debt_seq = line.seq;
+      if (debts.insert(conn.number).second) {
+        conn.debt_seq = line.seq;
+      }
     } else {
       fail(kO5, "handler of " + conn_text(conn) + " entered " + num(conn.entries) +
                     " time(s), but only " + num(conn.paid) +
@@ -204,7 +247,9 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
   if (conn->id_known && conn->id != id) {
     fail(kO4, "the handler of " + conn_text(*conn) + " was called with id " + id_text(id));
   }
-  if (!conn->id_known) claim_id(*conn, id);
+  if (!conn->id_known) {
+    claim_id(*conn, id);
+  }
   judge_entry_after_end(t, *conn);
   judge_entry_overlap_and_cause(t, *conn);
   conn->in_handler = true;
@@ -216,8 +261,12 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
 void LifetimeOracle::State::on_hnd_leave(ThreadState& t) {
   Socket socket = kInvalidSocket;
   std::uint64_t result = 0;
-  if (!need_socket("s", &socket) || !need_u64("ret", &result)) return;
-  if (result == kReturnClose) ++coverage.close_in_handler;
+  if (!need_socket("s", &socket) || !need_u64("ret", &result)) {
+    return;
+  }
+  if (result == kReturnClose) {
+    ++coverage.close_in_handler;
+  }
   if (t.handlers.empty()) {
     return fail(kInconsistent,
                 "hnd.leave s=" + num(socket) + " on T" + num(t.id) + " without hnd.enter");
@@ -234,7 +283,9 @@ void LifetimeOracle::State::on_hnd_leave(ThreadState& t) {
     conn->after_leave_seq = 0;
     t.after_leave_conn = conn->number;
   }
-  if (!observer_seen) return;
+  if (!observer_seen) {
+    return;
+  }
   if (t.left) {
     fail(kO12, "hnd.leave at line " + num(t.left_seq) + " on T" + num(t.id) +
                    " was not followed by obs.handler_leave");
@@ -287,7 +338,9 @@ void LifetimeOracle::State::judge_on_closed(const Conn& conn) {
 void LifetimeOracle::State::on_hnd_closed() {
   Socket socket = kInvalidSocket;
   IdKey id;
-  if (!need_socket("s", &socket) || !need_id("id", &id)) return;
+  if (!need_socket("s", &socket) || !need_id("id", &id)) {
+    return;
+  }
   Conn* conn = nullptr;
   Conn* twice = nullptr;
   Conn* oldest_open = nullptr;
@@ -295,13 +348,21 @@ void LifetimeOracle::State::on_hnd_closed() {
   if (list != conns_by_socket.end()) {
     for (const std::uint64_t number : list->second) {  // oldest first
       Conn& candidate = conns.at(number);
-      if (candidate.add == AddState::kFailed) continue;
-      if (candidate.closed) {
-        if (candidate.id_known && candidate.id == id) twice = &candidate;
+      if (candidate.add == AddState::kFailed) {
         continue;
       }
-      if (oldest_open == nullptr) oldest_open = &candidate;
-      if (conn == nullptr && candidate.id_known && candidate.id == id) conn = &candidate;
+      if (candidate.closed) {
+        if (candidate.id_known && candidate.id == id) {
+          twice = &candidate;
+        }
+        continue;
+      }
+      if (oldest_open == nullptr) {
+        oldest_open = &candidate;
+      }
+      if (conn == nullptr && candidate.id_known && candidate.id == id) {
+        conn = &candidate;
+      }
     }
   }
   if (conn == nullptr && oldest_open != nullptr && !oldest_open->id_known) {
@@ -325,7 +386,9 @@ void LifetimeOracle::State::on_hnd_closed() {
   conn->closed = true;
   conn->closed_seq = line.seq;
   ++counts.connections_closed;
-  if (conn->refused_live) ++coverage.remove_refused_quarantined;
+  if (conn->refused_live) {
+    ++coverage.remove_refused_quarantined;
+  }
   bury(*conn);
 }
 
@@ -335,19 +398,67 @@ void LifetimeOracle::State::check_expected_close(ThreadState& t) {
   std::uint64_t value = 0;
   const bool closes = (line.name == "closesocket" || line.name == "closesocket.begin") &&
                       line.find_u64("s", &value) && static_cast<Socket>(value) == t.expect_socket;
-  if (closes) return;
+  if (closes) {
+    return;
+  }
   fail(kO12, "obs.socket_closed s=" + num(t.expect_socket) + " on T" + num(t.id) + " at line " +
                  num(t.expect_seq) + " was not followed by T" + num(t.id) + "'s closesocket(" +
                  num(t.expect_socket) + "): its next call is " + std::string(line.name));
+}
+
+// O12: obs.handler_leave repeats, just after it, the hnd.leave of the handler that returned.
+void LifetimeOracle::State::on_obs_handler_leave(ThreadState& t, const IdKey& id) {
+  std::uint64_t result = 0;
+  if (!need_u64("ret", &result)) {
+    return;
+  }
+  if (!t.left) {
+    fail(kO12, "obs.handler_leave id=" + id_text(id) + " on T" + num(t.id) +
+                   " without hnd.leave just before it");
+  } else if ((t.left_id_known && t.left_id != id) || t.left_ret != result) {
+    fail(kO12, "obs.handler_leave id=" + id_text(id) + " ret=" + hex_text(result) + " on T" +
+                   num(t.id) + " but the handler that left was " +
+                   (t.left_id_known ? id_text(t.left_id) : std::string("unknown")) + " returning " +
+                   hex_text(t.left_ret));
+  }
+  t.left = false;
+}
+
+// O12: the engine frees a slot only after its socket was closed and its REMOVE dequeued (or
+// its key drained, the REMOVE refused or the socket closed behind the engine's back).
+void LifetimeOracle::State::on_obs_freed(Conn* conn) {
+  if (conn == nullptr || conn->add == AddState::kFailed) {
+    return;
+  }
+  judge(kO12);
+  if (conn->in_handler) {
+    fail(kO12, "obs.freed for " + conn_text(*conn) + " while its handler runs on T" +
+                   num(conn->handler_thread));
+  } else if (!conn->engine_closed && !conn->behind_closed) {
+    fail(kO12, "obs.freed for " + conn_text(*conn) + " before its socket was closed");
+  } else if (!conn->remove_dequeued &&
+             !((conn->remove_refused || conn->behind_closed) && drained_for(*conn))) {
+    // Drained in another order of alike posts: not forced, so not a misreport.
+    if ((conn->remove_refused || conn->behind_closed) && drained_in_another_order(*conn)) {
+      ambiguous(kO12);
+    } else {
+      fail(kO12, "obs.freed for " + conn_text(*conn) +
+                     " before its REMOVE packet was dequeued or its key drained");
+    }
+  }
 }
 
 void LifetimeOracle::State::on_observer(ThreadState& t) {
   observer_seen = true;
   ++counts.observer_lines;
   const std::string_view name = line.name;
-  if (name == "obs.stale" || name == "obs.dropped" || name == "obs.acquired") return;
+  if (name == "obs.stale" || name == "obs.dropped" || name == "obs.acquired") {
+    return;
+  }
   IdKey id;
-  if (!need_id("id", &id)) return;
+  if (!need_id("id", &id)) {
+    return;
+  }
   Conn* conn = conn_by_id(id);
   if (name == "obs.handler_enter") {
     if (t.obs_enter) {
@@ -356,18 +467,7 @@ void LifetimeOracle::State::on_observer(ThreadState& t) {
     t.obs_enter = true;
     t.obs_enter_id = id;
   } else if (name == "obs.handler_leave") {
-    std::uint64_t result = 0;
-    if (!need_u64("ret", &result)) return;
-    if (!t.left) {
-      fail(kO12, "obs.handler_leave id=" + id_text(id) + " on T" + num(t.id) +
-                     " without hnd.leave just before it");
-    } else if ((t.left_id_known && t.left_id != id) || t.left_ret != result) {
-      fail(kO12, "obs.handler_leave id=" + id_text(id) + " ret=" + hex_text(result) + " on T" +
-                     num(t.id) + " but the handler that left was " +
-                     (t.left_id_known ? id_text(t.left_id) : std::string("unknown")) +
-                     " returning " + hex_text(t.left_ret));
-    }
-    t.left = false;
+    on_obs_handler_leave(t, id);
   } else if (name == "obs.remove_seen") {
     judge(kO12);
     if (conn != nullptr &&
@@ -377,7 +477,9 @@ void LifetimeOracle::State::on_observer(ThreadState& t) {
     }
   } else if (name == "obs.socket_closed") {
     Socket socket = kInvalidSocket;
-    if (!need_socket("s", &socket)) return;
+    if (!need_socket("s", &socket)) {
+      return;
+    }
     if (conn != nullptr && conn->socket != socket) {
       fail(kO12, "obs.socket_closed for " + conn_text(*conn) + " names socket " + num(socket));
     }
@@ -389,23 +491,7 @@ void LifetimeOracle::State::on_observer(ThreadState& t) {
       fail(kO12, "obs.quarantined for " + conn_text(*conn) + ", but no REMOVE of it was refused");
     }
   } else if (name == "obs.freed") {
-    if (conn == nullptr || conn->add == AddState::kFailed) return;
-    judge(kO12);
-    if (conn->in_handler) {
-      fail(kO12, "obs.freed for " + conn_text(*conn) + " while its handler runs on T" +
-                     num(conn->handler_thread));
-    } else if (!conn->engine_closed && !conn->behind_closed) {
-      fail(kO12, "obs.freed for " + conn_text(*conn) + " before its socket was closed");
-    } else if (!conn->remove_dequeued &&
-               !((conn->remove_refused || conn->behind_closed) && drained_for(*conn))) {
-      // Drained in another order of alike posts: not forced, so not a misreport.
-      if ((conn->remove_refused || conn->behind_closed) && drained_in_another_order(*conn)) {
-        ambiguous(kO12);
-      } else {
-        fail(kO12, "obs.freed for " + conn_text(*conn) +
-                       " before its REMOVE packet was dequeued or its key drained");
-      }
-    }
+    on_obs_freed(conn);
   }
 }
 

@@ -13,11 +13,15 @@ void LifetimeOracle::State::finish_cut() {
   // The trace stops where the run was cut (an abort): what only the end could decide is not
   // judged, never taken as a violation or a pass.
   unjudged(kO11);
-  for (const PendingClose& pending : pending_closes) unjudged(pending.rule);
+  for (const PendingClose& pending : pending_closes) {
+    unjudged(pending.rule);
+  }
   pending_closes.clear();
   for (const std::uint64_t number : debts) {
     const Conn* conn = find_conn(number);
-    if (conn != nullptr && conn->paid < conn->entries) unjudged(kO5);
+    if (conn != nullptr && conn->paid < conn->entries) {
+      unjudged(kO5);
+    }
   }
   if (!observer_seen && counts.handler_entries > 0) {
     counts.judgement.unjudged[12] += counts.handler_entries;
@@ -41,13 +45,19 @@ void LifetimeOracle::State::finish_connections() {
 }
 
 void LifetimeOracle::State::finish(bool run_ended) {
-  if (finished) return;
+  if (finished) {
+    return;
+  }
   finished = true;
   at_end = true;
-  if (!run_ended) return finish_cut();
+  if (!run_ended) {
+    return finish_cut();
+  }
   judge(kO11);
   // An O1 still waiting on a dequeue that never ended (the trace stops inside it): either order.
-  for (const PendingClose& pending : pending_closes) ambiguous(pending.rule);
+  for (const PendingClose& pending : pending_closes) {
+    ambiguous(pending.rule);
+  }
   pending_closes.clear();
   finish_connections();
   for (const auto& [number, reg] : regs) {
@@ -60,7 +70,9 @@ void LifetimeOracle::State::finish(bool run_ended) {
     fail(kO11, "port " + num(port) + " was never closed");
   }
   for (const auto& [task, count] : tasks) {
-    if (count.posted == count.ran) continue;
+    if (count.posted == count.ran) {
+      continue;
+    }
     fail(kO11, "task " + num(task) + " was posted " + num(count.posted) +
                    " time(s) (-> ok) but ran " + num(count.ran) + " time(s)");
   }
@@ -75,7 +87,9 @@ void LifetimeOracle::State::finish(bool run_ended) {
   if (!observer_seen) {
     // No engine reports in the trace (stripped, or an engine without an observer): O12 has
     // nothing to compare the handlers' own lines with.
-    if (counts.handler_entries > 0) counts.judgement.unjudged[12] += counts.handler_entries;
+    if (counts.handler_entries > 0) {
+      counts.judgement.unjudged[12] += counts.handler_entries;
+    }
     return;
   }
   for (const auto& [id, t] : threads) {

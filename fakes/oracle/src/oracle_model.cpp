@@ -31,7 +31,9 @@ const char* reg_state_name(RegState state) {
 
 Life& LifetimeOracle::State::life_of(Socket socket) {
   auto it = lives.find(socket);
-  if (it != lives.end()) return it->second;
+  if (it != lives.end()) {
+    return it->second;
+  }
   // A socket the trace did not show being made (made before the trace began): a life from here.
   return lives.emplace(socket, Life{++lives_made, 0}).first->second;
 }
@@ -42,7 +44,9 @@ Life* LifetimeOracle::State::find_life(Socket socket) {
 }
 
 Reg* LifetimeOracle::State::find_reg(std::uint64_t number) {
-  if (number == 0) return nullptr;
+  if (number == 0) {
+    return nullptr;
+  }
   auto it = regs.find(number);
   return it == regs.end() ? nullptr : &it->second;
 }
@@ -83,12 +87,18 @@ void LifetimeOracle::State::destroy_reg(Reg& reg) {
   if (keyed != regs_by_key.end()) {
     std::vector<std::uint64_t>& list = keyed->second;
     list.erase(std::remove(list.begin(), list.end(), number), list.end());
-    if (list.empty()) regs_by_key.erase(keyed);
+    if (list.empty()) {
+      regs_by_key.erase(keyed);
+    }
   }
   Life* life = find_life(reg.socket);
-  if (life != nullptr && life->reg == number) life->reg = 0;
+  if (life != nullptr && life->reg == number) {
+    life->reg = 0;
+  }
   Conn* conn = find_conn(reg.conn);
-  if (conn != nullptr && conn->reg == number) conn->reg = 0;
+  if (conn != nullptr && conn->reg == number) {
+    conn->reg = 0;
+  }
   closed_unremoved.erase(number);
   regs.erase(number);
 }
@@ -110,7 +120,9 @@ void LifetimeOracle::State::end_by_remove(ThreadState& t, Reg& reg) {
 
 void LifetimeOracle::State::close_unremoved(Reg& reg) {
   Life* life = find_life(reg.socket);
-  if (life != nullptr && life->reg == reg.number) life->reg = 0;
+  if (life != nullptr && life->reg == reg.number) {
+    life->reg = 0;
+  }
   reg.state = RegState::kClosedUnremoved;
   reg.close_seq = line.seq;
   reg.close_post = posts_made;
@@ -126,7 +138,9 @@ void LifetimeOracle::State::close_unremoved(Reg& reg) {
 
 void LifetimeOracle::State::finish_drained(Reg& reg) {
   Conn* conn = find_conn(reg.conn);
-  if (conn != nullptr) conn->drained = true;
+  if (conn != nullptr) {
+    conn->drained = true;
+  }
   remember_ended_key(reg.key, false);
   destroy_reg(reg);
 }
@@ -135,9 +149,13 @@ void LifetimeOracle::State::prune_drained() {
   std::vector<std::uint64_t> done;
   for (const std::uint64_t number : closed_unremoved) {
     const Reg* reg = find_reg(number);
-    if (reg != nullptr && drained(*reg)) done.push_back(number);
+    if (reg != nullptr && drained(*reg)) {
+      done.push_back(number);
+    }
   }
-  for (const std::uint64_t number : done) finish_drained(*find_reg(number));
+  for (const std::uint64_t number : done) {
+    finish_drained(*find_reg(number));
+  }
 }
 
 // Closed-unremoved and drained: a packet posted after the close came out of its port (FIFO, F1)
@@ -147,7 +165,9 @@ bool LifetimeOracle::State::drained(const Reg& reg) const {
     return false;
   }
   for (const auto& [thread, seq] : reg.dequeuers) {
-    if (!thread_moved(thread, seq)) return false;
+    if (!thread_moved(thread, seq)) {
+      return false;
+    }
   }
   return true;
 }
@@ -160,11 +180,17 @@ bool LifetimeOracle::State::thread_moved(std::uint32_t thread, std::uint64_t seq
 // O8: the sentence when a registration with `key` on `port` may still deliver, else empty.
 std::string LifetimeOracle::State::key_reuse(std::uintptr_t port, std::uintptr_t key) {
   auto keyed = regs_by_key.find(key);
-  if (keyed == regs_by_key.end()) return std::string();
+  if (keyed == regs_by_key.end()) {
+    return std::string();
+  }
   for (const std::uint64_t number : keyed->second) {
     const Reg* other = find_reg(number);
-    if (other == nullptr || other->port != port) continue;
-    if (other->state == RegState::kClosedUnremoved && drained(*other)) continue;
+    if (other == nullptr || other->port != port) {
+      continue;
+    }
+    if (other->state == RegState::kClosedUnremoved && drained(*other)) {
+      continue;
+    }
     return "an ENABLE creates a registration with key " + num(key) + " on port " + num(port) +
            " while the registration of socket " + num(other->socket) + " with that key is " +
            reg_state_name(other->state) + " and may still deliver";
@@ -176,12 +202,18 @@ std::string LifetimeOracle::State::key_reuse(std::uintptr_t port, std::uintptr_t
 // first (there is at most one unless O8 was broken), else the newest closed-unremoved one.
 Reg* LifetimeOracle::State::deliverable(std::uintptr_t port, std::uintptr_t key) {
   auto keyed = regs_by_key.find(key);
-  if (keyed == regs_by_key.end()) return nullptr;
+  if (keyed == regs_by_key.end()) {
+    return nullptr;
+  }
   Reg* unremoved = nullptr;
   for (const std::uint64_t number : keyed->second) {
     Reg* reg = find_reg(number);
-    if (reg == nullptr || reg->port != port) continue;
-    if (reg->state != RegState::kClosedUnremoved) return reg;
+    if (reg == nullptr || reg->port != port) {
+      continue;
+    }
+    if (reg->state != RegState::kClosedUnremoved) {
+      return reg;
+    }
     unremoved = reg;
   }
   return unremoved;
@@ -206,7 +238,9 @@ void LifetimeOracle::State::adopt_orphans(ThreadState& t, Reg& reg) {
 void LifetimeOracle::State::remember_ended_key(std::uintptr_t key, bool by_remove) {
   auto [it, inserted] = ended_keys.insert_or_assign(key, EndedKey{line.seq, by_remove});
   (void)it;
-  if (inserted) ended_key_order.push_back(key);
+  if (inserted) {
+    ended_key_order.push_back(key);
+  }
   while (ended_key_order.size() > kEndedKeysMax) {
     bound_hit(OracleBound::kEndedKeys);
     ended_keys.erase(ended_key_order.front());
@@ -219,18 +253,30 @@ void LifetimeOracle::State::remember_ended_key(std::uintptr_t key, bool by_remov
 void LifetimeOracle::State::refuse_remove(Socket socket, Reg* reg) {
   ++counts.removes_refused;
   // A REMOVE refused because one is already pending proves nothing (B7): no E4 path then.
-  if (reg != nullptr && (reg->state == RegState::kRemovePending || reg->remove_applied)) return;
-  if (stopping) ++coverage.remove_refused_in_stop;
+  if (reg != nullptr && (reg->state == RegState::kRemovePending || reg->remove_applied)) {
+    return;
+  }
+  if (stopping) {
+    ++coverage.remove_refused_in_stop;
+  }
   const bool live = reg != nullptr && reg->state == RegState::kLive;
-  if (reg != nullptr) reg->remove_refused = true;
+  if (reg != nullptr) {
+    reg->remove_refused = true;
+  }
   Conn* conn = reg != nullptr && reg->conn != 0 ? find_conn(reg->conn) : open_conn(socket);
-  if (conn == nullptr) return;
+  if (conn == nullptr) {
+    return;
+  }
   conn->remove_refused = true;
-  if (live) conn->refused_live = true;
+  if (live) {
+    conn->refused_live = true;
+  }
 }
 
 Conn* LifetimeOracle::State::find_conn(std::uint64_t number) {
-  if (number == 0) return nullptr;
+  if (number == 0) {
+    return nullptr;
+  }
   auto it = conns.find(number);
   return it == conns.end() ? nullptr : &it->second;
 }
@@ -243,10 +289,14 @@ Conn* LifetimeOracle::State::conn_by_id(IdKey id) {
 // The socket's newest connection that has not ended.
 Conn* LifetimeOracle::State::open_conn(Socket socket) {
   auto list = conns_by_socket.find(socket);
-  if (list == conns_by_socket.end()) return nullptr;
+  if (list == conns_by_socket.end()) {
+    return nullptr;
+  }
   for (auto it = list->second.rbegin(); it != list->second.rend(); ++it) {
     Conn& conn = conns.at(*it);
-    if (conn.add != AddState::kFailed && !conn.closed) return &conn;
+    if (conn.add != AddState::kFailed && !conn.closed) {
+      return &conn;
+    }
   }
   return nullptr;
 }
@@ -263,10 +313,14 @@ Conn* LifetimeOracle::State::linkable_conn(Socket socket) {
 
 Conn* LifetimeOracle::State::adding_conn(Socket socket) {
   auto list = conns_by_socket.find(socket);
-  if (list == conns_by_socket.end()) return nullptr;
+  if (list == conns_by_socket.end()) {
+    return nullptr;
+  }
   for (auto it = list->second.rbegin(); it != list->second.rend(); ++it) {
     Conn& conn = conns.at(*it);
-    if (conn.add == AddState::kAdding) return &conn;
+    if (conn.add == AddState::kAdding) {
+      return &conn;
+    }
   }
   return nullptr;
 }
@@ -275,14 +329,20 @@ Conn* LifetimeOracle::State::adding_conn(Socket socket) {
 // id is not known yet (add() not returned), else S's newest (then O4 names the mismatch).
 Conn* LifetimeOracle::State::handler_conn(Socket socket, IdKey id) {
   auto list = conns_by_socket.find(socket);
-  if (list == conns_by_socket.end() || list->second.empty()) return nullptr;
-  for (auto it = list->second.rbegin(); it != list->second.rend(); ++it) {
-    Conn& conn = conns.at(*it);
-    if (conn.id_known && conn.id == id) return &conn;
+  if (list == conns_by_socket.end() || list->second.empty()) {
+    return nullptr;
   }
   for (auto it = list->second.rbegin(); it != list->second.rend(); ++it) {
     Conn& conn = conns.at(*it);
-    if (!conn.id_known && conn.add != AddState::kFailed) return &conn;
+    if (conn.id_known && conn.id == id) {
+      return &conn;
+    }
+  }
+  for (auto it = list->second.rbegin(); it != list->second.rend(); ++it) {
+    Conn& conn = conns.at(*it);
+    if (!conn.id_known && conn.add != AddState::kFailed) {
+      return &conn;
+    }
   }
   return &conns.at(list->second.back());
 }
@@ -308,14 +368,20 @@ void LifetimeOracle::State::drop_conn(Conn& conn) {
   if (list != conns_by_socket.end()) {
     std::vector<std::uint64_t>& numbers = list->second;
     numbers.erase(std::remove(numbers.begin(), numbers.end(), number), numbers.end());
-    if (numbers.empty()) conns_by_socket.erase(list);
+    if (numbers.empty()) {
+      conns_by_socket.erase(list);
+    }
   }
   if (conn.id_known) {
     auto id = conns_by_id.find(conn.id);
-    if (id != conns_by_id.end() && id->second == number) conns_by_id.erase(id);
+    if (id != conns_by_id.end() && id->second == number) {
+      conns_by_id.erase(id);
+    }
   }
   Reg* reg = find_reg(conn.reg);
-  if (reg != nullptr && reg->conn == number) reg->conn = 0;
+  if (reg != nullptr && reg->conn == number) {
+    reg->conn = 0;
+  }
   debts.erase(number);
   conns.erase(number);
 }
@@ -336,14 +402,19 @@ void LifetimeOracle::State::bury(Conn& conn) {
       const Conn& candidate = conns.at(*it);
       // Kept while it matters: open, in a handler, owing (O5), or its add() has not returned.
       if (!candidate.closed || candidate.in_handler || debts.count(*it) != 0 ||
-          candidate.add == AddState::kAdding)
+          candidate.add == AddState::kAdding) {
         continue;
-      if (++kept > kTombstonesPerSocketMax) dropped.push_back(*it);
+      }
+      if (++kept > kTombstonesPerSocketMax) {
+        dropped.push_back(*it);
+      }
     }
   }
   for (const std::uint64_t number : dropped) {
     Conn* old = find_conn(number);
-    if (old == nullptr) continue;
+    if (old == nullptr) {
+      continue;
+    }
     bound_hit(OracleBound::kTombstones);
     tombstones.erase(std::remove(tombstones.begin(), tombstones.end(), number), tombstones.end());
     drop_conn(*old);
@@ -352,18 +423,25 @@ void LifetimeOracle::State::bury(Conn& conn) {
 
 bool LifetimeOracle::State::drained_in_another_order(const Conn& conn) const {
   auto it = regs.find(conn.reg);
-  if (it == regs.end()) return false;
-  const Reg& reg = it->second;
-  if (reg.state != RegState::kClosedUnremoved || !reg.alt_drain || !reg.alt_waiting.empty())
+  if (it == regs.end()) {
     return false;
+  }
+  const Reg& reg = it->second;
+  if (reg.state != RegState::kClosedUnremoved || !reg.alt_drain || !reg.alt_waiting.empty()) {
+    return false;
+  }
   for (const auto& [thread, seq] : reg.dequeuers) {
-    if (!thread_moved(thread, seq)) return false;
+    if (!thread_moved(thread, seq)) {
+      return false;
+    }
   }
   return true;
 }
 
 bool LifetimeOracle::State::drained_for(const Conn& conn) const {
-  if (conn.drained || conn.reg == 0) return true;
+  if (conn.drained || conn.reg == 0) {
+    return true;
+  }
   auto it = regs.find(conn.reg);
   return it == regs.end() || drained(it->second);
 }
@@ -376,7 +454,9 @@ std::set<std::uint32_t> LifetimeOracle::State::open_dequeuers(std::uintptr_t por
                                                               std::uint32_t except) const {
   std::set<std::uint32_t> open;
   for (const auto& [id, other] : threads) {
-    if (id != except && other.dequeue_open && other.dequeue_port == port) open.insert(id);
+    if (id != except && other.dequeue_open && other.dequeue_port == port) {
+      open.insert(id);
+    }
   }
   return open;
 }
@@ -390,7 +470,9 @@ void LifetimeOracle::State::pend_or_fail(const char* rule, std::string text, con
   pending.text = std::move(text);
   pending.waiting = open_dequeuers(reg.port, t.id);
   pending.settle = settle;
-  if (pending.waiting.empty() && !settle) return fail(pending.rule, pending.text);
+  if (pending.waiting.empty() && !settle) {
+    return fail(pending.rule, pending.text);
+  }
   pending_closes.push_back(std::move(pending));
 }
 
@@ -417,16 +499,22 @@ void LifetimeOracle::State::settle_pending(std::uint64_t reg, bool applied) {
 // Whether a closesocket of `socket` has begun and not yet taken effect as far as the trace shows.
 bool LifetimeOracle::State::closing(Socket socket) const {
   for (const auto& [id, t] : threads) {
-    if (t.close_open && !t.close_applied && t.close_socket == socket) return true;
+    if (t.close_open && !t.close_applied && t.close_socket == socket) {
+      return true;
+    }
   }
   return false;
 }
 
 void LifetimeOracle::State::pay(std::uint64_t conn_number) {
   Conn* conn = find_conn(conn_number);
-  if (conn == nullptr) return;
+  if (conn == nullptr) {
+    return;
+  }
   ++conn->paid;
-  if (conn->paid >= conn->entries) debts.erase(conn_number);
+  if (conn->paid >= conn->entries) {
+    debts.erase(conn_number);
+  }
 }
 
 // O5 debts: cleared once paid; a violation once no thread is inside a post's engine call.

@@ -16,8 +16,12 @@ namespace readyport {
 
 void LifetimeOracle::State::on_psn_begin(ThreadState& t) {
   std::uint64_t port = 0;
-  if (!need_u64("port", &port)) return;
-  if (!line.has_regs) return unparsable("psn.begin without regs=");
+  if (!need_u64("port", &port)) {
+    return;
+  }
+  if (!line.has_regs) {
+    return unparsable("psn.begin without regs=");
+  }
   if (t.begin_open) {
     fail(kInconsistent, "psn.begin on T" + num(t.id) + " while its psn.begin at line " +
                             num(t.begin_seq) + " has no psn line");
@@ -101,12 +105,16 @@ void LifetimeOracle::State::abandon_begin(ThreadState& t) {
 
 void LifetimeOracle::State::on_psn(ThreadState& t) {
   std::uint64_t port64 = 0;
-  if (!need_u64("port", &port64) || !need_result()) return;
+  if (!need_u64("port", &port64) || !need_result()) {
+    return;
+  }
   const std::uintptr_t port = static_cast<std::uintptr_t>(port64);
   ++counts.port_calls;
   t.removed.clear();
   t.call_seq = line.seq;
-  if (line.has_entries) t.dequeue_seq = line.seq;
+  if (line.has_entries) {
+    t.dequeue_seq = line.seq;
+  }
   if (t.call_failed) {
     ++coverage.call_retry;
     t.call_failed = false;
@@ -132,12 +140,16 @@ void LifetimeOracle::State::on_psn(ThreadState& t) {
       return;
     }
   } else {
-    for (const TraceReg& reg : line.regs) elements.push_back(begin_element(port, reg));
+    for (const TraceReg& reg : line.regs) {
+      elements.push_back(begin_element(port, reg));
+    }
   }
   for (std::size_t i = 0; i < elements.size(); ++i) {
     settle_element(t, port, elements[i], line.regs[i], call_ok, had_begin);
   }
-  if (call_ok && line.has_entries) take_entries(t, port);
+  if (call_ok && line.has_entries) {
+    take_entries(t, port);
+  }
   end_dequeue(t);
   std::uint64_t received = 0;
   std::uint64_t count = 0;
@@ -147,49 +159,73 @@ void LifetimeOracle::State::on_psn(ThreadState& t) {
 }
 
 // The psn line's result for one element: applied or not (A3, A8).
+// An ENABLE's outcome: a registration created (or not, when refused), or one modified.
+void LifetimeOracle::State::settle_enable(ThreadState& t, std::uintptr_t port,
+                                          const Element& element, const TraceReg& reg, bool applied,
+                                          bool had_begin) {
+  if (element.created != 0) {
+    Reg* created = find_reg(element.created);
+    if (created == nullptr) {
+      return;  // ended meanwhile (closed by another thread)
+    }
+    if (!applied) {
+      // Not applied: no registration ever existed.
+      if (created->state == RegState::kTentative) {
+        destroy_reg(*created);
+      }
+      return;
+    }
+    if (created->state == RegState::kTentative) {
+      created->state = RegState::kLive;
+    }
+    ++counts.registrations;
+    if (!element.key_reuse.empty()) {
+      fail(kO8, element.key_reuse);
+    }
+    if (!had_begin) {
+      adopt_orphans(t, *created);
+    }
+    return;
+  }
+  Reg* existing = find_reg(element.target);
+  if (existing == nullptr || !applied) {
+    return;
+  }
+  if (existing->port != port) {
+    fail(kO6, "ENABLE of socket " + num(reg.socket) + " applied on port " + num(port) +
+                  " while its registration " + reg_text(*existing) + " lives on port " +
+                  num(existing->port));
+  }
+  if ((existing->trigger & kSockNotifyTriggerOneshot) != 0 && existing->out_since_enable &&
+      (reg.filter & kSockNotifyRegisterEventIn) != 0 &&
+      (reg.filter & kSockNotifyRegisterEventOut) != 0) {
+    ++coverage.oneshot_rearmed_all_after_out;
+  }
+  existing->filter = reg.filter;
+  existing->trigger = reg.trigger;
+  existing->out_since_enable = false;
+}
+
 void LifetimeOracle::State::settle_element(ThreadState& t, std::uintptr_t port,
                                            const Element& element, const TraceReg& reg,
                                            bool call_ok, bool had_begin) {
   const bool applied = call_ok && reg.has_result && reg.applied;
   if (element.reg.operation == kSockNotifyOpEnable) {
-    if (element.created != 0) {
-      Reg* created = find_reg(element.created);
-      if (created == nullptr) return;  // ended meanwhile (closed by another thread)
-      if (!applied) {
-        // Not applied: no registration ever existed.
-        if (created->state == RegState::kTentative) destroy_reg(*created);
-        return;
-      }
-      if (created->state == RegState::kTentative) created->state = RegState::kLive;
-      ++counts.registrations;
-      if (!element.key_reuse.empty()) fail(kO8, element.key_reuse);
-      if (!had_begin) adopt_orphans(t, *created);
-      return;
-    }
-    Reg* existing = find_reg(element.target);
-    if (existing == nullptr || !applied) return;
-    if (existing->port != port) {
-      fail(kO6, "ENABLE of socket " + num(reg.socket) + " applied on port " + num(port) +
-                    " while its registration " + reg_text(*existing) + " lives on port " +
-                    num(existing->port));
-    }
-    if ((existing->trigger & kSockNotifyTriggerOneshot) != 0 && existing->out_since_enable &&
-        (reg.filter & kSockNotifyRegisterEventIn) != 0 &&
-        (reg.filter & kSockNotifyRegisterEventOut) != 0) {
-      ++coverage.oneshot_rearmed_all_after_out;
-    }
-    existing->filter = reg.filter;
-    existing->trigger = reg.trigger;
-    existing->out_since_enable = false;
-    return;
+    return settle_enable(t, port, element, reg, applied, had_begin);
   }
-  if (element.reg.operation != kSockNotifyOpRemove) return;  // DISABLE, NONE: no lifetime change
+  if (element.reg.operation != kSockNotifyOpRemove) {
+    return;  // DISABLE, NONE: no lifetime change
+  }
   if (element.target == 0) {
-    if (!applied) refuse_remove(reg.socket, nullptr);
+    if (!applied) {
+      refuse_remove(reg.socket, nullptr);
+    }
     return;
   }
   Reg* target = find_reg(element.target);
-  if (target == nullptr) return;  // its REMOVE packet was dequeued before this line (A7)
+  if (target == nullptr) {
+    return;  // its REMOVE packet was dequeued before this line (A7)
+  }
   target->remove_tentative = false;
   settle_pending(target->number, applied);
   if (applied) {
@@ -204,12 +240,18 @@ void LifetimeOracle::State::settle_element(ThreadState& t, std::uintptr_t port,
 
 void LifetimeOracle::State::on_gqcs(ThreadState& t) {
   std::uint64_t port = 0;
-  if (!need_u64("port", &port) || !need_result()) return;
+  if (!need_u64("port", &port) || !need_result()) {
+    return;
+  }
   ++counts.port_calls;
   t.removed.clear();
   t.call_seq = line.seq;
-  if (line.has_entries) t.dequeue_seq = line.seq;
-  if (line.result == "1" && line.has_entries) take_entries(t, static_cast<std::uintptr_t>(port));
+  if (line.has_entries) {
+    t.dequeue_seq = line.seq;
+  }
+  if (line.result == "1" && line.has_entries) {
+    take_entries(t, static_cast<std::uintptr_t>(port));
+  }
   end_dequeue(t);
   std::uint64_t received = 0;
   std::uint64_t count = 0;
@@ -219,7 +261,9 @@ void LifetimeOracle::State::on_gqcs(ThreadState& t) {
 }
 
 void LifetimeOracle::State::count_batch(std::uint64_t received, std::uint64_t count) {
-  if (count > 1 && received == count) ++coverage.full_batch;
+  if (count > 1 && received == count) {
+    ++coverage.full_batch;
+  }
 }
 
 // The (port, key, bytes) of a post.begin or post line.
@@ -251,7 +295,9 @@ void LifetimeOracle::State::open_post_call(ThreadState& t, const PostPacket& pac
 
 void LifetimeOracle::State::on_post_begin(ThreadState& t) {
   PostPacket packet;
-  if (!need_post_packet(&packet)) return;
+  if (!need_post_packet(&packet)) {
+    return;
+  }
   if (t.post_open || t.dequeue_open) {
     fail(kInconsistent, "post.begin on T" + num(t.id) + " while its earlier " +
                             (t.post_open ? "post" : "dequeue") + " has no line");
@@ -261,7 +307,9 @@ void LifetimeOracle::State::on_post_begin(ThreadState& t) {
 
 void LifetimeOracle::State::on_post(ThreadState& t) {
   PostPacket packet;
-  if (!need_post_packet(&packet) || !need_result()) return;
+  if (!need_post_packet(&packet) || !need_result()) {
+    return;
+  }
   if (!t.post_open) {
     open_post_call(t, packet);  // no post.begin (trace format 1): a point at this line
   } else if (t.post_packet != packet) {
@@ -269,7 +317,9 @@ void LifetimeOracle::State::on_post(ThreadState& t) {
     return fail(kInconsistent, "the post line on T" + num(t.id) + " differs from its post.begin");
   }
   t.post_open = false;
-  if (line.result == "1") return;
+  if (line.result == "1") {
+    return;
+  }
   // Not queued: forget it, unless a dequeue already took it, which a failed post cannot cause.
   auto list = posts.find(packet);
   auto number = list == posts.end()
@@ -280,14 +330,18 @@ void LifetimeOracle::State::on_post(ThreadState& t) {
                 "a packet of the post on T" + num(t.id) + " was dequeued, but the post failed");
   }
   list->second.erase(number);
-  if (list->second.empty()) posts.erase(list);
+  if (list->second.empty()) {
+    posts.erase(list);
+  }
   // t's engine call stays open (open_post) until its line that ends it, as for a post that
   // queued: an entry's O5 debt is judged then, only later.
 }
 
 void LifetimeOracle::State::on_dequeue_begin(ThreadState& t) {
   std::uint64_t port = 0;
-  if (!need_u64("port", &port)) return;
+  if (!need_u64("port", &port)) {
+    return;
+  }
   if (t.dequeue_open) {
     fail(kInconsistent,
          "dequeue.begin on T" + num(t.id) + " while its earlier dequeue has no psn or gqcs line");
@@ -299,11 +353,15 @@ void LifetimeOracle::State::on_dequeue_begin(ThreadState& t) {
 // The psn or gqcs line of a dequeue: what it took is known now (take_entries ran). Drains and
 // closes that waited on this thread's open dequeue are settled.
 void LifetimeOracle::State::end_dequeue(ThreadState& t) {
-  if (!t.dequeue_open) return;
+  if (!t.dequeue_open) {
+    return;
+  }
   t.dequeue_open = false;
   for (const std::uint64_t number : closed_unremoved) {
     Reg* reg = find_reg(number);
-    if (reg == nullptr) continue;
+    if (reg == nullptr) {
+      continue;
+    }
     reg->waiting.erase(t.id);  // a packet it took is in reg->dequeuers
     reg->alt_waiting.erase(t.id);
   }
@@ -329,10 +387,14 @@ void LifetimeOracle::State::take_entries(ThreadState& t, std::uintptr_t port) {
       // While an alike post's call is open (its packet may have queued at any time within it),
       // the order in which alike packets queued is not known: any of them may be this one.
       if (post->second.size() > 1 && alike_post_open(post->first)) {
-        for (std::size_t i = 1; i < post->second.size(); ++i) note_alt_drain(port, post->second[i]);
+        for (std::size_t i = 1; i < post->second.size(); ++i) {
+          note_alt_drain(port, post->second[i]);
+        }
       }
       post->second.pop_front();
-      if (post->second.empty()) posts.erase(post);
+      if (post->second.empty()) {
+        posts.erase(post);
+      }
       ++counts.posted_packets;
       post_dequeued(port, number);
       continue;
@@ -358,7 +420,9 @@ void LifetimeOracle::State::socket_packet(ThreadState& t, Reg& reg, const TraceE
     reg.out_since_enable = true;
   }
   pay(reg.conn);
-  if (!remove) return;
+  if (!remove) {
+    return;
+  }
   ++counts.removes_seen;
   judge(kO7);
   for (auto it = pending_closes.begin(); it != pending_closes.end();) {
@@ -376,7 +440,9 @@ void LifetimeOracle::State::socket_packet(ThreadState& t, Reg& reg, const TraceE
     }
     it = pending_closes.erase(it);
   }
-  if ((entry.mask & kSockNotifyEventIn) != 0) ++coverage.remove_ored_with_in;
+  if ((entry.mask & kSockNotifyEventIn) != 0) {
+    ++coverage.remove_ored_with_in;
+  }
   // The REMOVE packet is the last for its key (E3). (One whose REMOVE element this trace has not
   // shown yet, a psn line recorded after another thread's dequeue, is taken the same way.)
   end_by_remove(t, reg);
@@ -404,7 +470,9 @@ void LifetimeOracle::State::stray_packet(ThreadState& t, std::uintptr_t port,
 
 bool LifetimeOracle::State::alike_post_open(const PostPacket& packet) const {
   for (const auto& [id, thread] : threads) {
-    if (thread.post_open && thread.post_packet == packet) return true;
+    if (thread.post_open && thread.post_packet == packet) {
+      return true;
+    }
   }
   return false;
 }

@@ -50,7 +50,9 @@ bool is_socket_or_port_call(std::string_view name) {
                                                 "create_port", "close_port",
                                                 "bind",        "listen"};
   for (const std::string_view candidate : kNames) {
-    if (name == candidate) return true;
+    if (name == candidate) {
+      return true;
+    }
   }
   return starts_with(name, "wl.") || starts_with(name, "hnd.");
 }
@@ -62,7 +64,9 @@ bool reads_event(std::string_view name) {
       "closesocket",      "create_port", "close_port", "fault", "post.begin", "dequeue.begin",
       "closesocket.begin"};
   for (const std::string_view candidate : kNames) {
-    if (name == candidate) return true;
+    if (name == candidate) {
+      return true;
+    }
   }
   return starts_with(name, "wl.") || starts_with(name, "hnd.") || starts_with(name, "obs.");
 }
@@ -77,7 +81,9 @@ void LifetimeOracle::State::read(std::string_view text) {
   const Status parsed = parse_trace_line(text, &line);
   if (!parsed.ok()) {
     // Lines the oracle does not read may use any syntax; a broken prefix is never acceptable.
-    if (line.name.empty() || reads_event(line.name)) unparsable(parsed.message());
+    if (line.name.empty() || reads_event(line.name)) {
+      unparsable(parsed.message());
+    }
     return;
   }
   if (has_seq && line.seq <= last_seq) {
@@ -88,15 +94,21 @@ void LifetimeOracle::State::read(std::string_view text) {
   ThreadState& t = threads[line.thread];
   t.id = line.thread;
   const std::string_view name = line.name;
-  if (starts_with(name, "sched.")) return;  // the scheduler's own lines: nothing to judge
+  if (starts_with(name, "sched.")) {
+    return;  // the scheduler's own lines: nothing to judge
+  }
   if (moves_on(name)) {
     t.has_moved = true;
     t.moved_seq = line.seq;
   }
-  if (t.expect_close && is_socket_or_port_call(name)) check_expected_close(t);
+  if (t.expect_close && is_socket_or_port_call(name)) {
+    check_expected_close(t);
+  }
   if (t.after_leave_conn != 0 && bounds_handler(name)) {
     Conn* left = find_conn(t.after_leave_conn);
-    if (left != nullptr && left->leave_thread == t.id) left->after_leave_seq = line.seq;
+    if (left != nullptr && left->leave_thread == t.id) {
+      left->after_leave_seq = line.seq;
+    }
     t.after_leave_conn = 0;
   }
   bool post_call_ended = false;
@@ -106,24 +118,48 @@ void LifetimeOracle::State::read(std::string_view text) {
     post_call_ended = true;
   }
   dispatch(t);
-  if (post_call_ended) recheck_debts();
-  if (!closed_unremoved.empty()) prune_drained();
+  if (post_call_ended) {
+    recheck_debts();
+  }
+  if (!closed_unremoved.empty()) {
+    prune_drained();
+  }
   t.has_line = true;
   t.last_seq = line.seq;
-  if (bounds_handler(name)) t.bound_seq = line.seq;
+  if (bounds_handler(name)) {
+    t.bound_seq = line.seq;
+  }
 }
 
 void LifetimeOracle::State::dispatch(ThreadState& t) {
   const std::string_view name = line.name;
-  if (name == "psn.begin") return on_psn_begin(t);
-  if (name == "psn") return on_psn(t);
-  if (name == "gqcs") return on_gqcs(t);
-  if (name == "post") return on_post(t);
-  if (name == "dequeue.begin") return on_dequeue_begin(t);
-  if (name == "post.begin") return on_post_begin(t);
-  if (name == "socket" || name == "accept") return on_new_socket();
-  if (name == "closesocket.begin") return on_closesocket_begin(t);
-  if (name == "closesocket") return on_closesocket(t);
+  if (name == "psn.begin") {
+    return on_psn_begin(t);
+  }
+  if (name == "psn") {
+    return on_psn(t);
+  }
+  if (name == "gqcs") {
+    return on_gqcs(t);
+  }
+  if (name == "post") {
+    return on_post(t);
+  }
+  if (name == "dequeue.begin") {
+    return on_dequeue_begin(t);
+  }
+  if (name == "post.begin") {
+    return on_post_begin(t);
+  }
+  if (name == "socket" || name == "accept") {
+    return on_new_socket();
+  }
+  if (name == "closesocket.begin") {
+    return on_closesocket_begin(t);
+  }
+  if (name == "closesocket") {
+    return on_closesocket(t);
+  }
   if (name == "create_port") {
     std::uint64_t port = 0;
     if (need_result() && parse_trace_u64(line.result, &port) && port != 0) {
@@ -131,16 +167,32 @@ void LifetimeOracle::State::dispatch(ThreadState& t) {
     }
     return;
   }
-  if (name == "close_port") return on_close_port();
-  if (name == "fault") return on_fault(t);
-  if (starts_with(name, "wl.")) return on_workload(t);
-  if (name == "hnd.enter") return on_hnd_enter(t);
-  if (name == "hnd.leave") return on_hnd_leave(t);
-  if (name == "hnd.closed") return on_hnd_closed();
-  if (starts_with(name, "obs.")) return on_observer(t);
+  if (name == "close_port") {
+    return on_close_port();
+  }
+  if (name == "fault") {
+    return on_fault(t);
+  }
+  if (starts_with(name, "wl.")) {
+    return on_workload(t);
+  }
+  if (name == "hnd.enter") {
+    return on_hnd_enter(t);
+  }
+  if (name == "hnd.leave") {
+    return on_hnd_leave(t);
+  }
+  if (name == "hnd.closed") {
+    return on_hnd_closed();
+  }
+  if (starts_with(name, "obs.")) {
+    return on_observer(t);
+  }
   if (name == "phase") {
     // Coverage only: a `phase stop` line marks stop() (the workload writes it before the call).
-    if (!line.words.empty() && line.words.front() == "stop") stopping = true;
+    if (!line.words.empty() && line.words.front() == "stop") {
+      stopping = true;
+    }
     return;
   }
   // Everything else (send, recv, locks, ...) only moves its thread on.
@@ -149,8 +201,12 @@ void LifetimeOracle::State::dispatch(ThreadState& t) {
 // ==== Verdicts ===================================================================================
 
 void LifetimeOracle::State::fail(const char* rule, const std::string& what) {
-  if (rule != kInconsistent) ++counts.judgement.violated[rule_number(rule)];
-  if (!violation.empty()) return;
+  if (rule != kInconsistent) {
+    ++counts.judgement.violated[rule_number(rule)];
+  }
+  if (!violation.empty()) {
+    return;
+  }
   const std::string where = at_end ? "at the end of the trace (after line " + num(last_seq) + ")"
                                    : "at line " + num(line.seq);
   violation = std::string(rule) + " " + where + ": " + what;
@@ -181,7 +237,9 @@ void LifetimeOracle::State::bound_hit(OracleBound bound) {
 }
 
 void LifetimeOracle::State::unparsable(const std::string& why) {
-  if (!violation.empty()) return;
+  if (!violation.empty()) {
+    return;
+  }
   std::string_view quoted = raw.substr(0, kQuotedCharsMax);
   while (!quoted.empty() && (quoted.back() == '\n' || quoted.back() == '\r')) {
     quoted.remove_suffix(1);
@@ -192,14 +250,18 @@ void LifetimeOracle::State::unparsable(const std::string& why) {
 }
 
 bool LifetimeOracle::State::need_u64(std::string_view key, std::uint64_t* value_out) {
-  if (line.find_u64(key, value_out)) return true;
+  if (line.find_u64(key, value_out)) {
+    return true;
+  }
   unparsable("no numeric " + std::string(key) + "= in " + std::string(line.name));
   return false;
 }
 
 bool LifetimeOracle::State::need_socket(std::string_view key, Socket* socket_out) {
   std::uint64_t value = 0;
-  if (!need_u64(key, &value)) return false;
+  if (!need_u64(key, &value)) {
+    return false;
+  }
   *socket_out = static_cast<Socket>(value);
   return true;
 }
@@ -214,7 +276,9 @@ bool LifetimeOracle::State::need_id(std::string_view key, IdKey* id_out) {
 }
 
 bool LifetimeOracle::State::need_result() {
-  if (line.has_result) return true;
+  if (line.has_result) {
+    return true;
+  }
   unparsable("no '-> <result>' in " + std::string(line.name));
   return false;
 }

@@ -15,9 +15,13 @@ namespace readyport {
 // ==== Socket lines ===============================================================================
 
 void LifetimeOracle::State::on_new_socket() {
-  if (!need_result() || line.result == "INVALID_SOCKET") return;
+  if (!need_result() || line.result == "INVALID_SOCKET") {
+    return;
+  }
   std::uint64_t value = 0;
-  if (!parse_trace_u64(line.result, &value)) return unparsable("the result is not a socket");
+  if (!parse_trace_u64(line.result, &value)) {
+    return unparsable("the result is not a socket");
+  }
   const Socket socket = static_cast<Socket>(value);
   // The value came back, so a closesocket of it that has not returned yet has taken effect.
   for (auto& [id, other] : threads) {
@@ -30,7 +34,9 @@ void LifetimeOracle::State::on_new_socket() {
   if (old != lives.end()) {
     // The trace never showed this value's close: its registration can only be unremoved.
     Reg* reg = find_reg(old->second.reg);
-    if (reg != nullptr) close_unremoved(*reg);
+    if (reg != nullptr) {
+      close_unremoved(*reg);
+    }
     lives.erase(old);
   }
   for (const std::uint64_t number : closed_unremoved) {
@@ -45,7 +51,9 @@ void LifetimeOracle::State::on_new_socket() {
 
 void LifetimeOracle::State::on_closesocket_begin(ThreadState& t) {
   Socket socket = kInvalidSocket;
-  if (!need_socket("s", &socket)) return;
+  if (!need_socket("s", &socket)) {
+    return;
+  }
   if (t.close_open || t.dequeue_open) {
     fail(kInconsistent, "closesocket.begin on T" + num(t.id) + " while its earlier " +
                             (t.close_open ? "closesocket" : "dequeue") + " has no line");
@@ -65,7 +73,9 @@ void LifetimeOracle::State::note_close_start(ThreadState& t, Socket socket) {
 
 void LifetimeOracle::State::on_closesocket(ThreadState& t) {
   Socket socket = kInvalidSocket;
-  if (!need_socket("s", &socket) || !need_result()) return;
+  if (!need_socket("s", &socket) || !need_result()) {
+    return;
+  }
   const bool had_begin = t.close_open;
   if (had_begin && t.close_socket != socket) {
     t.close_open = false;
@@ -73,7 +83,9 @@ void LifetimeOracle::State::on_closesocket(ThreadState& t) {
                                    num(socket) + ", its closesocket.begin socket " +
                                    num(t.close_socket));
   }
-  if (!had_begin) note_close_start(t, socket);  // a point: the interval is this line
+  if (!had_begin) {
+    note_close_start(t, socket);  // a point: the interval is this line
+  }
   t.close_open = false;
   if (t.close_applied) {
     t.close_applied = false;
@@ -90,15 +102,25 @@ void LifetimeOracle::State::on_closesocket(ThreadState& t) {
 // it had taken effect (the value handed out again).
 void LifetimeOracle::State::apply_close(ThreadState& t, Socket socket, bool closed) {
   const bool behind = t.behind_pending && t.behind_socket == socket;
-  if (behind) t.behind_pending = false;
+  if (behind) {
+    t.behind_pending = false;
+  }
   Conn* conn = open_conn(socket);
   Life* life = find_life(socket);
   Reg* reg = life == nullptr ? nullptr : find_reg(life->reg);
-  if (!behind) close_judged(t, socket, conn, reg);
-  if (conn != nullptr) (behind ? conn->behind_closed : conn->engine_closed) = true;
-  if (!closed || life == nullptr) return;
+  if (!behind) {
+    close_judged(t, socket, conn, reg);
+  }
+  if (conn != nullptr) {
+    (behind ? conn->behind_closed : conn->engine_closed) = true;
+  }
+  if (!closed || life == nullptr) {
+    return;
+  }
   ++counts.sockets_closed;
-  if (reg != nullptr) close_unremoved(*reg);
+  if (reg != nullptr) {
+    close_unremoved(*reg);
+  }
   lives.erase(socket);
 }
 
@@ -125,7 +147,9 @@ void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, Conn* co
   }
   // O10: the engine closes a connection's socket only when no handler of it runs: a violation
   // when one handler run spans the whole closesocket, ambiguous when one overlaps only part.
-  if (conn == nullptr) return;
+  if (conn == nullptr) {
+    return;
+  }
   judge(kO10);
   const bool same_conn = t.close_conn == conn->number;
   const bool ran_at_begin = same_conn && t.close_handler_run != 0;
@@ -139,7 +163,9 @@ void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, Conn* co
 
 void LifetimeOracle::State::on_close_port() {
   std::uint64_t port64 = 0;
-  if (!need_u64("port", &port64) || !need_result() || line.result != "1") return;
+  if (!need_u64("port", &port64) || !need_result() || line.result != "1") {
+    return;
+  }
   const std::uintptr_t port = static_cast<std::uintptr_t>(port64);
   ports_open.erase(port);
   // F6: nothing more comes out of this port: its posts and unremoved keys are done.
@@ -149,30 +175,40 @@ void LifetimeOracle::State::on_close_port() {
   std::vector<std::uint64_t> done;
   for (const std::uint64_t number : closed_unremoved) {
     const Reg* reg = find_reg(number);
-    if (reg != nullptr && reg->port == port) done.push_back(number);
+    if (reg != nullptr && reg->port == port) {
+      done.push_back(number);
+    }
   }
-  for (const std::uint64_t number : done) finish_drained(*find_reg(number));
+  for (const std::uint64_t number : done) {
+    finish_drained(*find_reg(number));
+  }
   orphans.erase(std::remove_if(orphans.begin(), orphans.end(),
                                [port](const Orphan& orphan) { return orphan.port == port; }),
                 orphans.end());
 }
 
 void LifetimeOracle::State::on_fault(ThreadState& t) {
-  if (line.words.empty()) return unparsable("fault without a site");
+  if (line.words.empty()) {
+    return unparsable("fault without a site");
+  }
   const std::string_view site = line.words.front();
   ++fault_sites[std::string(site)];
   ++counts.faults;
   if (site == "psn.remove_fails") {
     // That REMOVE did not reach the OS; the engine sees it refused (E4).
     Socket socket = kInvalidSocket;
-    if (!need_socket("s", &socket)) return;
+    if (!need_socket("s", &socket)) {
+      return;
+    }
     refuse_remove(socket, active_reg(socket));
   } else if (site == "psn.call_fails") {
     t.call_failed = true;
   }
   // A fault line may list the registrations of the call it failed: their REMOVEs did not apply.
   for (const TraceReg& reg : line.regs) {
-    if (reg.operation == kSockNotifyOpRemove) refuse_remove(reg.socket, active_reg(reg.socket));
+    if (reg.operation == kSockNotifyOpRemove) {
+      refuse_remove(reg.socket, active_reg(reg.socket));
+    }
   }
 }
 

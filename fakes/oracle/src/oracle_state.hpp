@@ -69,8 +69,9 @@ inline std::string num(std::uint64_t value) { return std::to_string(value); }
 inline std::uint32_t rule_number(const char* rule) {
   READYPORT_ASSERT(rule[0] == 'O');
   std::uint32_t number = 0;
-  for (const char* c = rule + 1; *c >= '0' && *c <= '9'; ++c)
+  for (const char* c = rule + 1; *c >= '0' && *c <= '9'; ++c) {
     number = number * 10 + static_cast<std::uint32_t>(*c - '0');
+  }
   READYPORT_ASSERT(number >= 1 && number <= kOracleRules);
   return number;
 }
@@ -282,6 +283,8 @@ struct LifetimeOracle::State {
   void on_dequeue_begin(ThreadState& t);
   void end_dequeue(ThreadState& t);
   Element begin_element(std::uintptr_t port, const TraceReg& reg);
+  void settle_enable(ThreadState& t, std::uintptr_t port, const Element& element,
+                     const TraceReg& reg, bool applied, bool had_begin);
   void settle_element(ThreadState& t, std::uintptr_t port, const Element& element,
                       const TraceReg& reg, bool call_ok, bool had_begin);
   void abandon_begin(ThreadState& t);
@@ -306,6 +309,11 @@ struct LifetimeOracle::State {
   // ---- Workload and handler lines ---------------------------------------------------------------
   void on_workload(ThreadState& t);
   void on_wl_add(ThreadState& t);
+  void on_wl_adding(ThreadState& t);
+  void on_wl_close(const ThreadState& t);
+  void on_wl_notify();
+  void on_wl_task(bool posted);  // wl.post (true) or wl.task_run
+  void on_wl_close_behind(ThreadState& t);
   void on_hnd_enter(ThreadState& t);
   void judge_entry_after_end(const ThreadState& t, const Conn& conn);
   void judge_entry_overlap_and_cause(const ThreadState& t, Conn& conn);
@@ -313,6 +321,8 @@ struct LifetimeOracle::State {
   void on_hnd_closed();
   void judge_on_closed(const Conn& conn);
   void on_observer(ThreadState& t);
+  void on_obs_handler_leave(ThreadState& t, const IdKey& id);
+  void on_obs_freed(Conn* conn);
   void check_expected_close(ThreadState& t);
 
   // ---- The model --------------------------------------------------------------------------------

@@ -47,8 +47,9 @@ class PsnConformance : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     Result<std::unique_ptr<Os>> made = GetParam().make();
-    if (!made.ok())
+    if (!made.ok()) {
       GTEST_SKIP() << GetParam().name << " backend unavailable: " << made.status().to_string();
+    }
     os_ = std::move(made).value();
   }
   Os& os() { return *os_; }

@@ -47,9 +47,15 @@ inline constexpr std::uint32_t kRunPoints = 200;
 inline void run_without_blocking(Os& os) {
   const std::uint64_t start = os.now_ns();
   std::uint64_t now = start;
-  for (std::uint32_t i = 0; i < kRunPoints; ++i) now = os.now_ns();
-  if (now == start) return;  // a clock that stands still while a thread runs: simulation
-  while (now - start < std::uint64_t{kRunMs} * 1'000'000) now = os.now_ns();
+  for (std::uint32_t i = 0; i < kRunPoints; ++i) {
+    now = os.now_ns();
+  }
+  if (now == start) {
+    return;  // a clock that stands still while a thread runs: simulation
+  }
+  while (now - start < std::uint64_t{kRunMs} * 1'000'000) {
+    now = os.now_ns();
+  }
 }
 
 // Runs on the calling thread without blocking until `flag` is set; false when it was not within

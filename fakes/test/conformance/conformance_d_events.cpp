@@ -228,8 +228,12 @@ TEST_P(PsnConformance, D4_RemoveCanArriveOredWithOtherEvents) {
   bool saw_in = false;
   for (const OverlappedEntry& entry : got) {
     EXPECT_EQ(entry.completion_key, kKeyA);
-    if (entry.bytes_transferred & kSockNotifyEventRemove) ++removes;
-    if (entry.bytes_transferred & kSockNotifyEventIn) saw_in = true;
+    if (entry.bytes_transferred & kSockNotifyEventRemove) {
+      ++removes;
+    }
+    if (entry.bytes_transferred & kSockNotifyEventIn) {
+      saw_in = true;
+    }
   }
   EXPECT_EQ(removes, 1) << "rule D4/B5: one REMOVE: " << entries_text(got);
   EXPECT_TRUE(has(got.back().bytes_transferred, kSockNotifyEventRemove))

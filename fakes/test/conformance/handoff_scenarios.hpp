@@ -127,7 +127,9 @@ inline void scenario_f1_back_to_back_packets_go_lifo(Os& os, bool is_fake) {
   std::size_t started = 0;
   for (; started < kHandoffWaitersMax; ++started) {
     threads[started] = start_psn_waiter(os, port, &outcomes[started], &why);
-    if (threads[started] == nullptr) break;
+    if (threads[started] == nullptr) {
+      break;
+    }
     os.sleep_ms(kWaiterSettleMs);  // it blocks before the next one starts
   }
   if (started < kHandoffWaitersMax) {
@@ -135,14 +137,20 @@ inline void scenario_f1_back_to_back_packets_go_lifo(Os& os, bool is_fake) {
     for (std::size_t i = 0; i < started; ++i) {
       EXPECT_TRUE(os.post_queued_completion_status(port, 0, handoff_key(i), 0));
     }
-    for (std::size_t i = 0; i < started; ++i) threads[i]->join();
-    if (started == 0) GTEST_SKIP() << handoff_skip_text(why);
+    for (std::size_t i = 0; i < started; ++i) {
+      threads[i]->join();
+    }
+    if (started == 0) {
+      GTEST_SKIP() << handoff_skip_text(why);
+    }
     FAIL() << "a backend started " << started << " threads, then failed: " << why;
   }
   for (std::size_t i = 0; i < kHandoffWaitersMax; ++i) {
     EXPECT_TRUE(os.post_queued_completion_status(port, 0, handoff_key(i), 0));
   }
-  for (std::unique_ptr<Thread>& thread : threads) thread->join();
+  for (std::unique_ptr<Thread>& thread : threads) {
+    thread->join();
+  }
   std::vector<std::vector<OverlappedEntry>> received;
   for (const WaitOutcome& outcome : outcomes) {
     EXPECT_EQ(outcome.rc, kErrorSuccess)
@@ -152,7 +160,9 @@ inline void scenario_f1_back_to_back_packets_go_lifo(Os& os, bool is_fake) {
                                              : std::vector<OverlappedEntry>{});
   }
   expect_each_exactly_once({handoff_key(0), handoff_key(1), handoff_key(2)}, received);
-  if (!is_fake) return;  // Windows: see the header (LIFO only for threads proven blocked)
+  if (!is_fake) {
+    return;  // Windows: see the header (LIFO only for threads proven blocked)
+  }
   for (std::size_t i = 0; i < kHandoffWaitersMax; ++i) {
     EXPECT_EQ(outcomes[kHandoffWaitersMax - 1 - i].entry.completion_key, handoff_key(i))
         << "rule F1: the waiter that blocked " << kHandoffWaitersMax - i << " of "
@@ -171,7 +181,9 @@ inline void scenario_f1_poll_after_post_does_not_steal(Os& os, bool is_fake) {
   WaitOutcome waiter;
   std::string why;
   std::unique_ptr<Thread> thread = start_psn_waiter(os, port, &waiter, &why);
-  if (thread == nullptr) GTEST_SKIP() << handoff_skip_text(why);
+  if (thread == nullptr) {
+    GTEST_SKIP() << handoff_skip_text(why);
+  }
   os.sleep_ms(kWaiterSettleMs);
   EXPECT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey1, 0));
   // No pause: on the fake the released waiter may or may not have run by now (the scheduler
@@ -222,7 +234,9 @@ inline void scenario_f1_more_packets_than_waiters(Os& os, bool is_fake) {
   std::string why;
   std::unique_ptr<Thread> early_thread =
       start_batch_waiter(os, port, WaitCall::kGqcsEx, kHandoffBatchCount, &early, &why);
-  if (early_thread == nullptr) GTEST_SKIP() << handoff_skip_text(why);
+  if (early_thread == nullptr) {
+    GTEST_SKIP() << handoff_skip_text(why);
+  }
   os.sleep_ms(kWaiterSettleMs);
   std::unique_ptr<Thread> late_thread =
       start_batch_waiter(os, port, WaitCall::kPsn, kHandoffBatchCount, &late, &why);
@@ -234,7 +248,9 @@ inline void scenario_f1_more_packets_than_waiters(Os& os, bool is_fake) {
     EXPECT_TRUE(os.post_queued_completion_status(port, 0, keys.back(), 0));
   }
   early_thread->join();
-  if (late_thread != nullptr) late_thread->join();
+  if (late_thread != nullptr) {
+    late_thread->join();
+  }
   const std::vector<OverlappedEntry> rest = dequeue_all(os, port);
   EXPECT_EQ(early.rc, kErrorSuccess) << error_text(early.rc);
   EXPECT_EQ(late.rc, kErrorSuccess) << error_text(late.rc);
@@ -250,7 +266,9 @@ inline void scenario_f1_more_packets_than_waiters(Os& os, bool is_fake) {
           << "rule F1: entries of one dequeue in queue order: " << entries_text(*entries);
     }
   }
-  if (!is_fake) return;  // Windows: see the header
+  if (!is_fake) {
+    return;  // Windows: see the header
+  }
   ASSERT_FALSE(late.entries.empty());
   ASSERT_FALSE(early.entries.empty());
   EXPECT_EQ(late.entries[0].completion_key, keys[0])
@@ -271,7 +289,9 @@ inline void scenario_f1_socket_packet_handed_to_waiter(Os& os, bool is_fake) {
   WaitOutcome waiter;
   std::string why;
   std::unique_ptr<Thread> thread = start_psn_waiter(os, port, &waiter, &why);
-  if (thread == nullptr) GTEST_SKIP() << handoff_skip_text(why);
+  if (thread == nullptr) {
+    GTEST_SKIP() << handoff_skip_text(why);
+  }
   os.sleep_ms(kWaiterSettleMs);
   // OUT holds on a fresh connection: the ENABLE queues a packet at once (spec C4, A7).
   std::vector<SockNotifyRegistration> regs{

@@ -82,17 +82,31 @@ inline constexpr std::uint16_t kFilterAll = kSockNotifyRegisterEventsAll;
 
 // "IN|OUT|REMOVE", "0" for an empty mask, unknown bits as hex: for assertion messages.
 inline std::string mask_name(std::uint32_t mask) {
-  if (mask == 0) return "0";
+  if (mask == 0) {
+    return "0";
+  }
   std::string out;
   const auto add = [&out](const char* name) {
-    if (!out.empty()) out += '|';
+    if (!out.empty()) {
+      out += '|';
+    }
     out += name;
   };
-  if (mask & kSockNotifyEventIn) add("IN");
-  if (mask & kSockNotifyEventOut) add("OUT");
-  if (mask & kSockNotifyEventHangup) add("HANGUP");
-  if (mask & kSockNotifyEventErr) add("ERR");
-  if (mask & kSockNotifyEventRemove) add("REMOVE");
+  if (mask & kSockNotifyEventIn) {
+    add("IN");
+  }
+  if (mask & kSockNotifyEventOut) {
+    add("OUT");
+  }
+  if (mask & kSockNotifyEventHangup) {
+    add("HANGUP");
+  }
+  if (mask & kSockNotifyEventErr) {
+    add("ERR");
+  }
+  if (mask & kSockNotifyEventRemove) {
+    add("REMOVE");
+  }
   const std::uint32_t unknown = mask & ~kSockNotifyEventsAll;
   if (unknown != 0) {
     char buffer[16];
@@ -109,7 +123,9 @@ inline std::string entries_text(const std::vector<OverlappedEntry>& entries) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer,
                   "{key=0x%llx mask=", static_cast<unsigned long long>(entry.completion_key));
-    if (!out.empty()) out += ", ";
+    if (!out.empty()) {
+      out += ", ";
+    }
     out += buffer;
     out += mask_name(entry.bytes_transferred);
     out += '}';
@@ -150,7 +166,9 @@ inline std::uint32_t apply(Os& os, Port port, std::vector<SockNotifyRegistration
 // One registration in a registrations-only call: returns its registration_result (0 = applied).
 inline std::uint32_t apply_one(Os& os, Port port, SockNotifyRegistration registration) {
   std::vector<SockNotifyRegistration> registrations{registration};
-  if (apply(os, port, registrations) != kErrorSuccess) return 0xFFFF'FFFF;
+  if (apply(os, port, registrations) != kErrorSuccess) {
+    return 0xFFFF'FFFF;
+  }
   return registrations[0].registration_result;
 }
 
@@ -189,7 +207,9 @@ inline Dequeued process(Os& os, Port port, std::vector<SockNotifyRegistration>& 
   if (out.rc == kErrorSuccess) {
     EXPECT_GE(received, 1u) << "rule A1: ERROR_SUCCESS with completionCount > 0 dequeues >= 1";
     EXPECT_LE(received, count_max) << "rule A1/F1: at most completionCount entries";
-    if (received > count_max) received = count_max;
+    if (received > count_max) {
+      received = count_max;
+    }
     out.entries.resize(received);
   } else {
     EXPECT_EQ(out.rc, kWaitTimeout) << "rule A1/A2: a dequeue returns ERROR_SUCCESS or "
@@ -214,7 +234,9 @@ inline std::vector<OverlappedEntry> dequeue_all(Os& os, Port port, int calls_max
   std::vector<OverlappedEntry> all;
   for (int call = 0; call < calls_max; ++call) {
     std::vector<OverlappedEntry> got = dequeue(os, port, kQuietMs);
-    if (got.empty()) break;
+    if (got.empty()) {
+      break;
+    }
     all.insert(all.end(), got.begin(), got.end());
   }
   return all;
@@ -225,7 +247,9 @@ inline std::vector<OverlappedEntry> with_key(const std::vector<OverlappedEntry>&
                                              std::uintptr_t key) {
   std::vector<OverlappedEntry> out;
   for (const OverlappedEntry& entry : entries) {
-    if (entry.completion_key == key) out.push_back(entry);
+    if (entry.completion_key == key) {
+      out.push_back(entry);
+    }
   }
   return out;
 }
@@ -258,7 +282,9 @@ inline int drain(Os& os, Socket sock, std::uint32_t* last_out = nullptr) {
     last = got == 0 ? 0 : os.last_error();
     break;
   }
-  if (last_out != nullptr) *last_out = last;
+  if (last_out != nullptr) {
+    *last_out = last;
+  }
   return total;
 }
 
@@ -290,8 +316,12 @@ class Scenario {
   Scenario& operator=(const Scenario&) = delete;
   ~Scenario() {
     // Sockets first: closing a registered socket deregisters it (E2); then the ports (F6).
-    for (Socket sock : sockets_) (void)os_.closesocket(sock);
-    for (Port port : ports_) (void)os_.close_port(port);
+    for (Socket sock : sockets_) {
+      (void)os_.closesocket(sock);
+    }
+    for (Port port : ports_) {
+      (void)os_.close_port(port);
+    }
   }
 
   // false once any helper failed to open what it was asked for.
@@ -318,7 +348,9 @@ class Scenario {
       return kInvalidSocket;
     }
     sockets_.push_back(sock);
-    if (nonblocking && os_.set_nonblocking(sock, true) != 0) fail("set_nonblocking");
+    if (nonblocking && os_.set_nonblocking(sock, true) != 0) {
+      fail("set_nonblocking");
+    }
     return sock;
   }
 
@@ -331,9 +363,15 @@ class Scenario {
       return kInvalidSocket;
     }
     sockets_.push_back(sock);
-    if (os_.set_nonblocking(sock, true) != 0) fail("set_nonblocking");
-    if (os_.bind(sock, Ipv4Address{kLoopbackHost, 0}) != 0) fail("bind(UDP)");
-    if (os_.getsockname(sock, address_out) != 0) fail("getsockname(UDP)");
+    if (os_.set_nonblocking(sock, true) != 0) {
+      fail("set_nonblocking");
+    }
+    if (os_.bind(sock, Ipv4Address{kLoopbackHost, 0}) != 0) {
+      fail("bind(UDP)");
+    }
+    if (os_.getsockname(sock, address_out) != 0) {
+      fail("getsockname(UDP)");
+    }
     return sock;
   }
 
@@ -341,17 +379,27 @@ class Scenario {
   Listener listener() {
     Listener out;
     out.sock = tcp_socket();
-    if (out.sock == kInvalidSocket) return out;
-    if (os_.bind(out.sock, Ipv4Address{kLoopbackHost, 0}) != 0) fail("bind");
-    if (os_.listen(out.sock, 16) != 0) fail("listen");
-    if (os_.getsockname(out.sock, &out.address) != 0) fail("getsockname");
+    if (out.sock == kInvalidSocket) {
+      return out;
+    }
+    if (os_.bind(out.sock, Ipv4Address{kLoopbackHost, 0}) != 0) {
+      fail("bind");
+    }
+    if (os_.listen(out.sock, 16) != 0) {
+      fail("listen");
+    }
+    if (os_.getsockname(out.sock, &out.address) != 0) {
+      fail("getsockname");
+    }
     return out;
   }
 
   // Starts a non-blocking connect of a new TCP socket to `address`. Returns the socket.
   Socket connect_start(const Ipv4Address& address) {
     const Socket sock = tcp_socket();
-    if (sock == kInvalidSocket) return kInvalidSocket;
+    if (sock == kInvalidSocket) {
+      return kInvalidSocket;
+    }
     if (os_.connect(sock, address) != 0) {
       const std::uint32_t error = os_.last_error();
       // Windows answers WSAEWOULDBLOCK for a non-blocking connect in progress.
@@ -370,7 +418,9 @@ class Scenario {
       const Socket sock = os_.accept(listener_sock, nullptr);
       if (sock != kInvalidSocket) {
         sockets_.push_back(sock);
-        if (os_.set_nonblocking(sock, true) != 0) fail("set_nonblocking(accepted)");
+        if (os_.set_nonblocking(sock, true) != 0) {
+          fail("set_nonblocking(accepted)");
+        }
         return sock;
       }
       const std::uint32_t error = os_.last_error();
@@ -390,12 +440,18 @@ class Scenario {
   TcpPair tcp_pair() {
     TcpPair pair;
     const Listener listen = listener();
-    if (!ok_) return pair;
+    if (!ok_) {
+      return pair;
+    }
     pair.client = connect_start(listen.address);
-    if (!ok_) return pair;
+    if (!ok_) {
+      return pair;
+    }
     pair.server = accept(listen.sock);
     close(listen.sock);
-    if (!ok_) return pair;
+    if (!ok_) {
+      return pair;
+    }
     // accept returned, so the handshake is complete; the client saw no error.
     std::uint32_t error = 0;
     if (os_.get_socket_error(pair.client, &error) != 0 || error != 0) {
@@ -418,7 +474,9 @@ class Scenario {
 
   // SO_LINGER {1, 0} then closesocket: an abortive reset of the connection (spec D2).
   int reset(Socket sock) {
-    if (os_.set_linger(sock, true, 0) != 0) fail("set_linger");
+    if (os_.set_linger(sock, true, 0) != 0) {
+      fail("set_linger");
+    }
     return close(sock);
   }
 

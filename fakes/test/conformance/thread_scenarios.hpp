@@ -64,7 +64,9 @@ inline void scenario_a9_several_threads_dequeue(Os& os) {
   std::unique_ptr<Thread> threads[2];
   std::string why;
   threads[0] = start_psn_waiter(os, port, &outcomes[0], &why);
-  if (threads[0] != nullptr) threads[1] = start_psn_waiter(os, port, &outcomes[1], &why);
+  if (threads[0] != nullptr) {
+    threads[1] = start_psn_waiter(os, port, &outcomes[1], &why);
+  }
   if (threads[1] == nullptr) {
     if (threads[0] != nullptr) {
       EXPECT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey3, 0));
@@ -76,7 +78,9 @@ inline void scenario_a9_several_threads_dequeue(Os& os) {
   }
   EXPECT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey1, 0));
   EXPECT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey2, 0));
-  for (std::unique_ptr<Thread>& thread : threads) thread->join();
+  for (std::unique_ptr<Thread>& thread : threads) {
+    thread->join();
+  }
   EXPECT_EQ(outcomes[0].rc, kErrorSuccess) << "rule A9: each concurrent caller is served";
   EXPECT_EQ(outcomes[1].rc, kErrorSuccess) << "rule A9: each concurrent caller is served";
   EXPECT_EQ(outcomes[0].received, 1u);
@@ -109,7 +113,9 @@ inline void scenario_f1_most_recent_waiter_gets_oldest_packet(Os& os) {
   os.sleep_ms(kWaiterSettleMs);
   EXPECT_TRUE(os.post_queued_completion_status(port, 0, kSentinelKey2, 0));
   early_thread->join();
-  if (late_thread != nullptr) late_thread->join();
+  if (late_thread != nullptr) {
+    late_thread->join();
+  }
   EXPECT_EQ(late.rc, kErrorSuccess);
   EXPECT_EQ(early.rc, kErrorSuccess);
   EXPECT_EQ(late.entry.completion_key, kSentinelKey1)

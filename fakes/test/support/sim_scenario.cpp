@@ -36,7 +36,9 @@ struct Endpoints {
 
 void note_broken(Shared& shared, std::string what) {
   shared.mutex->lock();
-  if (shared.broken.ok()) shared.broken = Status(StatusCode::kFailedPrecondition, std::move(what));
+  if (shared.broken.ok()) {
+    shared.broken = Status(StatusCode::kFailedPrecondition, std::move(what));
+  }
   shared.mutex->unlock();
 }
 
@@ -62,8 +64,9 @@ std::uint32_t drain(Os& os, Shared& shared, Socket s) {
       continue;
     }
     const std::uint32_t error = os.last_error();
-    if (error != kWsaEwouldblock)
+    if (error != kWsaEwouldblock) {
       note_broken(shared, "recvfrom failed with " + std::string(os_error_name(error)));
+    }
     return received;
   }
   note_broken(shared, "a socket never drained");
@@ -83,7 +86,9 @@ void dequeuer(Os& os, const Endpoints& endpoints, const ScenarioShape& shape, Sh
                                         rearm.empty() ? nullptr : rearm.data(), shape.timeout_ms,
                                         shape.batch, entries.data(), &received);
     for (const SockNotifyRegistration& registration : rearm) {
-      if (registration.registration_result != 0) note_broken(shared, "a re-arm failed");
+      if (registration.registration_result != 0) {
+        note_broken(shared, "a re-arm failed");
+      }
     }
     rearm.clear();
     if (result != kErrorSuccess && result != kWaitTimeout) {
@@ -92,7 +97,9 @@ void dequeuer(Os& os, const Endpoints& endpoints, const ScenarioShape& shape, Sh
     }
     ScenarioCounts seen;
     std::vector<std::uint32_t> posted;
-    if (result == kWaitTimeout) seen.timeouts = 1;
+    if (result == kWaitTimeout) {
+      seen.timeouts = 1;
+    }
     for (std::uint32_t i = 0; i < received; ++i) {
       const std::uintptr_t key = entries[i].completion_key;
       if (key == kStopKey) {
@@ -124,7 +131,9 @@ void dequeuer(Os& os, const Endpoints& endpoints, const ScenarioShape& shape, Sh
     shared.counts.stops_seen += seen.stops_seen > 0 ? 1 : 0;
     for (const std::uint32_t index : posted) {
       if (index >= shared.posted_seen.size()) {
-        if (shared.broken.ok()) shared.broken = Status(StatusCode::kFailedPrecondition, "bad key");
+        if (shared.broken.ok()) {
+          shared.broken = Status(StatusCode::kFailedPrecondition, "bad key");
+        }
         continue;
       }
       shared.posted_seen[index] += 1;
@@ -132,7 +141,9 @@ void dequeuer(Os& os, const Endpoints& endpoints, const ScenarioShape& shape, Sh
     }
     shared.mutex->unlock();
   }
-  if (!stopped) note_broken(shared, "a dequeuer saw no stop packet in loops_max calls");
+  if (!stopped) {
+    note_broken(shared, "a dequeuer saw no stop packet in loops_max calls");
+  }
 }
 
 // The producer: posts, sends and re-registers in an order drawn from `workload`, then stops
@@ -153,7 +164,9 @@ void producer(Os& os, const Endpoints& endpoints, const ScenarioShape& shape, Rn
     } else if (kind == 1) {
       const int result =
           os.sendto(endpoints.sender, payload, kDatagramBytes, 0, endpoints.addresses[index]);
-      if (result == kDatagramBytes) sent += 1;
+      if (result == kDatagramBytes) {
+        sent += 1;
+      }
     } else {
       SockNotifyRegistration registration = enable_in(endpoints.sockets[index], index);
       const std::uint32_t result =
@@ -176,10 +189,14 @@ void producer(Os& os, const Endpoints& endpoints, const ScenarioShape& shape, Rn
 
 Status open_endpoints(Os& os, const ScenarioShape& shape, Endpoints* endpoints) {
   endpoints->port = os.create_io_completion_port(0);
-  if (endpoints->port == kInvalidPort) return Status(StatusCode::kOsError, "create port failed");
+  if (endpoints->port == kInvalidPort) {
+    return Status(StatusCode::kOsError, "create port failed");
+  }
   for (std::uint32_t i = 0; i <= shape.sockets; ++i) {
     const Socket s = os.socket(kAfInet, kSockDgram, kIpprotoUdp);
-    if (s == kInvalidSocket) return Status(StatusCode::kOsError, "socket failed");
+    if (s == kInvalidSocket) {
+      return Status(StatusCode::kOsError, "socket failed");
+    }
     Ipv4Address address{kLoopbackHost, 0};
     if (os.bind(s, address) != 0 || os.getsockname(s, &address) != 0 ||
         os.set_nonblocking(s, true) != 0) {
@@ -198,12 +215,16 @@ Status open_endpoints(Os& os, const ScenarioShape& shape, Endpoints* endpoints) 
   }
   const std::uint32_t result = os.process_socket_notifications(
       endpoints->port, shape.sockets, registrations.data(), 0, 0, nullptr, nullptr);
-  if (result != kErrorSuccess) return Status(StatusCode::kOsError, "registering failed", result);
+  if (result != kErrorSuccess) {
+    return Status(StatusCode::kOsError, "registering failed", result);
+  }
   return Status();
 }
 
 Status check_counts(const ScenarioShape& shape, const Shared& shared) {
-  if (!shared.broken.ok()) return shared.broken;
+  if (!shared.broken.ok()) {
+    return shared.broken;
+  }
   const ScenarioCounts& counts = shared.counts;
   for (std::uint32_t i = 0; i < counts.posted; ++i) {
     if (shared.posted_seen[i] != 1) {
@@ -242,7 +263,9 @@ Status standard_scenario_body(Os& os, Rng& workload, const ScenarioShape& shape,
   READYPORT_ASSERT(shape.batch >= 1 && shape.batch <= 16);
   Endpoints endpoints;
   Status opened = open_endpoints(os, shape, &endpoints);
-  if (!opened.ok()) return opened;
+  if (!opened.ok()) {
+    return opened;
+  }
   Shared shared;
   shared.mutex = os.mutex_create();
   shared.posted_seen.assign(shape.producer_actions, 0);
@@ -272,12 +295,20 @@ Status standard_scenario_body(Os& os, Rng& workload, const ScenarioShape& shape,
       os.post_queued_completion_status(endpoints.port, 0, kStopKey, 0);
     }
   }
-  for (auto& thread : threads) thread->join();
+  for (auto& thread : threads) {
+    thread->join();
+  }
   threads.clear();
-  if (!started_all.ok()) return started_all;
-  if (counts_out != nullptr) *counts_out = shared.counts;
+  if (!started_all.ok()) {
+    return started_all;
+  }
+  if (counts_out != nullptr) {
+    *counts_out = shared.counts;
+  }
   Status checked = check_counts(shape, shared);
-  for (const Socket s : endpoints.sockets) os.closesocket(s);
+  for (const Socket s : endpoints.sockets) {
+    os.closesocket(s);
+  }
   os.closesocket(endpoints.sender);
   os.close_port(endpoints.port);
   return checked;
@@ -323,7 +354,9 @@ ScenarioRunResult run_standard_scenario(const ScenarioRunOptions& options) {
   }
   result.hash = trace.hash();
   result.lines = trace.line_count();
-  if (trace.keeps_full()) result.text = trace.text();
+  if (trace.keeps_full()) {
+    result.text = trace.text();
+  }
   result.tail = trace.tail();
   return result;
 }

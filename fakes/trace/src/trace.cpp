@@ -31,8 +31,12 @@ std::uint32_t CountingTraceContext::trace_thread() const {
   std::lock_guard<std::mutex> guard(mutex_);
   // A linear search over at most kThreadsMax ids: traces of real backends are not hot paths.
   const auto found = std::find(threads_.begin(), threads_.end(), self);
-  if (found != threads_.end()) return static_cast<std::uint32_t>(found - threads_.begin()) + 1;
-  if (threads_.size() >= kThreadsMax) return kThreadsMax + 1;
+  if (found != threads_.end()) {
+    return static_cast<std::uint32_t>(found - threads_.begin()) + 1;
+  }
+  if (threads_.size() >= kThreadsMax) {
+    return kThreadsMax + 1;
+  }
   threads_.push_back(self);
   return static_cast<std::uint32_t>(threads_.size());
 }
@@ -52,13 +56,19 @@ void Trace::record(std::uint64_t time_ns, std::uint32_t thread, std::string_view
   line_.push_back('\n');
   hash_ = fnv1a64(line_, hash_);
   line_count_ += 1;
-  if (options_.keep_full) text_.append(line_);
+  if (options_.keep_full) {
+    text_.append(line_);
+  }
   if (options_.tail_lines_max > 0) {
-    if (tail_.size() == options_.tail_lines_max) tail_.pop_front();
+    if (tail_.size() == options_.tail_lines_max) {
+      tail_.pop_front();
+    }
     tail_.push_back(line_);
   }
   // Under the mutex: the sink sees the lines one at a time and in seq order.
-  if (sink_ != nullptr) sink_->on_trace_line(line_);
+  if (sink_ != nullptr) {
+    sink_->on_trace_line(line_);
+  }
 }
 
 void Trace::set_sink(TraceSink* sink) {
@@ -83,9 +93,13 @@ std::string Trace::text() const {
 }
 
 bool Trace::try_text(std::string* text_out) const {
-  if (!options_.keep_full) return false;
+  if (!options_.keep_full) {
+    return false;
+  }
   std::unique_lock<std::mutex> guard(mutex_, std::try_to_lock);
-  if (!guard.owns_lock()) return false;
+  if (!guard.owns_lock()) {
+    return false;
+  }
   *text_out = text_;
   return true;
 }

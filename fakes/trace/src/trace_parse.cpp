@@ -25,7 +25,9 @@ void split_first(std::string_view text, char separator, std::string_view* head,
 template <typename T>
 bool parse_narrow(std::string_view text, T* value_out) {
   std::uint64_t value = 0;
-  if (!parse_trace_u64(text, &value) || value > static_cast<std::uint64_t>(T(~T{0}))) return false;
+  if (!parse_trace_u64(text, &value) || value > static_cast<std::uint64_t>(T(~T{0}))) {
+    return false;
+  }
   *value_out = static_cast<T>(value);
   return true;
 }
@@ -47,7 +49,9 @@ bool parse_operation(std::string_view text, std::uint8_t* operation_out) {
 
 // The inside of a list field: "[a,b,...]" -> "a,b,...". False when not bracketed.
 bool list_body(std::string_view value, std::string_view* body_out) {
-  if (value.size() < 2 || value.front() != '[' || value.back() != ']') return false;
+  if (value.size() < 2 || value.front() != '[' || value.back() != ']') {
+    return false;
+  }
   *body_out = value.substr(1, value.size() - 2);
   return true;
 }
@@ -84,9 +88,13 @@ bool parse_reg(std::string_view element, TraceReg* reg_out) {
       reg.applied = value == "0";
     }
     // Other keys are ignored: the recorder may add fields without breaking old checkers.
-    if (!ok) return false;
+    if (!ok) {
+      return false;
+    }
   }
-  if (!seen_socket || !seen_key || !seen_operation) return false;
+  if (!seen_socket || !seen_key || !seen_operation) {
+    return false;
+  }
   *reg_out = reg;
   return true;
 }
@@ -102,22 +110,32 @@ bool parse_entry(std::string_view element, TraceEntry* entry_out) {
     std::string_view value;
     split_first(part, '=', &key, &value);
     if (key == "key") {
-      if (!parse_narrow(value, &entry.key)) return false;
+      if (!parse_narrow(value, &entry.key)) {
+        return false;
+      }
       seen_key = true;
     } else if (key == "mask") {
-      if (!parse_narrow(value, &entry.mask)) return false;
+      if (!parse_narrow(value, &entry.mask)) {
+        return false;
+      }
       seen_mask = true;
     }
   }
-  if (!seen_key || !seen_mask) return false;
+  if (!seen_key || !seen_mask) {
+    return false;
+  }
   *entry_out = entry;
   return true;
 }
 
 Status parse_regs(std::string_view value, std::vector<TraceReg>* regs_out) {
-  if (value == "null") return Status();
+  if (value == "null") {
+    return Status();
+  }
   std::string_view body;
-  if (!list_body(value, &body)) return malformed("regs= is not a [list]");
+  if (!list_body(value, &body)) {
+    return malformed("regs= is not a [list]");
+  }
   while (!body.empty()) {
     std::string_view element;
     split_first(body, ',', &element, &body);
@@ -132,7 +150,9 @@ Status parse_regs(std::string_view value, std::vector<TraceReg>* regs_out) {
 
 Status parse_entries(std::string_view value, std::vector<TraceEntry>* entries_out) {
   std::string_view body;
-  if (!list_body(value, &body)) return malformed("entries= is not a [list]");
+  if (!list_body(value, &body)) {
+    return malformed("entries= is not a [list]");
+  }
   while (!body.empty()) {
     std::string_view element;
     split_first(body, ',', &element, &body);
@@ -149,13 +169,21 @@ Status parse_entries(std::string_view value, std::vector<TraceEntry>* entries_ou
 Status parse_lists(const std::vector<TraceField>& fields, TraceLine* line) {
   for (const TraceField& field : fields) {
     if (field.key == "regs") {
-      if (line->has_regs) return malformed("two regs= fields");
+      if (line->has_regs) {
+        return malformed("two regs= fields");
+      }
       line->has_regs = true;
-      if (Status status = parse_regs(field.value, &line->regs); !status.ok()) return status;
+      if (Status status = parse_regs(field.value, &line->regs); !status.ok()) {
+        return status;
+      }
     } else if (field.key == "entries") {
-      if (line->has_entries) return malformed("two entries= fields");
+      if (line->has_entries) {
+        return malformed("two entries= fields");
+      }
       line->has_entries = true;
-      if (Status status = parse_entries(field.value, &line->entries); !status.ok()) return status;
+      if (Status status = parse_entries(field.value, &line->entries); !status.ok()) {
+        return status;
+      }
     }
   }
   return Status();
@@ -183,9 +211,13 @@ Status parse_tokens(std::string_view rest, TraceLine* line) {
   while (!rest.empty()) {
     std::string_view token;
     split_first(rest, ' ', &token, &rest);
-    if (token.empty()) return malformed("two spaces in a row");
+    if (token.empty()) {
+      return malformed("two spaces in a row");
+    }
     if (token == "->") {
-      if (after_arrow) return malformed("two '->'");
+      if (after_arrow) {
+        return malformed("two '->'");
+      }
       after_arrow = true;
       continue;
     }
@@ -203,8 +235,12 @@ Status parse_tokens(std::string_view rest, TraceLine* line) {
     TraceField field{token.substr(0, equals), token.substr(equals + 1)};
     (after_arrow ? line->result_fields : line->fields).push_back(field);
   }
-  if (after_arrow && !line->has_result) return malformed("'->' without a result");
-  if (Status status = parse_lists(line->fields, line); !status.ok()) return status;
+  if (after_arrow && !line->has_result) {
+    return malformed("'->' without a result");
+  }
+  if (Status status = parse_lists(line->fields, line); !status.ok()) {
+    return status;
+  }
   return parse_lists(line->result_fields, line);
 }
 
@@ -237,11 +273,15 @@ bool parse_trace_u64(std::string_view text, std::uint64_t* value_out) {
     base = 16;
     text.remove_prefix(2);
   }
-  if (text.empty()) return false;
+  if (text.empty()) {
+    return false;
+  }
   std::uint64_t value = 0;
   const char* end = text.data() + text.size();
   const std::from_chars_result parsed = std::from_chars(text.data(), end, value, base);
-  if (parsed.ec != std::errc() || parsed.ptr != end) return false;
+  if (parsed.ec != std::errc() || parsed.ptr != end) {
+    return false;
+  }
   *value_out = value;
   return true;
 }
@@ -263,23 +303,35 @@ bool parse_trace_conn_id(std::string_view text, std::uint32_t* slot_out,
 
 Status parse_trace_line(std::string_view text, TraceLine* line_out) {
   clear_line(line_out);
-  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-  if (text.find('\n') != std::string_view::npos) return malformed("a newline inside the line");
+  if (!text.empty() && text.back() == '\n') {
+    text.remove_suffix(1);
+  }
+  if (!text.empty() && text.back() == '\r') {
+    text.remove_suffix(1);
+  }
+  if (text.find('\n') != std::string_view::npos) {
+    return malformed("a newline inside the line");
+  }
   std::string_view seq;
   std::string_view time;
   std::string_view thread;
   std::string_view rest;
   split_first(text, ' ', &seq, &rest);
-  if (!parse_trace_u64(seq, &line_out->seq)) return malformed("no sequence number");
+  if (!parse_trace_u64(seq, &line_out->seq)) {
+    return malformed("no sequence number");
+  }
   split_first(rest, ' ', &time, &rest);
-  if (!parse_trace_u64(time, &line_out->time_ns)) return malformed("no time");
+  if (!parse_trace_u64(time, &line_out->time_ns)) {
+    return malformed("no time");
+  }
   split_first(rest, ' ', &thread, &rest);
   if (thread.size() < 2 || thread[0] != 'T' || !parse_narrow(thread.substr(1), &line_out->thread)) {
     return malformed("no T<thread>");
   }
   split_first(rest, ' ', &line_out->name, &rest);
-  if (line_out->name.empty()) return malformed("no event name");
+  if (line_out->name.empty()) {
+    return malformed("no event name");
+  }
   return parse_tokens(rest, line_out);
 }
 

@@ -42,9 +42,13 @@ inline SettleAction slot_settle(SlotMachine& m, bool sink_full) {
   READYPORT_ASSERT(m.state == SlotState::kLive);
   // A registration in flight: its result settles again (one in flight per slot keeps the port's
   // order of operations equal to ours). Deferred: the driver that takes it settles it.
-  if (m.op_in_flight || m.deferred) return SettleAction::kNone;
+  if (m.op_in_flight || m.deferred) {
+    return SettleAction::kNone;
+  }
   // Armed as wanted and not closing: nothing to issue.
-  if (!m.close_requested && !m.rearm_needed) return SettleAction::kNone;
+  if (!m.close_requested && !m.rearm_needed) {
+    return SettleAction::kNone;
+  }
   if (sink_full) {
     m.deferred = true;
     return SettleAction::kDefer;
@@ -65,7 +69,9 @@ inline ResultAction slot_on_op_result(SlotMachine& m, bool failed) {
   // An ENABLE or DISABLE in flight keeps its slot: REMOVE waits for op_in_flight to clear.
   READYPORT_ASSERT(m.op_in_flight);
   m.op_in_flight = false;
-  if (failed) m.close_requested = true;
+  if (failed) {
+    m.close_requested = true;
+  }
   // Idle: settle when a REMOVE or an ENABLE is wanted (and no driver took it off the deferred
   // list yet, which settles it); else it stays armed as it is.
   if (m.state == SlotState::kLive) {
@@ -82,8 +88,9 @@ inline PacketAction slot_on_live_packet(SlotMachine& m, std::uint32_t events,
                                         std::uint16_t driver) {
   // Persistent: nothing the handler still asks for. One-shot packets are always delivered: the
   // packet disarmed the registration and only the handler's return re-arms it.
-  if (!is_oneshot(m.mode) && (events & (m.interest | kSockNotifyEventErr)) == 0)
+  if (!is_oneshot(m.mode) && (events & (m.interest | kSockNotifyEventErr)) == 0) {
     return PacketAction::kDropUnwanted;
+  }
   slot_transition(m, SlotState::kDispatching);
   m.dispatcher = driver;
   m.pending_events = 0;
@@ -96,15 +103,20 @@ inline PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint
   // asserts it).
   const bool remove = (mask & kSockNotifyEventRemove) != 0;
   const std::uint32_t events = mask & kEventsForHandler;
-  if (m.state == SlotState::kLive && !m.close_requested && !remove)
+  if (m.state == SlotState::kLive && !m.close_requested && !remove) {
     return slot_on_live_packet(m, events, driver);
+  }
   if (m.state == SlotState::kDispatching && !remove) {
     // Never a second thread in the handler: the events wait for the dispatcher.
     m.pending_events |= events;
-    if (m.dispatcher == driver) return PacketAction::kMergeOwn;
+    if (m.dispatcher == driver) {
+      return PacketAction::kMergeOwn;
+    }
     // The condition re-queues the packet after every dequeue (spec C4): without a pause this
     // driver would spin on it until the other one returns.
-    if (m.mode == Mode::kPersistentLevel) return PacketAction::kMergePause;
+    if (m.mode == Mode::kPersistentLevel) {
+      return PacketAction::kMergePause;
+    }
     return PacketAction::kMergeForeign;
   }
   return slot_on_packet_closing(m, mask, driver);
@@ -113,10 +125,11 @@ inline PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint
 inline ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result,
                                              std::uint32_t* events_out) {
   READYPORT_ASSERT(m.state == SlotState::kDispatching);
-  if (result == kInterestClose)
+  if (result == kInterestClose) {
     m.close_requested = true;
-  else
+  } else {
     m.interest = result;
+  }
   if (m.pending_events != 0 && !m.close_requested) {
     slot_transition(m, SlotState::kDispatching);
     *events_out = m.pending_events;

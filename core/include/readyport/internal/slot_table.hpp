@@ -76,8 +76,12 @@ class SlotTable {
     const std::uintptr_t generation = key >> slot_bits_;
     const std::uintptr_t index = key & ((std::uintptr_t{1} << slot_bits_) - 1);
     // Generation 0 is never a slot's: the key is a sentinel (or garbage).
-    if (generation == 0 || generation > generation_mask_) return kSlotNone;
-    if (index >= capacity_ || slots_[index].generation != generation) return kSlotNone;
+    if (generation == 0 || generation > generation_mask_) {
+      return kSlotNone;
+    }
+    if (index >= capacity_ || slots_[index].generation != generation) {
+      return kSlotNone;
+    }
     return static_cast<std::uint32_t>(index);
   }
   ConnId id_of(std::uint32_t index) const { return ConnId{index, slots_[index].generation}; }

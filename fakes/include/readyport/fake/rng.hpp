@@ -33,7 +33,9 @@ class Rng {
     READYPORT_ASSERT(bound > 0);
     const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % bound);
     std::uint64_t value = next();
-    while (value >= limit) value = next();
+    while (value >= limit) {
+      value = next();
+    }
     return value % bound;
   }
   // True with probability numerator/denominator.
