@@ -271,7 +271,7 @@ Status Engine::close(ConnId id) {
     Slot& slot = slots_->at(index);
 #if defined(READYPORT_CANARY_double_remove)
     // CANARY double_remove: close() of a removing connection issues its REMOVE again.
-    if (slot.state == SlotState::kRemoving) {
+    if (slot.state() == SlotState::kRemoving) {
       append_registration(*slots_, direct, index, kSockNotifyOpRemove);
     }
 #endif

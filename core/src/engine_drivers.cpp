@@ -432,7 +432,7 @@ void Engine::close_for_stop() {
         // kLive: REMOVE now, or when its registration in flight returns; kDispatching: its
         // dispatcher issues the REMOVE when the handler returns.
         Slot& slot = slots_->at(cursor);
-        if (slot.state != SlotState::kLive && slot.state != SlotState::kDispatching) {
+        if (slot.state() != SlotState::kLive && slot.state() != SlotState::kDispatching) {
           continue;
         }
         if (internal::slot_on_close(slot) == CloseAction::kSettle) {

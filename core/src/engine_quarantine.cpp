@@ -106,7 +106,7 @@ void Engine::probe_awaited(Driver& d) {
   d.idle_calls = 0;
   for (std::uint32_t i = 0; i < options_.connections_max && removes_awaited_ > 0; ++i) {
     const Slot& slot = slots_->at(i);
-    if (slot.state == SlotState::kRemoving && slot.remove_applied) {
+    if (slot.state() == SlotState::kRemoving && slot.remove_applied) {
       probe(i);
     }
   }
@@ -116,7 +116,7 @@ void Engine::probe_awaited(Driver& d) {
 
 void Engine::move_to_closing(std::uint32_t index, Driver& d) {
   Slot& slot = slots_->at(index);
-  READYPORT_ASSERT(slot.state == SlotState::kClosing);  // the machine moved it
+  READYPORT_ASSERT(slot.state() == SlotState::kClosing);  // the machine moved it
   READYPORT_ASSERT(!slot.op_in_flight);
   READYPORT_ASSERT(!slot.deferred);
   READYPORT_ASSERT(slot.link == kSlotNone);
@@ -162,7 +162,7 @@ void Engine::dispose(Driver& d) {
         d.dispose_tail = kSlotNone;
       }
       const Slot& slot = slots_->at(index);
-      READYPORT_ASSERT(slot.state == SlotState::kClosing);
+      READYPORT_ASSERT(slot.state() == SlotState::kClosing);
       socket = slot.socket;  // kInvalidSocket: the quarantine closed it already
       handler = slot.handler;
       id = slots_->id_of(index);

@@ -70,7 +70,7 @@ void Engine::note_remove_applied(RegRef ref) {
   // Its REMOVE packet may have been dequeued already, on another driver (spec A7): then the slot
   // moved on, or was freed and taken again (another generation), and is not touched.
   Slot& slot = slots_->at(ref.slot);
-  if (slot.generation != ref.generation || slot.state != SlotState::kRemoving) {
+  if (slot.generation != ref.generation || slot.state() != SlotState::kRemoving) {
     return;
   }
   slot.remove_applied = true;

@@ -14,6 +14,7 @@ const char* slot_state_name(SlotState state) {
 }
 
 void slot_on_add(SlotMachine& m, Mode mode, Interest interest) {
+  const SlotAuditOnReturn audit(m);
   slot_transition(m, S::kLive);
   m.mode = mode;
   m.interest = interest;
@@ -22,6 +23,7 @@ void slot_on_add(SlotMachine& m, Mode mode, Interest interest) {
 }
 
 ResultAction slot_on_add_result(SlotMachine& m, bool refused) {
+  const SlotAuditOnReturn audit(m);
   // op_in_flight kept the slot ours: no REMOVE could be decided meanwhile.
   READYPORT_ASSERT(m.op_in_flight);
   m.op_in_flight = false;
@@ -30,21 +32,23 @@ ResultAction slot_on_add_result(SlotMachine& m, bool refused) {
     slot_transition(m, S::kFree);
     return ResultAction::kNone;
   }
-  return m.state == S::kLive ? ResultAction::kSettle : ResultAction::kNone;
+  return m.state() == S::kLive ? ResultAction::kSettle : ResultAction::kNone;
 }
 
 bool slot_on_undeferred(SlotMachine& m) {
+  const SlotAuditOnReturn audit(m);
   READYPORT_ASSERT(m.deferred);
   m.deferred = false;
-  if (m.state == S::kDispatching) {
+  if (m.state() == S::kDispatching) {
     return false;
   }
-  READYPORT_ASSERT(m.state == S::kLive);
+  READYPORT_ASSERT(m.state() == S::kLive);
   return true;
 }
 
 bool slot_pause(SlotMachine& m, bool sink_full) {
-  READYPORT_ASSERT(m.state == S::kDispatching);
+  const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(m.state() == S::kDispatching);
   if (m.paused || m.op_in_flight || m.deferred || m.close_requested || sink_full) {
     return false;
   }
@@ -53,29 +57,33 @@ bool slot_pause(SlotMachine& m, bool sink_full) {
   return true;
 }
 
-void slot_on_remove_failed(SlotMachine& m) { slot_transition(m, S::kQuarantined); }
+void slot_on_remove_failed(SlotMachine& m) {
+  const SlotAuditOnReturn audit(m);
+  slot_transition(m, S::kQuarantined);
+}
 
 PacketAction slot_on_packet_closing(SlotMachine& m, std::uint32_t mask,
                                     [[maybe_unused]] std::uint16_t driver) {
+  const SlotAuditOnReturn audit(m);
   const bool remove = (mask & kSockNotifyEventRemove) != 0;
   // No key carries a free slot's generation yet; slot_on_packet() takes every packet of a
   // dispatching slot but a REMOVE, which only kRemoving can see (issued on kLive -> kRemoving).
-  READYPORT_ASSERT(m.state != S::kFree && m.state != S::kDispatching);
-  READYPORT_ASSERT(!remove || m.state == S::kRemoving || m.probe);
+  READYPORT_ASSERT(m.state() != S::kFree && m.state() != S::kDispatching);
+  READYPORT_ASSERT(!remove || m.state() == S::kRemoving || m.probe);
 #if defined(READYPORT_CANARY_dispatch_after_close)
   // CANARY dispatch_after_close: packets of a connection being closed still reach its handler.
-  if (m.state == S::kLive) {
+  if (m.state() == S::kLive) {
     return slot_on_live_packet(m, mask & kEventsForHandler, driver);
   }
 #endif
   // Live and closing: the pending registration's result (or the deferred list) leads to REMOVE.
-  READYPORT_ASSERT(m.state != S::kLive || m.op_in_flight || m.deferred);
+  READYPORT_ASSERT(m.state() != S::kLive || m.op_in_flight || m.deferred);
 #if defined(READYPORT_CANARY_free_before_remove)
   // CANARY free_before_remove: any packet of a removing slot is taken as its REMOVE, so the
   // socket is closed and the slot freed while the real REMOVE packet is still to come.
-  if (m.state == S::kRemoving) {
+  if (m.state() == S::kRemoving) {
 #else
-  if (m.state == S::kRemoving && remove) {
+  if (m.state() == S::kRemoving && remove) {
 #endif
     slot_transition(m, S::kClosing);
     return PacketAction::kRemoveSeen;
@@ -90,13 +98,14 @@ PacketAction slot_on_packet_closing(SlotMachine& m, std::uint32_t mask,
 }
 
 CloseAction slot_on_close(SlotMachine& m) {
-  READYPORT_ASSERT(m.state != S::kFree);  // the engine never closes a free slot
-  if (m.state == S::kDispatching) {
+  const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(m.state() != S::kFree);  // the engine never closes a free slot
+  if (m.state() == S::kDispatching) {
     m.close_requested = true;  // the dispatcher sees it when the handler returns
     return CloseAction::kNone;
   }
   // kRemoving or past it: closing already.
-  if (m.state != S::kLive) {
+  if (m.state() != S::kLive) {
     return CloseAction::kAlreadyClosing;
   }
   if (m.close_requested) {
@@ -107,20 +116,34 @@ CloseAction slot_on_close(SlotMachine& m) {
 }
 
 void slot_probe(SlotMachine& m) {
-  READYPORT_ASSERT(m.state == S::kRemoving && m.remove_applied && !m.probe);
+  const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(m.state() == S::kRemoving && m.remove_applied && !m.probe);
   m.probe = true;
   slot_transition(m, S::kQuarantined);
 }
 
-void slot_on_marker_posting(SlotMachine& m) { slot_transition(m, S::kDraining); }
-void slot_on_marker_post_failed(SlotMachine& m) { slot_transition(m, S::kQuarantined); }
-void slot_on_marker_seen(SlotMachine& m) { slot_transition(m, S::kGrace); }
+void slot_on_marker_posting(SlotMachine& m) {
+  const SlotAuditOnReturn audit(m);
+  slot_transition(m, S::kDraining);
+}
+void slot_on_marker_post_failed(SlotMachine& m) {
+  const SlotAuditOnReturn audit(m);
+  slot_transition(m, S::kQuarantined);
+}
+void slot_on_marker_seen(SlotMachine& m) {
+  const SlotAuditOnReturn audit(m);
+  slot_transition(m, S::kGrace);
+}
 bool slot_on_grace_over(SlotMachine& m) {
+  const SlotAuditOnReturn audit(m);
   slot_transition(m, S::kClosing);
   const bool lost = m.probe;
   m.probe = false;  // a REMOVE after the drain would break FIFO (spec F1): asserted, not taken
   return lost;
 }
-void slot_on_disposed(SlotMachine& m) { slot_transition(m, S::kFree); }
+void slot_on_disposed(SlotMachine& m) {
+  const SlotAuditOnReturn audit(m);
+  slot_transition(m, S::kFree);
+}
 
 }  // namespace readyport::internal

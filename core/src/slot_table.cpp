@@ -49,7 +49,7 @@ std::uint32_t SlotTable::find(ConnId id) const {
     return kSlotNone;
   }
   const Slot& slot = slots_[id.slot];
-  if (slot.generation != id.generation || slot.state == SlotState::kFree) {
+  if (slot.generation != id.generation || slot.state() == SlotState::kFree) {
     return kSlotNone;
   }
   return id.slot;
@@ -60,14 +60,14 @@ std::uint32_t SlotTable::acquire() {
   if (index == kSlotNone) {
     return kSlotNone;
   }
-  READYPORT_ASSERT(slots_[index].state == SlotState::kFree);
+  READYPORT_ASSERT(slots_[index].state() == SlotState::kFree);
   ++live_count_;
   return index;
 }
 
 void SlotTable::release(std::uint32_t index) {
   Slot& slot = at(index);
-  READYPORT_ASSERT(slot.state == SlotState::kFree);  // the machine's kClosing/kLive -> kFree
+  READYPORT_ASSERT(slot.state() == SlotState::kFree);  // the machine's kClosing/kLive -> kFree
   READYPORT_ASSERT(!slot.op_in_flight);
   READYPORT_ASSERT(!slot.deferred);
   READYPORT_ASSERT(slot.link == kSlotNone);

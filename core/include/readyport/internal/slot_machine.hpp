@@ -52,9 +52,12 @@ inline constexpr std::uint32_t kEventsForHandler =
     kSockNotifyEventIn | kSockNotifyEventOut | kSockNotifyEventHangup | kSockNotifyEventErr;
 
 inline bool is_oneshot(Mode mode);
+struct SlotMachine;
+inline void slot_transition(SlotMachine& m, SlotState to);
 
 struct SlotMachine {
-  SlotState state = SlotState::kFree;
+  // Written only by slot_transition(), so every change is an edge of the table.
+  SlotState state() const { return state_; }
   Mode mode = Mode::kOneshotLevel;
   bool op_in_flight = false;     // an ENABLE/DISABLE was decided; its result is not processed
   bool paused = false;           // a DISABLE was decided while another driver dispatched it
@@ -67,11 +70,17 @@ struct SlotMachine {
   Interest interest = kInterestNone;          // wanted: from add() or the last handler return
   Interest interest_applied = kInterestNone;  // the filter of the last ENABLE issued
   std::uint32_t pending_events = 0;  // arrived while dispatching; the dispatcher runs again
+
+ private:
+  friend void slot_transition(SlotMachine& m, SlotState to);
+  SlotState state_ = SlotState::kFree;
 };
 
 // The edge table and the one function that changes a state (asserts a forbidden edge).
 inline bool slot_edge_allowed(SlotState from, SlotState to);
-inline void slot_transition(SlotMachine& m, SlotState to);
+
+// The flags each state allows (asserted at the end of every event, slot_audit's comment).
+inline void slot_audit(const SlotMachine& m);
 
 // add() took a free slot: kFree -> kLive with its first ENABLE in flight.
 void slot_on_add(SlotMachine& m, Mode mode, Interest interest);

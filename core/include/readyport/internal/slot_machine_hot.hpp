@@ -30,16 +30,49 @@ inline bool slot_edge_allowed(SlotState from, SlotState to) {
 }
 
 inline void slot_transition(SlotMachine& m, SlotState to) {
-  READYPORT_ASSERT(slot_edge_allowed(m.state, to));
-  m.state = to;
+  READYPORT_ASSERT(slot_edge_allowed(m.state_, to));
+  m.state_ = to;
 }
+
+// What each state allows: a registration in flight or a deferred settle only while live or
+// dispatching; a dispatcher exactly while dispatching; past kLive, the close asked for and no
+// handler or registration of it left; a REMOVE applied only past kLive, a probe only while its
+// drain runs. One compound condition per line, so a failure names the broken one.
+inline void slot_audit(const SlotMachine& m) {
+  using enum SlotState;
+  const SlotState s = m.state();
+  const bool live = s == kLive || s == kDispatching;
+  const bool closing =
+      s == kRemoving || s == kQuarantined || s == kDraining || s == kGrace || s == kClosing;
+  READYPORT_ASSERT(live || !m.op_in_flight);
+  READYPORT_ASSERT(live || !m.deferred);
+  READYPORT_ASSERT((s == kDispatching) == (m.dispatcher != kDriverNone));
+  READYPORT_ASSERT(s == kDispatching || m.pending_events == 0);
+  READYPORT_ASSERT(!closing || m.close_requested);
+  READYPORT_ASSERT(!m.remove_applied || closing || s == kFree);
+  READYPORT_ASSERT(!m.probe ||
+                   (m.remove_applied && (s == kQuarantined || s == kDraining || s == kGrace)));
+}
+
+// Audits the machine when the event that declares it returns (every path out).
+class SlotAuditOnReturn {
+ public:
+  explicit SlotAuditOnReturn(const SlotMachine& m) : m_(m) {}
+  ~SlotAuditOnReturn() { slot_audit(m_); }
+  SlotAuditOnReturn(const SlotAuditOnReturn&) = delete;
+  SlotAuditOnReturn& operator=(const SlotAuditOnReturn&) = delete;
+
+ private:
+  const SlotMachine& m_;
+};
 
 inline bool is_oneshot(Mode mode) {
   return mode == Mode::kOneshotLevel || mode == Mode::kOneshotEdge;
 }
 
 inline SettleAction slot_settle(SlotMachine& m, bool sink_full) {
-  READYPORT_ASSERT(m.state == SlotState::kLive);
+  const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(m.state() == SlotState::kLive);
   // A registration in flight: its result settles again (one in flight per slot keeps the port's
   // order of operations equal to ours). Deferred: the driver that takes it settles it.
   if (m.op_in_flight || m.deferred) {
@@ -66,6 +99,7 @@ inline SettleAction slot_settle(SlotMachine& m, bool sink_full) {
 }
 
 inline ResultAction slot_on_op_result(SlotMachine& m, bool failed) {
+  const SlotAuditOnReturn audit(m);
   // An ENABLE or DISABLE in flight keeps its slot: REMOVE waits for op_in_flight to clear.
   READYPORT_ASSERT(m.op_in_flight);
   m.op_in_flight = false;
@@ -74,12 +108,12 @@ inline ResultAction slot_on_op_result(SlotMachine& m, bool failed) {
   }
   // Idle: settle when a REMOVE or an ENABLE is wanted (and no driver took it off the deferred
   // list yet, which settles it); else it stays armed as it is.
-  if (m.state == SlotState::kLive) {
+  if (m.state() == SlotState::kLive) {
     const bool wanted = (m.close_requested || m.rearm_needed) && !m.deferred;
     return wanted ? ResultAction::kSettle : ResultAction::kNone;
   }
   // A driver runs the handler: it settles. Past kLive needs op_in_flight clear.
-  READYPORT_ASSERT(m.state == SlotState::kDispatching);
+  READYPORT_ASSERT(m.state() == SlotState::kDispatching);
   return ResultAction::kNone;
 }
 
@@ -98,15 +132,16 @@ inline PacketAction slot_on_live_packet(SlotMachine& m, std::uint32_t events,
 }
 
 inline PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint16_t driver) {
+  const SlotAuditOnReturn audit(m);
   // REMOVE can come OR-ed with other bits (spec D4): test it with &. A REMOVE is issued only
   // after kLive -> kRemoving, so kLive and kDispatching never see one (slot_on_packet_closing
   // asserts it).
   const bool remove = (mask & kSockNotifyEventRemove) != 0;
   const std::uint32_t events = mask & kEventsForHandler;
-  if (m.state == SlotState::kLive && !m.close_requested && !remove) {
+  if (m.state() == SlotState::kLive && !m.close_requested && !remove) {
     return slot_on_live_packet(m, events, driver);
   }
-  if (m.state == SlotState::kDispatching && !remove) {
+  if (m.state() == SlotState::kDispatching && !remove) {
     // Never a second thread in the handler: the events wait for the dispatcher.
     m.pending_events |= events;
     if (m.dispatcher == driver) {
@@ -124,7 +159,8 @@ inline PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint
 
 inline ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result,
                                              std::uint32_t* events_out) {
-  READYPORT_ASSERT(m.state == SlotState::kDispatching);
+  const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(m.state() == SlotState::kDispatching);
   if (result == kInterestClose) {
     m.close_requested = true;
   } else {
