@@ -13,6 +13,23 @@ const char* slot_state_name(SlotState state) {
   return i < kSlotStateCount ? kNames[i] : "unknown";
 }
 
+void slot_audit_fail(const SlotMachine& m) {
+  using enum SlotState;
+  const SlotState s = m.state();
+  const bool live = s == kLive || s == kDispatching;
+  const bool draining = s == kQuarantined || s == kDraining || s == kGrace;
+  const bool closing = s == kRemoving || draining || s == kClosing;
+  READYPORT_ASSERT(live || !m.op_in_flight);
+  READYPORT_ASSERT(live || !m.deferred);
+  READYPORT_ASSERT((s == kDispatching) == (m.dispatcher != kDriverNone));
+  READYPORT_ASSERT(s == kDispatching || m.pending_events == 0);
+  READYPORT_ASSERT(!closing || m.close_requested);
+  READYPORT_ASSERT(!m.remove_applied || closing || s == kFree);
+  READYPORT_ASSERT(!m.probe || (m.remove_applied && draining));
+  READYPORT_ASSERT(slot_audit_ok(m));  // the two lists must agree
+  READYPORT_UNREACHABLE();
+}
+
 void slot_on_add(SlotMachine& m, Mode mode, Interest interest) {
   const SlotAuditOnReturn audit(m);
   slot_transition(m, S::kLive);

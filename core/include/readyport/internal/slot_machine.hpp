@@ -79,8 +79,11 @@ struct SlotMachine {
 // The edge table and the one function that changes a state (asserts a forbidden edge).
 inline bool slot_edge_allowed(SlotState from, SlotState to);
 
-// The flags each state allows (asserted at the end of every event, slot_audit's comment).
+// The flags each state allows (asserted at the end of every event, slot_audit_ok's comment).
+inline bool slot_audit_ok(const SlotMachine& m);
 inline void slot_audit(const SlotMachine& m);
+// Asserts each condition of slot_audit_ok() on its own, so that the failure names it.
+[[noreturn]] void slot_audit_fail(const SlotMachine& m);
 
 // add() took a free slot: kFree -> kLive with its first ENABLE in flight.
 void slot_on_add(SlotMachine& m, Mode mode, Interest interest);

@@ -37,21 +37,29 @@ inline void slot_transition(SlotMachine& m, SlotState to) {
 // What each state allows: a registration in flight or a deferred settle only while live or
 // dispatching; a dispatcher exactly while dispatching; past kLive, the close asked for and no
 // handler or registration of it left; a REMOVE applied only past kLive, a probe only while its
-// drain runs. One compound condition per line, so a failure names the broken one.
-inline void slot_audit(const SlotMachine& m) {
+// drain runs. Evaluated without branches (once per event on the hot path); a failure is named
+// condition by condition by slot_audit_fail() (slot_machine.cpp), which asserts.
+inline bool slot_audit_ok(const SlotMachine& m) {
   using enum SlotState;
   const SlotState s = m.state();
-  const bool live = s == kLive || s == kDispatching;
-  const bool closing =
-      s == kRemoving || s == kQuarantined || s == kDraining || s == kGrace || s == kClosing;
-  READYPORT_ASSERT(live || !m.op_in_flight);
-  READYPORT_ASSERT(live || !m.deferred);
-  READYPORT_ASSERT((s == kDispatching) == (m.dispatcher != kDriverNone));
-  READYPORT_ASSERT(s == kDispatching || m.pending_events == 0);
-  READYPORT_ASSERT(!closing || m.close_requested);
-  READYPORT_ASSERT(!m.remove_applied || closing || s == kFree);
-  READYPORT_ASSERT(!m.probe ||
-                   (m.remove_applied && (s == kQuarantined || s == kDraining || s == kGrace)));
+  const bool live = (s == kLive) | (s == kDispatching);
+  const bool draining = (s == kQuarantined) | (s == kDraining) | (s == kGrace);
+  const bool closing = (s == kRemoving) | draining | (s == kClosing);
+  const bool idle = !m.op_in_flight && !m.deferred;  // plain loads: no branch in practice
+  const bool dispatching = s == kDispatching;
+  const bool has_dispatcher = m.dispatcher != kDriverNone;
+  const bool no_pending = m.pending_events == 0;
+  const bool not_applied = !m.remove_applied;
+  const bool no_probe = !m.probe;
+  return (live | idle) & (dispatching == has_dispatcher) & (dispatching | no_pending) &
+         ((!closing) | m.close_requested) & (not_applied | closing | (s == kFree)) &
+         (no_probe | (m.remove_applied & draining));
+}
+
+inline void slot_audit(const SlotMachine& m) {
+  if (!slot_audit_ok(m)) [[unlikely]] {
+    slot_audit_fail(m);
+  }
 }
 
 // Audits the machine when the event that declares it returns (every path out).
