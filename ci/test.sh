@@ -22,8 +22,8 @@
 #           fail, within 60 s (ci/canaries.sh)
 #   lint    the house format of the C++ files (ci/format_check.sh: clang-format-19, 100 columns),
 #           the house limit of 70 lines a function (ci/function_size.sh, and a planted 71-line
-#           function it must catch) and actionlint on .github/workflows (ci/actionlint.sh); four
-#           checks
+#           function it must catch), the layers (ci/layering.sh, and a planted upward include it
+#           must catch) and actionlint on .github/workflows (ci/actionlint.sh); six checks
 #
 # Output: per leg, the ctest lines of failed and skipped tests, then the whole output of each
 # failed test (the assertion and the replay line; at most READYPORT_FAILED_OUTPUT_LINES lines a
@@ -197,6 +197,8 @@ for leg in "${legs[@]}"; do
       run_check format bash ci/format_check.sh
       leg_start=$SECONDS; run_check function_size bash ci/function_size.sh
       leg_start=$SECONDS; run_check function_size_plant bash ci/function_size.sh --plant
+      leg_start=$SECONDS; run_check layering bash ci/layering.sh
+      leg_start=$SECONDS; run_check layering_plant bash ci/layering.sh --plant
       leg_start=$SECONDS; run_check actionlint bash ci/actionlint.sh
       ;;
     *) echo "unknown leg '$leg' (legs: ${all_legs[*]})"; broken_legs+=("$leg") ;;
