@@ -16,7 +16,7 @@
 
 namespace readyport::properties {
 
-// The longest shrunk counterexample a canary may have (issue 9's acceptance).
+// The longest shrunk counterexample a canary may have.
 inline constexpr std::size_t kPinnedShrunkMax = 10;
 
 struct PinnedCase {

@@ -1,4 +1,4 @@
-// The engine property (issue 9, items 2, 4 and 5): see docs/properties.md "The engine property".
+// The engine property: see docs/properties.md "The engine property".
 #include "engine_property.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The PSN rules as properties of FakeOs (issue 9, item 1): a stateful RapidCheck test against the
+// The PSN rules as properties of FakeOs: a stateful RapidCheck test against the
 // reference model (PsnModel), and four lifetime rules each checked as its own property, under the
 // fake's default options and under each open-question switch of spec/psn.md ("Fake defaults").
 // How to run one and how to reproduce a failure: docs/properties.md.

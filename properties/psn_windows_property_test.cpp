@@ -1,5 +1,5 @@
-// The PSN commands against an OS that may answer the spec's open questions either way (issue 14,
-// item 3): PsnOsWorld runs them through the `Os` seam and PsnModelSet keeps every reading of the
+// The PSN commands against an OS that may answer the spec's open questions either way:
+// PsnOsWorld runs them through the `Os` seam and PsnModelSet keeps every reading of the
 // open questions that explains what the OS did. The property fails only when no reading is left;
 // each test prints `observed: <question> = <reading>` for each question the OS answered.
 //

@@ -1,4 +1,4 @@
-# ctest stress.bundle_replay (issue 10's acceptance): a forced failure (a tiny --steps-max) writes
+# ctest stress.bundle_replay: a forced failure (a tiny --steps-max) writes
 # a failure bundle per failing seed; the bundle is JSON (python3 -m json.tool, and CMake's own
 # parser); --replay on it fails again with the same trace hash; a bundle of another commit still
 # replays, with a warning; a broken bundle is a clear error (exit 2); the JSON and Markdown

@@ -1,6 +1,6 @@
 # ctest stress.corpus: every entry of the regression corpus (stress/corpus/, docs/replay.md)
 # passes in this build, each replayed on its own with --replay. A canary entry passes too: this is
-# not its canary's build. At least the six seeds issue 10 names must be there.
+# not its canary's build. At least the six seeds that found real bugs must be there.
 #   cmake -DSTRESS=<readyport-stress> -DCORPUS=<stress/corpus> -P corpus_test.cmake
 file(GLOB entries "${CORPUS}/*.json")
 list(LENGTH entries count)

@@ -1,4 +1,4 @@
-// stress/run_figures.hpp: the figures of a run (readyport issue 14, item 5), the same for
+// stress/run_figures.hpp: the figures of a run, the same for
 // --os fake and --os windows: how many notifications the engine handled, how many port calls
 // (PSN and GQCS) it made for them, and, from the LifetimeOracle's reading of the recorded trace,
 // how REMOVE packets arrived and how many stale packets were dequeued.

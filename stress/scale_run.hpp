@@ -1,4 +1,4 @@
-// stress/scale_run.hpp: readyport-stress --scale, the engine at scale (issue 13 item 4).
+// stress/scale_run.hpp: readyport-stress --scale, the engine at scale.
 //
 // One seed's world (stress_run.hpp: Engine(FaultyOs(RecordingOs(FakeOs))) under the runtime of
 // --runtime, the oracle judging every trace line) with a workload of its own size instead of a

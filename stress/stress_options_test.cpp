@@ -164,7 +164,7 @@ TEST(StressRunTest, ASeedReplaysToTheSameTraceAndPlan) {
 }  // namespace
 }  // namespace readyport
 
-// ---- The CLI11 command line (issue 10, item 5) ----
+// ---- The CLI11 command line ----
 namespace readyport {
 namespace {
 
@@ -387,7 +387,7 @@ TEST(StressCommandLineTest, HelpListsEveryOptionAndExamples) {
   }
 }
 
-// --os windows (issue 14): real sockets and threads, Windows builds only; its bounds go with it.
+// --os windows: real sockets and threads, Windows builds only; its bounds go with it.
 TEST(StressCommandLineTest, OsWindowsNeedsAWindowsBuildAndTakesItsBounds) {
   Result<StressOptions> fake = parse({"--os", "fake"});
   ASSERT_TRUE(fake.ok()) << fake.status().to_string();
@@ -415,7 +415,7 @@ TEST(StressCommandLineTest, OsWindowsNeedsAWindowsBuildAndTakesItsBounds) {
   expect_refused({"--os", "windows", "--seconds-max", "0"}, "--seconds-max");
 }
 
-// --jobs (issue 13 item 3): bounded, the online CPUs by default, refused where one seed at a time
+// --jobs: bounded, the online CPUs by default, refused where one seed at a time
 // is the only meaning.
 TEST(StressCommandLineTest, JobsAreBoundedAndDefaultToTheOnlineCpus) {
   const std::uint32_t online = stress_jobs_default();
@@ -435,7 +435,7 @@ TEST(StressCommandLineTest, JobsAreBoundedAndDefaultToTheOnlineCpus) {
   EXPECT_EQ(StressOptions().jobs, 1u);
 }
 
-// --scale (issue 13 item 4): its own size, bounded, with clear errors past the bounds.
+// --scale: its own size, bounded, with clear errors past the bounds.
 TEST(StressCommandLineTest, ScaleTakesBoundedConnectionsAndWorkers) {
   Result<StressOptions> scale = parse({"--scale"});
   ASSERT_TRUE(scale.ok()) << scale.status().to_string();

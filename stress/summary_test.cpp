@@ -114,7 +114,7 @@ TEST(SummaryJsonTest, RatesJobsAndPerSeedHashes) {
   EXPECT_EQ(stress_summary_steps_per_second(summary), 0.0);
 }
 
-// The figures of issue 14 item 5, from the seeds' reports: the engine's counts and the oracle's
+// The run's figures, from the seeds' reports: the engine's counts and the oracle's
 // REMOVE and stale-packet rows; the same object for either os.
 TEST(SummaryJsonTest, FiguresAddUpTheSeedsAndNameTheOs) {
   SeedReport report;
