@@ -60,13 +60,30 @@ for source in core/src/*.cpp; do
   printf '%-28s %8d/%-5d %5.1f%% %15d/%-5d %5.1f%%\n' "$name" $((lines - missed)) "$lines" \
     "$(awk -v a=$((lines - missed)) -v b="$lines" 'BEGIN { print b ? 100 * a / b : 100 }')" \
     "$taken" "$branches" "$(awk -v a="$taken" -v b="$branches" 'BEGIN { print b ? 100 * a / b : 100 }')"
-  grep -E '^ *(#####|=====):' "$gcov_file" |
-    sed -E "s/^ *(#####|=====): *([0-9]+):(.*)$/$name:\2:\3/" >>"$uncovered"
+  # Each line never executed, with its guard: the nearest line above it indented less (the `if`
+  # or `case` that leads to it), so that a rule can name a path by its condition.
+  awk -v name="$name" '
+    match($0, /^ *([0-9]+\*?|#####|=====|-): *[0-9]+:/) {
+      head = substr($0, 1, RLENGTH); text = substr($0, RLENGTH + 1)
+      split(head, f, ":"); count = f[1]; gsub(/ /, "", count); lineno = f[2] + 0
+      src[lineno] = text
+      if (count == "#####" || count == "=====") missed[++m] = lineno
+    }
+    END {
+      for (i = 1; i <= m; i++) {
+        n = missed[i]; t = src[n]; match(t, /^ */); indent = RLENGTH; guard = ""
+        for (k = n - 1; k >= 1; k--) {
+          u = src[k]; if (u ~ /^[[:space:]]*$/) continue
+          match(u, /^ */); if (RLENGTH < indent) { guard = u; break }
+        }
+        print name ":" n ":" t "\t" guard
+      }
+    }' "$gcov_file" >>"$uncovered"
 done
 printf '%-28s %8d/%-5d %5.1f%%\n' "all" "$total_hit" "$total_lines" \
   "$(awk -v a="$total_hit" -v b="$total_lines" 'BEGIN { print b ? 100 * a / b : 100 }')"
 # Each line's reason: an assertion's failing arm, else the first rule of ci/coverage_reasons.txt
-# that matches it (file, then a regex on its text), else "no reason given".
+# that matches it (file, then a regex on its text or its guard's), else "no reason given".
 reasons=ci/coverage_reasons.txt
 explained="$work/explained.txt"
 awk -F'\t' -v rules="$reasons" '
@@ -77,12 +94,15 @@ awk -F'\t' -v rules="$reasons" '
     }
   }
   {
-    split($0, at, ":"); text = substr($0, length(at[1]) + length(at[2]) + 3)
+    guard = $2
+    split($1, at, ":"); text = substr($1, length(at[1]) + length(at[2]) + 3)
     if (text ~ /^[[:space:]]*[{}]?[[:space:]]*$/) next          # a brace alone
     reason = "no reason given"
     if (text ~ /READYPORT_(ASSERT|UNREACHABLE)|assert_fail/) reason = "the failing arm of an assertion"
-    else for (i = 1; i <= n; i++) if (at[1] == file[i] && text ~ pattern[i]) { reason = why[i]; break }
-    print reason "\t" $0
+    else for (i = 1; i <= n; i++) {
+      if (at[1] == file[i] && (text ~ pattern[i] || guard ~ pattern[i])) { reason = why[i]; break }
+    }
+    print reason "\t" $1
   }' "$uncovered" >"$explained"
 echo
 echo "lines never executed: $(wc -l <"$explained") (braces alone left out), by reason:"
