@@ -306,18 +306,10 @@ Result<StressBundle> stress_bundle_from_json(const Json& document, std::string_v
       !s.ok()) {
     return s;
   }
-  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &bundle.seed); !s.ok()) {
+  if (Status s = stress_seed_and_options_from_json(document, where, &bundle.seed, &bundle.options);
+      !s.ok()) {
     return s;
   }
-  const Json* options = nullptr;
-  if (Status s = json_field_object(document, where, "options", &options); !s.ok()) {
-    return s;
-  }
-  Result<StressOptions> run_options = stress_run_options_from_json(*options, where + ".options");
-  if (!run_options.ok()) {
-    return run_options.status();
-  }
-  bundle.options = run_options.value();
   if (Status s = read_failure_and_trace(document, where, bundle); !s.ok()) {
     return s;
   }

@@ -69,18 +69,10 @@ Result<StressCorpusEntry> stress_corpus_entry_from_json(const Json& document,
   }
   StressCorpusEntry entry;
   entry.name = where;
-  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, &entry.seed); !s.ok()) {
+  if (Status s = stress_seed_and_options_from_json(document, where, &entry.seed, &entry.options);
+      !s.ok()) {
     return s;
   }
-  const Json* options = nullptr;
-  if (Status s = json_field_object(document, where, "options", &options); !s.ok()) {
-    return s;
-  }
-  Result<StressOptions> run_options = stress_run_options_from_json(*options, where + ".options");
-  if (!run_options.ok()) {
-    return run_options.status();
-  }
-  entry.options = run_options.value();
   if (Status s = json_field_string(document, where, "expect_canary", &entry.expect_canary);
       !s.ok()) {
     return s;

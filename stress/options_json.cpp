@@ -149,4 +149,21 @@ std::string stress_run_flags(const StressOptions& options, std::uint64_t seed) {
   return flags;
 }
 
+Status stress_seed_and_options_from_json(const Json& document, const std::string& where,
+                                         std::uint64_t* seed_out, StressOptions* options_out) {
+  if (Status s = json_field_u64(document, where, "seed", 0, kJsonU64Max, seed_out); !s.ok()) {
+    return s;
+  }
+  const Json* options = nullptr;
+  if (Status s = json_field_object(document, where, "options", &options); !s.ok()) {
+    return s;
+  }
+  Result<StressOptions> run_options = stress_run_options_from_json(*options, where + ".options");
+  if (!run_options.ok()) {
+    return run_options.status();
+  }
+  *options_out = run_options.value();
+  return Status();
+}
+
 }  // namespace readyport

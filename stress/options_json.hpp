@@ -28,6 +28,9 @@ namespace readyport {
 Json stress_run_options_json(const StressOptions& options);
 // Default StressOptions with the run options set from `object`.
 Result<StressOptions> stress_run_options_from_json(const Json& object, std::string_view where);
+// The "seed" and "options" fields of a bundle or corpus entry `document` named `where`.
+Status stress_seed_and_options_from_json(const Json& document, const std::string& where,
+                                         std::uint64_t* seed_out, StressOptions* options_out);
 Json stress_invocation_json(const StressOptions& options);
 // The flags that make readyport-stress run `seed` with `options`' run options:
 // "--seed 25 --strategy mixed --depth 3 --runtime sim --steps-max 2000000 --faults drawn".
