@@ -279,15 +279,21 @@ void FakeOs::port_run_locked(FakePort& port) {
   fake_internal::handoff_to_waiters(port, options_);  // packets left and room for another
 }
 
+void FakeOs::stop_running_locked() {
+  fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
+  READYPORT_ASSERT(locals.port_running);
+  locals.port_running = false;
+  FakePort* port = associated_port();
+  if (port != nullptr) {
+    port->run_end();
+    fake_internal::handoff_to_waiters(*port, options_);  // room for a waiter
+  }
+}
+
 void FakeOs::port_leave_locked() {
   fake_internal::LogicalLocals& locals = fake_internal::logical_locals();
   if (locals.port_running) {
-    locals.port_running = false;
-    FakePort* port = associated_port();
-    if (port != nullptr) {
-      port->run_end();
-      fake_internal::handoff_to_waiters(*port, options_);
-    }
+    stop_running_locked();
   }
   locals.port_value = 0;
 }
@@ -297,9 +303,7 @@ void FakeOs::block_begin_locked() {
   if (!locals.port_running) {
     return;
   }
-  const std::uintptr_t value = locals.port_value;
-  port_leave_locked();
-  locals.port_value = value;  // still associated: it runs again when it wakes
+  stop_running_locked();  // still associated: it runs again when it wakes
   locals.port_blocked = true;
 }
 

@@ -12,7 +12,9 @@
 //   kDispatching -> kLive         the handler returned; a re-arm is decided (settle)
 //   kLive        -> kRemoving     REMOVE issued (close requested, no registration in flight)
 //   kRemoving    -> kClosing      the REMOVE packet was dequeued (spec E1, E3)
-//   kRemoving    -> kQuarantined  the REMOVE failed (spec B6, E4): socket open, no marker yet
+//   kRemoving    -> kQuarantined  the REMOVE failed (spec B6, E4): socket open, no marker yet;
+//                                 or a probe asks whether an applied REMOVE was lost (the socket
+//                                 stays open until the drain ends)
 //   kQuarantined -> kDraining     socket closed (spec E2), drain marker being posted
 //   kDraining    -> kQuarantined  the marker's post failed: tried again later
 //   kDraining    -> kGrace        the marker was dequeued; drivers must pass a quiescent point
@@ -22,7 +24,9 @@
 // early (quarantine) iff the slot's socket is kInvalidSocket. The remaining flags are not
 // states: op_in_flight, paused and rearm_needed describe the registration beside the lifetime
 // state (kLive or kDispatching), close_requested is the wish that leads kLive to kRemoving, and
-// deferred is membership of the engine's deferred list.
+// deferred is membership of the engine's deferred list; remove_applied and probe follow a
+// REMOVE's result and its probe. Every event asserts on return what its state allows
+// (slot_audit_ok), and only slot_transition() writes the state.
 // Ownership: a SlotMachine is part of its Slot (slot_table.hpp). Threading: none (the engine's
 // lock). Errors: a forbidden edge or an event the state cannot take asserts.
 #pragma once

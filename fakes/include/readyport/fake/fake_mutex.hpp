@@ -4,7 +4,8 @@
 // the mutex to it. Hand-off is FIFO: unlock() gives the mutex to the oldest waiter directly, so a
 // thread that calls lock() later cannot overtake it. try_lock() never blocks.
 // With the inline runtime a contended lock can never be released (one thread): it asserts as a
-// deadlock, which is the test's bug.
+// deadlock, which is the test's bug. A contended lock tells FakeOs (BlockHooks) that the caller
+// blocks and runs again, for the port's running threads (spec F7).
 // Cost: uncontended, lock() and unlock() are a scheduling point and one compare-exchange each,
 // as an OS mutex's fast path is; only waiting and hand-off take the FakeOs state mutex. (Taking
 // it on every call cost each engine lock section two extra mutex round trips, in the engine

@@ -213,6 +213,9 @@ class FakeOs final : public Os, private fake_internal::BlockHooks {
   void port_enter_locked(FakePort& port);
   void port_run_locked(FakePort& port);
   void port_leave_locked();
+  // The calling thread, running, stops counting among its port's running threads (it leaves the
+  // port or blocks); a thread waiting there may be released.
+  void stop_running_locked();
   // BlockHooks: a seam call parks the thread (not running) and wakes it (running again).
   void block_begin_locked() override;
   void block_end_locked() override;
