@@ -63,7 +63,9 @@ for path in files:
     for i in range(len(parts)):
         by_suffix.setdefault('/'.join(parts[i:]), []).append(path)
 
-include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# Quoted or angled: an angled include of a tracked header is judged too (system headers resolve
+# to no tracked file and are left alone).
+include = re.compile(r'^\s*#\s*include\s+["<]([^">]+)[">]', re.M)
 found = set()
 checked = 0
 for path in files:
@@ -80,7 +82,7 @@ for path in files:
             candidates = [local]
         layers = {layer(c) for c in candidates if layer(c) is not None}
         if not layers:
-            continue  # generated, or a system header written with quotes
+            continue  # generated, or a system or third-party header
         checked += 1
         target = min(layers)  # the lowest layer that provides it
         if target > here:
