@@ -9,14 +9,8 @@
 #include <vector>
 
 #include "readyport/engine.hpp"
-#include "readyport/fake/fake_os.hpp"
-#include "readyport/fake/faulty_os.hpp"
-#include "readyport/fake/lifetime_oracle.hpp"
-#include "readyport/fake/recording_os.hpp"
-#include "readyport/fake/rng.hpp"
-#include "readyport/fake/sim_scheduler.hpp"
-#include "readyport/fake/trace.hpp"
-#include "readyport/fake/trace_observer.hpp"
+#include "readyport/fake/trace_lines.hpp"
+#include "readyport/fake/world.hpp"
 
 namespace readyport::properties {
 namespace {
@@ -32,55 +26,12 @@ bool is_edge(Mode mode) { return mode == Mode::kPersistentEdge || mode == Mode::
 
 std::uint8_t payload(std::uint64_t offset) { return static_cast<std::uint8_t>(offset % 251); }
 
-std::string id_text(ConnId id) {
-  return std::to_string(id.slot) + "/" + std::to_string(id.generation);
-}
-
-std::string hex_text(std::uint32_t value) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string text;
-  do {
-    text.insert(text.begin(), kDigits[value & 15]);
-    value >>= 4;
-  } while (value != 0);
-  return "0x" + text;
-}
-
-std::string status_text(const Status& status) {
-  return status.ok() ? "ok" : status_code_name(status.code());
-}
-
-struct World;
-
-// The trace's sink: the oracle, and the first violation handed to the early hook as it is found
-// (so a later abort does not lose it).
-class CheckingSink final : public TraceSink {
- public:
-  CheckingSink(LifetimeOracle& oracle, const std::function<void(const Status&)>& hook)
-      : oracle_(oracle), hook_(hook) {}
-  void on_trace_line(std::string_view line) override {
-    oracle_.on_trace_line(line);
-    if (reported_ || !hook_) {
-      return;
-    }
-    const Status status = oracle_.status();
-    if (status.ok()) {
-      return;
-    }
-    reported_ = true;
-    hook_(status);
-  }
-
- private:
-  LifetimeOracle& oracle_;
-  const std::function<void(const Status&)>& hook_;
-  bool reported_ = false;  // under the trace's mutex
-};
+struct CaseWorld;
 
 // The echo handler of one connection: writes hnd.* lines naming the socket it was added for.
 class EchoHandler final : public Handler {
  public:
-  EchoHandler(World& world, Socket socket, Mode mode, Interest interest)
+  EchoHandler(CaseWorld& world, Socket socket, Mode mode, Interest interest)
       : world_(world), socket_(socket), mode_(mode), interest_(interest), buffer_(kBufferBytes) {}
   Interest on_events(ConnId id, Socket socket, std::uint32_t events) noexcept override;
   void on_closed(ConnId id) noexcept override;
@@ -114,7 +65,7 @@ class EchoHandler final : public Handler {
     return want_out ? static_cast<Interest>(base | kInterestOut) : base;
   }
 
-  World& world_;
+  CaseWorld& world_;
   const Socket socket_;
   const Mode mode_;
   const Interest interest_;
@@ -130,11 +81,11 @@ class EchoHandler final : public Handler {
 
 class RecordTask final : public Task {
  public:
-  RecordTask(World& world, std::uint32_t index) : world_(world), index_(index) {}
+  RecordTask(CaseWorld& world, std::uint32_t index) : world_(world), index_(index) {}
   void run() noexcept override;
 
  private:
-  World& world_;
+  CaseWorld& world_;
   const std::uint32_t index_;
 };
 
@@ -162,44 +113,33 @@ class RefusedHandler final : public Handler {
   void on_closed(ConnId) noexcept override { READYPORT_UNREACHABLE(); }
 };
 
-struct World {
-  World(const EngineCase& engine_case_in, const std::function<void(const Status&)>& hook)
+WorldOptions world_options(const EngineCase& c, const std::function<void(const Status&)>& hook) {
+  WorldOptions options;
+  options.sim.seed = c.seed;
+  options.sim.strategy = SimStrategy::kRandom;
+  options.sim.steps_max = kStepsMax;
+  options.trace = TraceOptions{false, 40};
+  options.seed = c.seed;
+  options.engine.connections_max = kConnectionsMax;
+  options.engine.workers_max = c.workers + 1;
+  options.engine.batch_count = c.batch_count;
+  options.engine.wait_timeout_ms = 200;
+  options.engine.tasks_max = kTasksMax;
+  options.on_violation = hook;
+  return options;
+}
+
+struct CaseWorld {
+  CaseWorld(const EngineCase& engine_case_in, const std::function<void(const Status&)>& hook)
       : engine_case(engine_case_in),
-        sink(oracle, hook),
-        trace(TraceOptions{false, 40}),
-        sim(make_sim_options(engine_case_in, trace)),
-        context(sim),
-        fake(FakeOptions{}, sim),
-        recording(fake, trace, context, RecordingOs::BeginLines::kAtEffect),
-        faulty(recording, FaultPlan::none(),
-               SeedStreams(engine_case_in.seed).seed(SeedStream::kFaults), &trace, &context),
-        observer(trace, context),
+        kit(world_options(engine_case_in, hook)),
         edge_in_case(case_has_edge(engine_case_in)) {
-    trace.set_sink(&sink);
-    EngineOptions options;
-    options.connections_max = kConnectionsMax;
-    options.workers_max = engine_case.workers + 1;
-    options.batch_count = engine_case.batch_count;
-    options.wait_timeout_ms = 200;
-    options.tasks_max = kTasksMax;
-    options.observer = &observer;
-    engine = std::make_unique<Engine>(faulty, options);
     for (std::uint32_t i = 0; i < kTasksMax; ++i) {
       tasks.push_back(std::make_unique<RecordTask>(*this, i));
     }
   }
-  ~World() { trace.set_sink(nullptr); }
 
-  static SimOptions make_sim_options(const EngineCase& c, Trace& trace) {
-    SimOptions options;
-    options.seed = c.seed;
-    options.strategy = SimStrategy::kRandom;
-    options.steps_max = kStepsMax;
-    options.trace = &trace;
-    return options;
-  }
-
-  void record(std::string_view line) { trace.record(context, line); }
+  void record(std::string_view line) { kit.record(line); }
   void fail(const std::string& rule, const std::string& sentence) {
     std::lock_guard<std::mutex> lock(mutex);
     if (failure.empty()) {
@@ -249,19 +189,10 @@ struct World {
   }
 
   const EngineCase engine_case;
-  LifetimeOracle oracle;  // first: the trace's sink outlives every recorder
-  CheckingSink sink;
-  Trace trace;
-  SimScheduler sim;
-  RuntimeTraceContext context;
-  FakeOs fake;
-  RecordingOs recording;
-  FaultyOs faulty;
-  TraceObserver observer;
-  // The handler of the misuse add() calls, which must be refused: declared before the engine, so
-  // that an add() that wrongly succeeds fails the case without a dangling handler.
+  // The handler of the misuse add() calls, which must be refused: declared before the world (and
+  // its engine), so that an add() that wrongly succeeds fails the case without a dangling handler.
   RefusedHandler refused;
-  std::unique_ptr<Engine> engine;
+  World kit;  // the engine, the fake under the scheduler, the trace and its oracle
   const bool edge_in_case;
 
   std::vector<std::unique_ptr<Thread>> workers;
@@ -279,17 +210,16 @@ struct World {
 };
 
 Interest EchoHandler::on_events(ConnId id, Socket socket, std::uint32_t events) noexcept {
-  world_.record("hnd.enter s=" + std::to_string(socket_) + " id=" + id_text(id) +
-                " arg_s=" + std::to_string(socket) + " ev=" + hex_text(events));
+  world_.record(handler_line_enter(socket_, id, socket, events));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (ended_) {
-      world_.fail("closed", "handler of s=" + std::to_string(socket_) + " id=" + id_text(id) +
+      world_.fail("closed", "handler of s=" + std::to_string(socket_) + " id=" + trace_id_text(id) +
                                 " entered after its on_closed");
     }
   }
   const Interest result = body(id, events);
-  world_.record("hnd.leave s=" + std::to_string(socket_) + " ret=" + hex_text(result));
+  world_.record(handler_line_leave(socket_, result));
   return result;
 }
 
@@ -304,11 +234,11 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
     stop_inside_ = false;
   }
   if (stop_inside) {
-    const Status status = world_.engine->stop();
-    world_.record("prop.stop_inside s=" + std::to_string(socket_) + " id=" + id_text(id) + " -> " +
-                  status_text(status));
+    const Status status = world_.kit.engine().stop();
+    world_.record("prop.stop_inside s=" + std::to_string(socket_) + " id=" + trace_id_text(id) +
+                  " -> " + trace_status_text(status));
     if (status.code() != StatusCode::kFailedPrecondition) {
-      world_.fail("misuse", "stop() from the handler of " + id_text(id) + " returned " +
+      world_.fail("misuse", "stop() from the handler of " + trace_id_text(id) + " returned " +
                                 status.to_string() + ", not failed_precondition");
     }
   }
@@ -316,18 +246,18 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
     return kInterestClose;
   }
   if (close_inside == 2) {
-    const Status status = world_.engine->close(id);
-    world_.record("wl.close s=" + std::to_string(socket_) + " id=" + id_text(id) + " -> " +
-                  status_text(status));
+    const Status status = world_.kit.engine().close(id);
+    world_.record(workload_line_close(socket_, id, status));
     if (!status.ok()) {
-      world_.fail("close", "close(" + id_text(id) + ") from its handler: " + status.to_string());
+      world_.fail("close",
+                  "close(" + trace_id_text(id) + ") from its handler: " + status.to_string());
     }
     return rearm(false);
   }
   if ((events & kSockNotifyEventErr) != 0) {
     return kInterestClose;
   }
-  Os& os = world_.faulty;
+  Os& os = world_.kit.os();
   for (;;) {
     while (length_ > 0) {
       const int sent = os.send(socket_, buffer_.data() + offset_, static_cast<int>(length_), 0);
@@ -358,40 +288,40 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
 }
 
 void EchoHandler::on_closed(ConnId id) noexcept {
-  world_.record("hnd.closed s=" + std::to_string(socket_) + " id=" + id_text(id));
+  world_.record(handler_line_closed(socket_, id));
   std::lock_guard<std::mutex> lock(mutex_);
   ended_ = true;
   ++closed_count_;
 }
 
-void RecordTask::run() noexcept { world_.record("wl.task_run task=" + std::to_string(index_)); }
+void RecordTask::run() noexcept { world_.record(workload_line_task_run(index_)); }
 
-void World::add(const EngineCommand& command) {
+void CaseWorld::add(const EngineCommand& command) {
   // A loopback pair through the recording layer (no faults: the setup is not under test).
-  const Socket local = recording.socket(kAfInet, kSockStream, kIpprotoTcp);
+  const Socket local = kit.recording().socket(kAfInet, kSockStream, kIpprotoTcp);
   READYPORT_ASSERT(local != kInvalidSocket);
-  READYPORT_ASSERT(faulty.connect(local, listener_address) == 0);  // close.abortive knows it
-  READYPORT_ASSERT(recording.set_nonblocking(local, true) == 0);
-  const Socket peer = recording.accept(listener, nullptr);
+  READYPORT_ASSERT(kit.os().connect(local, listener_address) == 0);  // close.abortive knows it
+  READYPORT_ASSERT(kit.recording().set_nonblocking(local, true) == 0);
+  const Socket peer = kit.recording().accept(listener, nullptr);
   READYPORT_ASSERT(peer != kInvalidSocket);
   auto conn = std::make_unique<Conn>();
   conn->socket = local;
   conn->peer = peer;
   conn->handler = std::make_unique<EchoHandler>(*this, local, command.mode, command.interest);
   conn->echo_required = command.mode != Mode::kOneshotEdge;
-  record("wl.adding s=" + std::to_string(local));
-  const Result<ConnId> id = engine->add(local, command.interest, command.mode, *conn->handler);
+  record(workload_line_adding(local));
+  const Result<ConnId> id = kit.engine().add(local, command.interest, command.mode, *conn->handler);
   if (!id.ok()) {
-    record("wl.add s=" + std::to_string(local) + " -> " + status_code_name(id.status().code()));
+    record(workload_line_add(local, id));
     if (id.status().code() != StatusCode::kResourceExhausted &&
         id.status().code() != StatusCode::kOsError) {
       fail("add", "add failed: " + id.status().to_string());
     }
-    READYPORT_ASSERT(recording.closesocket(local) == 0);
-    READYPORT_ASSERT(recording.closesocket(peer) == 0);
+    READYPORT_ASSERT(kit.recording().closesocket(local) == 0);
+    READYPORT_ASSERT(kit.recording().closesocket(peer) == 0);
     return;
   }
-  record("wl.add s=" + std::to_string(local) + " -> ok id=" + id_text(id.value()));
+  record(workload_line_add(local, id));
   conn->id = id.value();
   result.modes_added |= 1u << static_cast<std::uint32_t>(command.mode);
   ++result.adds_ok;
@@ -408,29 +338,27 @@ void World::add(const EngineCommand& command) {
   }
 }
 
-void World::close(Conn& conn) {
+void CaseWorld::close(Conn& conn) {
   const ConnId id = conn.id;
-  const Status status = engine->close(id);
-  record("wl.close s=" + std::to_string(conn.socket) + " id=" + id_text(id) + " -> " +
-         status_text(status));
+  const Status status = kit.engine().close(id);
+  record(workload_line_close(conn.socket, id, status));
   if (!status.ok() && status.code() != StatusCode::kNotFound) {
-    fail("close", "close(" + id_text(id) + ") failed: " + status.to_string());
+    fail("close", "close(" + trace_id_text(id) + ") failed: " + status.to_string());
   }
   conn.close_requested = true;
 }
 
-Status World::notify(Conn& conn, std::uint32_t events) {
-  const Status status = engine->notify(conn.id, events);
-  record("wl.notify s=" + std::to_string(conn.socket) + " id=" + id_text(conn.id) +
-         " ev=" + hex_text(events) + " -> " + status_text(status));
+Status CaseWorld::notify(Conn& conn, std::uint32_t events) {
+  const Status status = kit.engine().notify(conn.id, events);
+  record(workload_line_notify(conn.socket, conn.id, events, status));
   if (!status.ok() && status.code() != StatusCode::kNotFound &&
       status.code() != StatusCode::kOsError) {
-    fail("notify", "notify(" + id_text(conn.id) + ") failed: " + status.to_string());
+    fail("notify", "notify(" + trace_id_text(conn.id) + ") failed: " + status.to_string());
   }
   return status;
 }
 
-void World::peer_send(Conn& conn, std::uint32_t bytes) {
+void CaseWorld::peer_send(Conn& conn, std::uint32_t bytes) {
   if (conn.peer_ended) {
     return;
   }
@@ -441,7 +369,7 @@ void World::peer_send(Conn& conn, std::uint32_t bytes) {
     for (std::uint32_t i = 0; i < size; ++i) {
       chunk[i] = static_cast<char>(payload(conn.sent + i));
     }
-    const int n = recording.send(conn.peer, chunk, static_cast<int>(size), 0);
+    const int n = kit.recording().send(conn.peer, chunk, static_cast<int>(size), 0);
     if (n <= 0) {
       return;  // the buffer is full (WSAEWOULDBLOCK) or the connection is gone
     }
@@ -450,15 +378,15 @@ void World::peer_send(Conn& conn, std::uint32_t bytes) {
   }
 }
 
-std::uint64_t World::read_peers() {
+std::uint64_t CaseWorld::read_peers() {
   std::uint64_t moved = 0;
   char chunk[512];
   for (auto& conn_ptr : conns) {
     Conn& conn = *conn_ptr;
     while (conn.peer_reading && !conn.peer_ended) {
-      const int n = recording.recv(conn.peer, chunk, static_cast<int>(sizeof chunk), 0);
+      const int n = kit.recording().recv(conn.peer, chunk, static_cast<int>(sizeof chunk), 0);
       if (n <= 0) {
-        if (n == 0 || recording.last_error() != kWsaEwouldblock) {
+        if (n == 0 || kit.recording().last_error() != kWsaEwouldblock) {
           conn.peer_reading = false;
         }
         break;
@@ -482,7 +410,7 @@ std::uint64_t World::read_peers() {
   return moved;
 }
 
-void World::execute(const EngineCommand& c) {
+void CaseWorld::execute(const EngineCommand& c) {
   using K = EngineCommandKind;
   Conn* conn = c.kind == K::kAdd || c.kind == K::kPost || c.kind == K::kArm || c.kind == K::kRun
                    ? nullptr
@@ -529,10 +457,10 @@ void World::execute(const EngineCommand& c) {
           (c.site == FaultSite::kRecvWouldblock || c.site == FaultSite::kSendWouldblock)) {
         return;  // see case_has_edge
       }
-      faulty.arm_next(c.site);
+      kit.os().arm_next(c.site);
       return;
     case K::kRun:
-      faulty.sleep_ms(c.value);
+      kit.os().sleep_ms(c.value);
       (void)read_peers();
       return;
     case K::kAddAgain:
@@ -551,14 +479,14 @@ void World::execute(const EngineCommand& c) {
   }
 }
 
-void World::close_inside(Conn& conn, bool by_call) {
+void CaseWorld::close_inside(Conn& conn, bool by_call) {
   conn.handler->request_close_inside(by_call);
   conn.close_requested = true;
   ++result.closes_inside;
   (void)notify(conn, kSockNotifyEventIn);
 }
 
-void World::stop_inside(Conn& conn) {
+void CaseWorld::stop_inside(Conn& conn) {
   if (conn.close_requested) {
     return;
   }
@@ -566,32 +494,32 @@ void World::stop_inside(Conn& conn) {
   (void)notify(conn, kSockNotifyEventIn);
 }
 
-void World::peer_shutdown(Conn& conn) {
+void CaseWorld::peer_shutdown(Conn& conn) {
   if (conn.peer_ended) {
     return;
   }
-  (void)recording.shutdown(conn.peer, kSdSend);
+  (void)kit.recording().shutdown(conn.peer, kSdSend);
   conn.peer_ended = true;
 }
 
-void World::peer_reset(Conn& conn) {
+void CaseWorld::peer_reset(Conn& conn) {
   if (conn.peer == kInvalidSocket) {
     return;
   }
-  (void)recording.set_linger(conn.peer, true, 0);
-  READYPORT_ASSERT(recording.closesocket(conn.peer) == 0);
+  (void)kit.recording().set_linger(conn.peer, true, 0);
+  READYPORT_ASSERT(kit.recording().closesocket(conn.peer) == 0);
   conn.peer = kInvalidSocket;
   conn.peer_ended = true;
   conn.peer_reading = false;
 }
 
-void World::post_task() {
+void CaseWorld::post_task() {
   if (tasks_posted >= kTasksMax) {
     return;
   }
   const std::uint32_t index = tasks_posted;
-  const Status status = engine->post(*tasks[index]);
-  record("wl.post task=" + std::to_string(index) + " -> " + status_text(status));
+  const Status status = kit.engine().post(*tasks[index]);
+  record(workload_line_post(index, status));
   if (status.ok()) {
     ++tasks_posted;
   } else if (status.code() != StatusCode::kOsError) {
@@ -599,7 +527,7 @@ void World::post_task() {
   }
 }
 
-void World::add_again(Conn& conn) {
+void CaseWorld::add_again(Conn& conn) {
   // Only while the handler has not ended, and while no other socket of the world has the value:
   // the engine may have closed the socket before on_closed (a quarantine drains after the close),
   // and the fake may have handed the value to a new socket since, whose add() would rightly
@@ -612,14 +540,16 @@ void World::add_again(Conn& conn) {
       return;
     }
   }
-  const EngineStats before = engine->stats();
-  const Result<ConnId> id = engine->add(conn.socket, kInterestIn, Mode::kOneshotLevel, refused);
+  const EngineStats before = kit.engine().stats();
+  const Result<ConnId> id =
+      kit.engine().add(conn.socket, kInterestIn, Mode::kOneshotLevel, refused);
   record("prop.add_again s=" + std::to_string(conn.socket) + " -> " +
          (id.ok() ? std::string("ok") : status_code_name(id.status().code())));
   if (id.ok()) {
     fail("misuse", "add() of socket " + std::to_string(conn.socket) + " already added as " +
-                       id_text(conn.id) + " succeeded as " + id_text(id.value()));
-    (void)engine->close(id.value());  // `refused` lives as long as the world: no dangling handler
+                       trace_id_text(conn.id) + " succeeded as " + trace_id_text(id.value()));
+    (void)kit.engine().close(
+        id.value());  // `refused` lives as long as the world: no dangling handler
     return;
   }
   // kAlreadyExists while the engine holds the socket; once it closed it (before on_closed, which
@@ -633,26 +563,26 @@ void World::add_again(Conn& conn) {
                        " already added: " + id.status().to_string() +
                        ", not already_exists, resource_exhausted, invalid_argument or os_error");
   }
-  if (engine->stats().connections_added != before.connections_added) {
+  if (kit.engine().stats().connections_added != before.connections_added) {
     fail("misuse", "a refused add() counted a connection");
   }
 }
 
-void World::close_foreign(std::uint32_t slot) {
+void CaseWorld::close_foreign(std::uint32_t slot) {
   const ConnId foreign{slot, 0};  // generation 0: never handed out (generations start at 1)
-  const Status status = engine->close(foreign);
-  record("prop.close_foreign id=" + id_text(foreign) + " -> " + status_text(status));
+  const Status status = kit.engine().close(foreign);
+  record("prop.close_foreign id=" + trace_id_text(foreign) + " -> " + trace_status_text(status));
   if (status.code() != StatusCode::kNotFound) {
-    fail("misuse", "close() of " + id_text(foreign) + ", an id never handed out, returned " +
+    fail("misuse", "close() of " + trace_id_text(foreign) + ", an id never handed out, returned " +
                        status.to_string() + ", not not_found");
   }
 }
 
-void World::liveness() {
+void CaseWorld::liveness() {
   record("phase liveness");
-  for (std::uint32_t round = 0; round < kLivenessRounds && !failed() && oracle.status().ok();
+  for (std::uint32_t round = 0; round < kLivenessRounds && !failed() && kit.oracle().status().ok();
        ++round) {
-    faulty.sleep_ms(kLivenessRoundMs);
+    kit.os().sleep_ms(kLivenessRoundMs);
     (void)read_peers();
     bool settled = true;
     for (auto& conn : conns) {
@@ -673,43 +603,44 @@ void World::liveness() {
     }
     ++result.echoed_connections;
     if (conn->received != conn->sent) {
-      fail("echo", "liveness: connection s=" + std::to_string(conn->socket) + " id=" +
-                       id_text(conn->id) + " open, its peer sent " + std::to_string(conn->sent) +
-                       " bytes and read back " + std::to_string(conn->received) + " after " +
+      fail("echo", "liveness: connection s=" + std::to_string(conn->socket) +
+                       " id=" + trace_id_text(conn->id) + " open, its peer sent " +
+                       std::to_string(conn->sent) + " bytes and read back " +
+                       std::to_string(conn->received) + " after " +
                        std::to_string(kLivenessRounds * kLivenessRoundMs) + " virtual ms");
     }
   }
 }
 
-void World::main() {
+void CaseWorld::main() {
   record("phase start");
-  const Status started = engine->start();
+  const Status started = kit.engine().start();
   READYPORT_ASSERT(started.ok());
   for (std::uint32_t i = 0; i < engine_case.workers; ++i) {
-    Engine& e = *engine;
+    Engine& e = kit.engine();
     Result<std::unique_ptr<Thread>> thread =
-        faulty.thread_start("worker", [&e] { (void)e.run_worker(); });
+        kit.os().thread_start("worker", [&e] { (void)e.run_worker(); });
     READYPORT_ASSERT(thread.ok());
     workers.push_back(std::move(thread).value());
   }
-  listener = recording.socket(kAfInet, kSockStream, kIpprotoTcp);
-  READYPORT_ASSERT(recording.bind(listener, Ipv4Address{kLoopbackHost, 0}) == 0);
-  READYPORT_ASSERT(recording.getsockname(listener, &listener_address) == 0);
-  READYPORT_ASSERT(recording.listen(listener, kSomaxconn) == 0);
-  READYPORT_ASSERT(recording.set_nonblocking(listener, true) == 0);
+  listener = kit.recording().socket(kAfInet, kSockStream, kIpprotoTcp);
+  READYPORT_ASSERT(kit.recording().bind(listener, Ipv4Address{kLoopbackHost, 0}) == 0);
+  READYPORT_ASSERT(kit.recording().getsockname(listener, &listener_address) == 0);
+  READYPORT_ASSERT(kit.recording().listen(listener, kSomaxconn) == 0);
+  READYPORT_ASSERT(kit.recording().set_nonblocking(listener, true) == 0);
   record("phase commands");
   for (std::size_t i = 0; i < engine_case.commands.size(); ++i) {
     execute(engine_case.commands[i]);
-    if (!oracle.status().ok() || failed()) {
+    if (!kit.oracle().status().ok() || failed()) {
       failed_step = static_cast<std::int32_t>(i);
       break;
     }
   }
-  if (!failed() && oracle.status().ok()) {
+  if (!failed() && kit.oracle().status().ok()) {
     liveness();
   }
   record("phase stop");
-  const Status stopped = engine->stop();
+  const Status stopped = kit.engine().stop();
   for (auto& worker : workers) {
     worker->join();
   }
@@ -719,48 +650,48 @@ void World::main() {
   }
   // API misuse after the end: add() after stop() is refused, and stop() again.
   {
-    const Socket late = recording.socket(kAfInet, kSockStream, kIpprotoTcp);
+    const Socket late = kit.recording().socket(kAfInet, kSockStream, kIpprotoTcp);
     READYPORT_ASSERT(late != kInvalidSocket);
-    const Status added = engine->add(late, kInterestIn, Mode::kOneshotLevel, refused).status();
+    const Status added = kit.engine().add(late, kInterestIn, Mode::kOneshotLevel, refused).status();
     if (added.code() != StatusCode::kFailedPrecondition) {
       fail("misuse",
            "add() after stop() returned " + added.to_string() + ", not failed_precondition");
     }
-    const Status again = engine->stop();
+    const Status again = kit.engine().stop();
     if (again.code() != StatusCode::kFailedPrecondition) {
       fail("misuse", "stop() twice returned " + again.to_string() + ", not failed_precondition");
     }
-    READYPORT_ASSERT(recording.closesocket(late) == 0);
+    READYPORT_ASSERT(kit.recording().closesocket(late) == 0);
   }
   for (auto& conn : conns) {
     if (conn->peer != kInvalidSocket) {
-      READYPORT_ASSERT(recording.closesocket(conn->peer) == 0);
+      READYPORT_ASSERT(kit.recording().closesocket(conn->peer) == 0);
     }
     conn->peer = kInvalidSocket;
   }
-  READYPORT_ASSERT(recording.closesocket(listener) == 0);
+  READYPORT_ASSERT(kit.recording().closesocket(listener) == 0);
 }
 
-void World::finish() {
-  Status status = oracle.status();
+void CaseWorld::finish() {
+  Status status = kit.oracle().status();
   std::string rule;
   if (status.ok() && failed()) {
     std::lock_guard<std::mutex> lock(mutex);
     status = Status(StatusCode::kInternal, failure);
     rule = failure_rule;
   }
-  if (status.ok() && sim.outcome() != SimOutcome::kCompleted) {
+  if (status.ok() && kit.sim()->outcome() != SimOutcome::kCompleted) {
     status = Status(StatusCode::kInternal, std::string("the run did not complete: ") +
-                                               sim_outcome_name(sim.outcome()) + "\n" +
-                                               sim.describe_threads());
+                                               sim_outcome_name(kit.sim()->outcome()) + "\n" +
+                                               kit.sim()->describe_threads());
     rule = "run";
   }
   if (status.ok()) {
-    status = oracle.finish();
+    status = kit.oracle().finish();
   }
-  if (status.ok() && oracle.counts().judgement.not_judged() != 0) {
+  if (status.ok() && kit.oracle().counts().judgement.not_judged() != 0) {
     // What the oracle could not judge is no pass (a bound hit, or the engine's reports missing).
-    const OracleJudgement judged = oracle.counts().judgement;
+    const OracleJudgement judged = kit.oracle().counts().judgement;
     status =
         Status(StatusCode::kInternal, "the oracle did not judge everything: unjudged " +
                                           oracle_rule_list_text(judged.unjudged) + "; bounds hit " +
@@ -772,7 +703,7 @@ void World::finish() {
       const std::uint32_t closed = conn->handler->closed_count();
       if (closed != 1) {
         status = Status(StatusCode::kInternal, "connection s=" + std::to_string(conn->socket) +
-                                                   " id=" + id_text(conn->id) +
+                                                   " id=" + trace_id_text(conn->id) +
                                                    ": on_closed called " + std::to_string(closed) +
                                                    " times (once per successful add)");
         rule = "closed";
@@ -780,33 +711,24 @@ void World::finish() {
       }
     }
   }
-  const EngineStats stats = engine->stats();
-  if (status.ok() && stats.connections_live != 0) {
-    status =
-        Status(StatusCode::kInternal, "engine reports " + std::to_string(stats.connections_live) +
-                                          " live connections after stop()");
-    rule = "leak";
-  }
-  const FakeStats fake_stats = fake.stats();
-  if (status.ok() && (fake_stats.sockets_open != 0 || fake_stats.registrations_live != 0 ||
-                      fake_stats.packets_queued != 0 || fake_stats.ports_open != 0)) {
-    status =
-        Status(StatusCode::kInternal,
-               "leak: the fake still holds sockets=" + std::to_string(fake_stats.sockets_open) +
-                   " registrations=" + std::to_string(fake_stats.registrations_live) +
-                   " packets=" + std::to_string(fake_stats.packets_queued) +
-                   " ports=" + std::to_string(fake_stats.ports_open));
+  // The engine's counts against the fake's, and the fake holding nothing (World's end checks).
+  const EngineStats stats = kit.engine().stats();
+  if (status.ok()) {
+    status = kit.engine_verdict(stats);
+    if (status.ok()) {
+      status = kit.leak_verdict();
+    }
     rule = "leak";
   }
   result.status = status;
   result.rule = rule_of(status, rule);
   result.failed_step = status.ok() ? -1 : failed_step;
-  const FaultCounts faults = faulty.counts();
+  const FaultCounts faults = kit.os().counts();
   result.fired = faults.fired;
   result.quarantined = stats.quarantined;
-  result.removes_refused = oracle.counts().removes_refused;
-  result.judgement = oracle.counts().judgement;
-  result.steps = sim.stats().steps;
+  result.removes_refused = kit.oracle().counts().removes_refused;
+  result.judgement = kit.oracle().counts().judgement;
+  result.steps = kit.sim()->stats().steps;
 }
 
 }  // namespace
@@ -821,15 +743,15 @@ std::string rule_of(const Status& status, const std::string& fallback) {
 
 EngineRunResult run_engine_case(const EngineCase& engine_case,
                                 const std::function<void(const Status&)>& on_violation) {
-  auto world = std::make_unique<World>(engine_case, on_violation);
-  World* w = world.get();
-  const Status run_status = w->sim.run([w] { w->main(); });
-  if (!run_status.ok() && w->sim.outcome() == SimOutcome::kCompleted) {
+  auto world = std::make_unique<CaseWorld>(engine_case, on_violation);
+  CaseWorld* w = world.get();
+  const Status run_status = w->kit.sim()->run([w] { w->main(); });
+  if (!run_status.ok() && w->kit.sim()->outcome() == SimOutcome::kCompleted) {
     w->fail("run", run_status.to_string());
   }
   w->finish();
   EngineRunResult result = w->result;
-  if (w->sim.outcome() != SimOutcome::kCompleted) {
+  if (w->kit.sim()->outcome() != SimOutcome::kCompleted) {
     (void)world.release();  // its threads are parked for good and point into it
   }
   return result;

@@ -1,6 +1,6 @@
-// properties/engine_world.hpp: runs one engine property case (engine_commands.hpp) in the
-// stress driver's world, Engine(FaultyOs(RecordingOs(FakeOs))) under SimScheduler, with a
-// LifetimeOracle as the trace's sink, and judges it.
+// properties/engine_world.hpp: runs one engine property case (engine_commands.hpp) in a World
+// (readyport/fake/world.hpp, the main job's too): Engine(FaultyOs(RecordingOs(FakeOs))) under
+// SimScheduler, with a LifetimeOracle as the trace's sink, and judges it.
 //
 //   readyport::properties::EngineRunResult r = readyport::properties::run_engine_case(c);
 //   if (!r.status.ok()) std::cout << r.status.to_string() << " after step " << r.failed_step;
@@ -11,7 +11,8 @@
 // failure ends the commands. Then the liveness phase: the director reads its peers until every
 // connection still open (not closed by the case, not shut down or reset by its peer) has echoed
 // every byte, within bounded virtual time; stop(); the workers are joined; the peers closed;
-// oracle.finish(); on_closed exactly once per successful add; the fake holds nothing.
+// oracle.finish(); on_closed exactly once per successful add; then World's end checks: no live
+// connection, as many REMOVEs found lost as the fake dropped, and the fake holds nothing.
 //
 // Isolation: the engine asserts its contracts (and a planted canary can trip them), which
 // aborts. On POSIX the case runs in a forked child (run_engine_case_isolated), so an abort is a

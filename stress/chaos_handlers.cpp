@@ -1,6 +1,5 @@
 // The chaos workload's handlers and shared state (chaos_world.hpp).
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "chaos_world.hpp"
@@ -33,28 +32,17 @@ std::uint8_t payload_byte(std::uint64_t seed, std::uint32_t stream, std::uint64_
   return static_cast<std::uint8_t>(word >> ((offset & 7) * 8));
 }
 
-std::string id_text(ConnId id) {
-  return std::to_string(id.slot) + "/" + std::to_string(id.generation);
-}
-
-std::string hex_text(std::uint32_t value) {
-  char text[16];
-  std::snprintf(text, sizeof text, "0x%x", value);
-  return text;
-}
-
 // ---- TracedHandler ----------------------------------------------------------------------------
 
 Interest TracedHandler::on_events(ConnId id, Socket arg_socket, std::uint32_t events) noexcept {
-  world_.record("hnd.enter s=" + std::to_string(socket) + " id=" + id_text(id) +
-                " arg_s=" + std::to_string(arg_socket) + " ev=" + hex_text(events));
+  world_.record(handler_line_enter(socket, id, arg_socket, events));
   const Interest result = handle(id, events);
-  world_.record("hnd.leave s=" + std::to_string(socket) + " ret=" + hex_text(result));
+  world_.record(handler_line_leave(socket, result));
   return result;
 }
 
 void TracedHandler::on_closed(ConnId id) noexcept {
-  world_.record("hnd.closed s=" + std::to_string(socket) + " id=" + id_text(id));
+  world_.record(handler_line_closed(socket, id));
   closed(id);
 }
 
@@ -254,15 +242,15 @@ void ClientConn::closed(ConnId id) {
 }
 
 void ChaosTask::run() noexcept {
-  world_.record("wl.task_run task=" + std::to_string(index_));
+  world_.record(workload_line_task_run(index_));
   Guard guard(*world_.mutex);
   ++world_.counts.tasks_run;
 }
 
-// ---- World --------------------------------------------------------------------------------------
+// ---- WorkloadState ------------------------------------------------------------------------------
 
-World::World(Os& os_in, Engine& engine_in, const ChaosWorkload& workload_in,
-             const ChaosHooks& hooks_in)
+WorkloadState::WorkloadState(Os& os_in, Engine& engine_in, const ChaosWorkload& workload_in,
+                             const ChaosHooks& hooks_in)
     : os(os_in),
       engine(engine_in),
       workload(workload_in),
@@ -288,37 +276,33 @@ World::World(Os& os_in, Engine& engine_in, const ChaosWorkload& workload_in,
   known.reserve(kKnownMax);
 }
 
-void World::fail(const std::string& sentence) {
+void WorkloadState::fail(const std::string& sentence) {
   if (failure.empty()) {
     failure = "chaos workload: " + sentence;
   }
 }
 
-std::uint64_t World::draw_below(std::uint64_t bound) {
+std::uint64_t WorkloadState::draw_below(std::uint64_t bound) {
   std::lock_guard<std::mutex> guard(rng_mutex);
   return rng.below(bound);
 }
 
-bool World::draw_percent(std::uint32_t percent) {
+bool WorkloadState::draw_percent(std::uint32_t percent) {
   if (percent == 0) {
     return false;
   }
   return draw_below(100) < percent;
 }
 
-Result<ConnId> World::add(Socket s, Interest interest, Mode mode, TracedHandler& handler) {
+Result<ConnId> WorkloadState::add(Socket s, Interest interest, Mode mode, TracedHandler& handler) {
   handler.socket = s;  // before add(): the handler may be entered before it returns
-  record("wl.adding s=" + std::to_string(s));
+  record(workload_line_adding(s));
   Result<ConnId> id = engine.add(s, interest, mode, handler);
-  if (id.ok()) {
-    record("wl.add s=" + std::to_string(s) + " -> ok id=" + id_text(id.value()));
-  } else {
-    record("wl.add s=" + std::to_string(s) + " -> " + status_code_name(id.status().code()));
-  }
+  record(workload_line_add(s, id));
   return id;
 }
 
-void World::remember(ConnId id, Socket s, ServerConn* server) {
+void WorkloadState::remember(ConnId id, Socket s, ServerConn* server) {
   Guard guard(*mutex);
   const Known entry{id, s, server};
   if (known.size() < kKnownMax) {
@@ -329,7 +313,7 @@ void World::remember(ConnId id, Socket s, ServerConn* server) {
   }
 }
 
-bool World::pick_known(Known* known_out) {
+bool WorkloadState::pick_known(Known* known_out) {
   std::size_t size = 0;
   {
     Guard guard(*mutex);
@@ -344,10 +328,9 @@ bool World::pick_known(Known* known_out) {
   return true;
 }
 
-void World::close_known(const Known& k, bool in_handler) {
+void WorkloadState::close_known(const Known& k, bool in_handler) {
   const Status status = engine.close(k.id);
-  record("wl.close s=" + std::to_string(k.socket) + " id=" + id_text(k.id) + " -> " +
-         (status.ok() ? "ok" : status_code_name(status.code())));
+  record(workload_line_close(k.socket, k.id, status));
   Guard guard(*mutex);
   ++counts.closes;
   if (in_handler) {
@@ -355,24 +338,23 @@ void World::close_known(const Known& k, bool in_handler) {
   }
   // NotFound is the answer for a connection that is gone; anything else is a broken contract.
   if (!status.ok() && status.code() != StatusCode::kNotFound) {
-    fail("close(" + id_text(k.id) + ") failed: " + status.to_string());
+    fail("close(" + trace_id_text(k.id) + ") failed: " + status.to_string());
   }
 }
 
-void World::notify(const Known& k, std::uint32_t events) {
+void WorkloadState::notify(const Known& k, std::uint32_t events) {
   const Status status = engine.notify(k.id, events);
-  record("wl.notify s=" + std::to_string(k.socket) + " id=" + id_text(k.id) + " ev=" +
-         hex_text(events) + " -> " + (status.ok() ? "ok" : status_code_name(status.code())));
+  record(workload_line_notify(k.socket, k.id, events, status));
   Guard guard(*mutex);
   ++counts.notifies;
   // NotFound: gone; OsError: the post failed (an injected fault), and nothing was queued.
   if (!status.ok() && status.code() != StatusCode::kNotFound &&
       status.code() != StatusCode::kOsError) {
-    fail("notify(" + id_text(k.id) + ") failed: " + status.to_string());
+    fail("notify(" + trace_id_text(k.id) + ") failed: " + status.to_string());
   }
 }
 
-void World::release_held() {
+void WorkloadState::release_held() {
   std::vector<Known> released;
   {
     Guard guard(*mutex);
@@ -384,7 +366,7 @@ void World::release_held() {
   }
 }
 
-void World::reopen_listener() {
+void WorkloadState::reopen_listener() {
   const Status status = open_listener();
   Guard guard(*mutex);
   // A full table (every slot in use by connections) is a state to wait out, not a failure: the
@@ -400,12 +382,12 @@ void World::reopen_listener() {
   }
 }
 
-Ipv4Address World::server_address() {
+Ipv4Address WorkloadState::server_address() {
   Guard guard(*mutex);
   return address;
 }
 
-Status World::open_listener() {
+Status WorkloadState::open_listener() {
   Ipv4Address wanted;
   {
     Guard guard(*mutex);
@@ -446,12 +428,12 @@ Status World::open_listener() {
   return Status(StatusCode::kOsError, "listener: add() kept failing: " + status.to_string());
 }
 
-void World::retry_pause(std::uint32_t attempt) {
+void WorkloadState::retry_pause(std::uint32_t attempt) {
   const std::uint32_t shift = std::min<std::uint32_t>(attempt, 10);
   os.sleep_ms(std::min<std::uint32_t>(1u << shift, kRetryPauseMaxMs));
 }
 
-void World::notify_start(const Known& k, std::uint32_t events) {
+void WorkloadState::notify_start(const Known& k, std::uint32_t events) {
   // An edge registration reports nothing for a condition that held before it (spec C5): the
   // handler must be run once, so a failed post (an injected fault) is retried, as an embedder
   // would. NotFound: the connection is already gone, nothing to start.
@@ -460,8 +442,7 @@ void World::notify_start(const Known& k, std::uint32_t events) {
       retry_pause(attempt - 1);
     }
     const Status status = engine.notify(k.id, events);
-    record("wl.notify s=" + std::to_string(k.socket) + " id=" + id_text(k.id) + " ev=" +
-           hex_text(events) + " -> " + (status.ok() ? "ok" : status_code_name(status.code())));
+    record(workload_line_notify(k.socket, k.id, events, status));
     if (status.code() != StatusCode::kOsError) {
       return;
     }
@@ -478,7 +459,7 @@ void World::notify_start(const Known& k, std::uint32_t events) {
     }
   }
   if (off) {
-    fail("notify(" + id_text(k.id) +
+    fail("notify(" + trace_id_text(k.id) +
          ") kept failing with faults off: an edge connection never "
          "started");
     return;
@@ -486,7 +467,7 @@ void World::notify_start(const Known& k, std::uint32_t events) {
   close_known(k, false);
 }
 
-void World::adopt(Socket s) {
+void WorkloadState::adopt(Socket s) {
   ServerConn* conn = nullptr;
   {
     Guard guard(*mutex);
@@ -524,14 +505,14 @@ void World::adopt(Socket s) {
   }
 }
 
-void World::server_closed(ServerConn& conn) {
+void WorkloadState::server_closed(ServerConn& conn) {
   Guard guard(*mutex);
   ++counts.server_closed;
   --server_open;
   server_free.push_back(&conn);
 }
 
-bool World::launch_client(bool liveness) {
+bool WorkloadState::launch_client(bool liveness) {
   ClientConn* client = nullptr;
   {
     Guard guard(*mutex);
@@ -583,7 +564,7 @@ bool World::launch_client(bool liveness) {
   return true;
 }
 
-void World::client_finished(ClientConn& client, bool done) {
+void WorkloadState::client_finished(ClientConn& client, bool done) {
   {
     Guard guard(*mutex);
     --clients_open;

@@ -13,7 +13,7 @@ namespace {
 
 using chaos::Guard;
 using chaos::Known;
-using chaos::World;
+using chaos::WorkloadState;
 
 // A poller's wait in the last poll() of each burst (virtual ms), its burst, its bound on polls.
 constexpr std::uint32_t kPollerWaitMs = 20;
@@ -31,7 +31,7 @@ struct Peer {
   std::uint32_t received = 0;
 };
 
-void peer_close(World& world, Peer& peer) {
+void peer_close(WorkloadState& world, Peer& peer) {
   if (peer.socket != kInvalidSocket) {
     (void)world.os.closesocket(peer.socket);
   }
@@ -40,7 +40,7 @@ void peer_close(World& world, Peer& peer) {
 }
 
 // Sends one chunk (when open) and reads what is there, checking it.
-void peer_pump(World& world, Peer& peer) {
+void peer_pump(WorkloadState& world, Peer& peer) {
   const ChaosWorkload& w = world.workload;
   if (peer.state == Peer::State::kOpen && peer.sent < w.bytes_per_client) {
     char chunk[256];
@@ -88,7 +88,7 @@ void peer_pump(World& world, Peer& peer) {
   }
 }
 
-void peer_connect(World& world, Peer& peer) {
+void peer_connect(WorkloadState& world, Peer& peer) {
   peer.socket = world.os.socket(kAfInet, kSockStream, kIpprotoTcp);
   if (peer.socket == kInvalidSocket) {
     peer.state = Peer::State::kClosed;
@@ -108,7 +108,7 @@ void peer_connect(World& world, Peer& peer) {
 }
 
 // One step of a peer, drawn: connect, pump, shut down, reset, close, or go silent.
-void peer_step(World& world, Peer& peer) {
+void peer_step(WorkloadState& world, Peer& peer) {
   switch (peer.state) {
     case Peer::State::kIdle:
       peer_connect(world, peer);
@@ -141,18 +141,17 @@ void peer_step(World& world, Peer& peer) {
 
 // ---- The director's actions ---------------------------------------------------------------------
 
-void post_task(World& world) {
+void post_task(WorkloadState& world) {
   std::uint32_t index = 0;
   {
     Guard guard(*world.mutex);
-    if (world.tasks_posted >= World::kTasksMax) {
+    if (world.tasks_posted >= WorkloadState::kTasksMax) {
       return;
     }
     index = world.tasks_posted++;
   }
   const Status status = world.engine.post(*world.tasks[index]);
-  world.record("wl.post task=" + std::to_string(index) + " -> " +
-               (status.ok() ? "ok" : status_code_name(status.code())));
+  world.record(workload_line_post(index, status));
   Guard guard(*world.mutex);
   if (status.ok()) {
     ++world.counts.posts;
@@ -166,7 +165,7 @@ void post_task(World& world) {
 // close(), whose REMOVE is then applied and may still be queued: the close may drop it (the
 // fake's remove_dropped_on_close), a REMOVE the engine must find lost (engine.hpp). Drawn only
 // where an engine can keep its contract despite it (chaos_workload.hpp).
-void close_behind(World& world) {
+void close_behind(WorkloadState& world) {
   Known known;
   if (!world.pick_known(&known) || known.server == nullptr) {
     return;
@@ -174,7 +173,7 @@ void close_behind(World& world) {
   if (world.draw_below(2) == 0) {
     world.close_known(known, false);
   }
-  world.record("wl.close_behind s=" + std::to_string(known.socket));
+  world.record(workload_line_close_behind(known.socket));
   (void)world.os.closesocket(known.socket);
   {
     Guard guard(*world.mutex);
@@ -183,7 +182,7 @@ void close_behind(World& world) {
   world.close_known(known, false);
 }
 
-void director_action(World& world, std::vector<Peer>& peers) {
+void director_action(WorkloadState& world, std::vector<Peer>& peers) {
   const ChaosWorkload& w = world.workload;
   std::uint64_t pick = world.draw_below(100);
   Known known;
@@ -226,9 +225,9 @@ void director_action(World& world, std::vector<Peer>& peers) {
 // ---- Start, phases, stop ------------------------------------------------------------------------
 
 // engine.start(), retried while the port cannot be created (an injected fault).
-Status start_engine(World& world) {
+Status start_engine(WorkloadState& world) {
   Status status;
-  for (std::uint32_t attempt = 0; attempt < World::kRetryAttempts; ++attempt) {
+  for (std::uint32_t attempt = 0; attempt < WorkloadState::kRetryAttempts; ++attempt) {
     if (attempt > 0) {
       world.retry_pause(attempt - 1);
     }
@@ -257,7 +256,7 @@ void poll_until_stopped(Engine& engine) {
 }
 
 // The run_worker() threads, then the pollers.
-Status start_workers(World& world, std::vector<std::unique_ptr<Thread>>& threads) {
+Status start_workers(WorkloadState& world, std::vector<std::unique_ptr<Thread>>& threads) {
   Engine& engine = world.engine;
   const std::uint32_t wanted = world.workload.workers + world.workload.pollers;
   std::uint32_t failures = 0;
@@ -286,7 +285,7 @@ Status start_workers(World& world, std::vector<std::unique_ptr<Thread>>& threads
 }
 
 // Waits (virtual time) until every client and server connection closed; the stuck ones, or ok.
-Status wait_closed(World& world, std::uint32_t limit_ms, const char* phase) {
+Status wait_closed(WorkloadState& world, std::uint32_t limit_ms, const char* phase) {
   const std::uint64_t deadline_ns = world.os.now_ns() + std::uint64_t{limit_ms} * 1'000'000;
   for (;;) {
     {
@@ -325,7 +324,7 @@ Status wait_closed(World& world, std::uint32_t limit_ms, const char* phase) {
 }
 
 // Opens the listener again if the engine closed it while the table was full.
-void revive_listener(World& world) {
+void revive_listener(WorkloadState& world) {
   bool down = false;
   {
     Guard guard(*world.mutex);
@@ -336,7 +335,7 @@ void revive_listener(World& world) {
   }
 }
 
-void chaos_phase(World& world, std::vector<Peer>& peers) {
+void chaos_phase(WorkloadState& world, std::vector<Peer>& peers) {
   for (std::uint32_t i = 0; i < world.workload.clients_concurrent; ++i) {
     if (!world.launch_client(false)) {
       break;
@@ -357,7 +356,7 @@ void chaos_phase(World& world, std::vector<Peer>& peers) {
   }
 }
 
-Status liveness_phase(World& world, std::vector<Peer>& peers) {
+Status liveness_phase(WorkloadState& world, std::vector<Peer>& peers) {
   world.record("phase liveness");
   if (world.hooks.set_faults_enabled) {
     world.hooks.set_faults_enabled(false);
@@ -391,7 +390,7 @@ Status liveness_phase(World& world, std::vector<Peer>& peers) {
 }
 
 // After stop(): what must hold of the counts.
-Status check_end(World& world) {
+Status check_end(WorkloadState& world) {
   Guard guard(*world.mutex);
   const ChaosCounts& c = world.counts;
   if (!world.failure.empty()) {
@@ -473,7 +472,7 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
   if (!result.status.ok()) {
     return result;
   }
-  World world(os, engine, workload, hooks);
+  WorkloadState world(os, engine, workload, hooks);
   world.record("phase chaos");
   result.status = start_engine(world);
   if (!result.status.ok()) {

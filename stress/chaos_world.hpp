@@ -1,7 +1,7 @@
 // stress/chaos_world.hpp: internals of the chaos workload (chaos_workload.hpp): the shared state
 // and the handlers. Not a public API.
 //
-// Ownership: ChaosWorld owns every handler object (pools allocated up front, reused after
+// Ownership: WorkloadState owns every handler object (pools allocated up front, reused after
 // on_closed) and every task; it borrows the Os, the Engine and the hooks, which outlive it.
 // Threading: handlers run on engine drivers; the director runs on the calling thread. Shared
 // state is guarded by `mutex` (an Os mutex, so in simulation taking it is a scheduling point);
@@ -18,21 +18,20 @@
 
 #include "chaos_workload.hpp"
 #include "readyport/fake/rng.hpp"
+#include "readyport/fake/trace_lines.hpp"
 
 namespace readyport::chaos {
 
-struct World;
+struct WorkloadState;
 
 // The byte at `offset` of stream `stream`'s payload: a pure function of the seed.
 std::uint8_t payload_byte(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset);
-std::string id_text(ConnId id);
-std::string hex_text(std::uint32_t value);
 
 // A handler that writes `hnd.enter`/`hnd.leave`/`hnd.closed` around its body, naming the socket
 // the workload added it for (`socket`), and the id and socket the engine passed.
 class TracedHandler : public Handler {
  public:
-  explicit TracedHandler(World& world) : world_(world) {}
+  explicit TracedHandler(WorkloadState& world) : world_(world) {}
   Interest on_events(ConnId id, Socket socket, std::uint32_t events) noexcept final;
   void on_closed(ConnId id) noexcept final;
 
@@ -43,13 +42,13 @@ class TracedHandler : public Handler {
   ~TracedHandler() = default;
   virtual Interest handle(ConnId id, std::uint32_t events) = 0;
   virtual void closed(ConnId id) = 0;
-  World& world_;
+  WorkloadState& world_;
 };
 
 // A server connection: echoes what it reads; closes at random, and closes others at random.
 class ServerConn final : public TracedHandler {
  public:
-  ServerConn(World& world, std::uint32_t buffer_bytes)
+  ServerConn(WorkloadState& world, std::uint32_t buffer_bytes)
       : TracedHandler(world), buffer_(buffer_bytes) {}
   void reset() { offset_ = length_ = 0; }
 
@@ -64,7 +63,7 @@ class ServerConn final : public TracedHandler {
 // The listening socket: accepts until WSAEWOULDBLOCK and adopts each socket.
 class Listener final : public TracedHandler {
  public:
-  explicit Listener(World& world) : TracedHandler(world) {}
+  explicit Listener(WorkloadState& world) : TracedHandler(world) {}
 
  private:
   Interest handle(ConnId id, std::uint32_t events) override;
@@ -74,7 +73,7 @@ class Listener final : public TracedHandler {
 // An engine-registered echo client: sends its payload, checks every byte that comes back.
 class ClientConn final : public TracedHandler {
  public:
-  ClientConn(World& world, std::uint32_t index, bool liveness)
+  ClientConn(WorkloadState& world, std::uint32_t index, bool liveness)
       : TracedHandler(world), index_(index), liveness_(liveness) {}
   std::uint32_t index() const { return index_; }
   bool liveness() const { return liveness_; }
@@ -87,7 +86,7 @@ class ClientConn final : public TracedHandler {
   bool send_some();     // false: failed
   bool receive_some();  // false: failed or cut
   // The interest of a client that ended: close, or (ChaosWorkload::hold_clients, done, not yet
-  // released) input only, held in World::held until the director notifies it.
+  // released) input only, held in WorkloadState::held until the director notifies it.
   Interest ended_interest(ConnId id, bool done);
   const std::uint32_t index_;
   const bool liveness_;
@@ -95,16 +94,16 @@ class ClientConn final : public TracedHandler {
   std::uint32_t received_ = 0;
   std::uint64_t chunk_state_ = 0;
   bool ended_ = false;  // done or cut: the handler asked to close (or to be held)
-  bool held_ = false;   // in World::held
+  bool held_ = false;   // in WorkloadState::held
 };
 
 class ChaosTask final : public Task {
  public:
-  ChaosTask(World& world, std::uint32_t index) : world_(world), index_(index) {}
+  ChaosTask(WorkloadState& world, std::uint32_t index) : world_(world), index_(index) {}
   void run() noexcept override;
 
  private:
-  World& world_;
+  WorkloadState& world_;
   const std::uint32_t index_;
 };
 
@@ -116,8 +115,9 @@ struct Known {
   ServerConn* server = nullptr;  // non-null for server connections
 };
 
-struct World {
-  World(Os& os_in, Engine& engine_in, const ChaosWorkload& workload_in, const ChaosHooks& hooks_in);
+struct WorkloadState {
+  WorkloadState(Os& os_in, Engine& engine_in, const ChaosWorkload& workload_in,
+                const ChaosHooks& hooks_in);
 
   void record(const std::string& line) { hooks.record(line); }
   void fail(const std::string& sentence);  // keeps the first

@@ -7,13 +7,8 @@
 #include <utility>
 
 #include "readyport/engine.hpp"
-#include "readyport/fake/faulty_os.hpp"
-#include "readyport/fake/lifetime_oracle.hpp"
-#include "readyport/fake/recording_os.hpp"
-#include "readyport/fake/rng.hpp"
-#include "readyport/fake/trace.hpp"
-#include "readyport/fake/trace_observer.hpp"
-#include "socket_ledger_os.hpp"
+#include "readyport/fake/world.hpp"
+#include "seed_world.hpp"
 
 #if defined(_WIN32)
 #include "readyport/windows_os.hpp"
@@ -30,107 +25,6 @@ constexpr std::uint32_t kLivenessLimitMs = 10'000;
 // The least of --seconds-max a seed needs to start: the quiet period and the two liveness waits
 // of a run that converges at once take well under this on loopback.
 constexpr std::uint32_t kSeedMsMin = 3'000;
-
-// The Os's own time for FaultyOs's time outages: the lines of a real-OS trace carry no time
-// (CountingTraceContext), the outages need some, and the workload's backoff sleeps on this Os
-// (a stand-in's clock may be virtual).
-class OsClock final : public TraceContext {
- public:
-  explicit OsClock(Os& os) : os_(os) {}
-  std::uint64_t trace_time_ns() const override { return os_.now_ns(); }
-  std::uint32_t trace_thread() const override { return 0; }
-
- private:
-  Os& os_;
-};
-
-// The world of one seed, in construction order (real_os_run.hpp).
-struct RealWorld {
-  RealWorld(Os& os, const SeedParameters& parameters)
-      : oracle(),
-        // The full text: on a failure it is written out to be judged offline (--check-trace).
-        trace(TraceOptions{true, kTraceTailLines}),
-        clock(os),
-        ledger(os),
-        recording(ledger, trace, context),
-        faulty(recording, parameters.plan, SeedStreams(parameters.seed).seed(SeedStream::kFaults),
-               &trace, &context, &clock),
-        observer(trace, context),
-        workload(parameters.workload) {
-    trace.set_sink(&oracle);
-    EngineOptions engine_options = chaos_engine_options(parameters.workload);
-    engine_options.batch_count = parameters.batch_count;
-    engine_options.observer = &observer;
-    engine = std::make_unique<Engine>(faulty, engine_options);
-  }
-  ~RealWorld() { trace.set_sink(nullptr); }
-
-  void run() {
-    ChaosHooks hooks;
-    hooks.record = [this](std::string_view line) { trace.record(context, line); };
-    hooks.set_faults_enabled = [this](bool enabled) { faulty.set_enabled(enabled); };
-    result = run_chaos_workload(faulty, *engine, workload, hooks);
-  }
-
-  LifetimeOracle oracle;  // first: the trace's sink outlives every recorder
-  Trace trace;
-  CountingTraceContext context;
-  OsClock clock;  // the real OS's time, for the fault plan's time outages
-  SocketLedgerOs ledger;
-  RecordingOs recording;
-  FaultyOs faulty;
-  TraceObserver observer;
-  const ChaosWorkload workload;
-  std::unique_ptr<Engine> engine;
-  ChaosResult result;
-};
-
-// The verdict, in order of interest: the oracle, the workload, the engine, the ledger.
-Status verdict(RealWorld& world) {
-  if (Status status = world.oracle.status(); !status.ok()) {
-    return status;
-  }
-  if (Status status = world.oracle.finish(); !status.ok()) {
-    return status;
-  }
-  if (!world.result.status.ok()) {
-    return world.result.status;
-  }
-  if (world.result.engine.connections_live != 0) {
-    return Status(StatusCode::kInternal, "engine reports " +
-                                             std::to_string(world.result.engine.connections_live) +
-                                             " live connections after stop()");
-  }
-  return world.ledger.check_closed();
-}
-
-void fill_report(const StressOptions& options, RealWorld& world, SeedReport& report) {
-  report.counts = world.result.counts;
-  report.engine = world.result.engine;
-  report.oracle = world.oracle.counts();
-  for (auto& row : world.oracle.coverage()) {
-    if (row.first.rfind("fault.", 0) != 0) {
-      report.coverage.push_back(row);
-    }
-  }
-  const FaultCounts faults = world.faulty.counts();
-  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
-    report.coverage.emplace_back(std::string("fault.") + fault_site_name(static_cast<FaultSite>(i)),
-                                 faults.fired[i]);
-  }
-  if (world.faulty.fired_hits_complete()) {
-    report.fired_hits = FaultPlan::of_hits(world.faulty.fired_hits()).to_string();
-  }
-  report.trace_hash = world.trace.hash_hex();
-  report.trace_lines = world.trace.line_count();
-  if (!report.status.ok()) {
-    report.trace_tail = world.trace.tail();
-  }
-  // Kept for a failure (written out to be judged offline) and for --trace / --trace-out.
-  if (!report.status.ok() || options.trace || !options.trace_out.empty()) {
-    report.trace_text = world.trace.text();
-  }
-}
 
 }  // namespace
 
@@ -197,10 +91,20 @@ SeedReport stress_run_seed_real(const StressOptions& options, const SeedParamete
   SeedReport report;
   report.parameters = parameters;
   {
-    RealWorld world(os, parameters);
-    world.run();
-    report.status = verdict(world);
-    fill_report(options, world, report);
+    WorldOptions world_options;
+    world_options.backend = WorldOptions::Backend::kOs;
+    world_options.os = &os;
+    // The full text: on a failure it is written out to be judged offline (--check-trace).
+    world_options.trace = TraceOptions{true, kTraceTailLines};
+    world_options.plan = parameters.plan;
+    world_options.seed = parameters.seed;
+    world_options.engine = chaos_engine_options(parameters.workload);
+    world_options.engine.batch_count = parameters.batch_count;
+    World world(world_options);
+    ChaosResult result;
+    (void)world.run([&] { result = stress_run_workload(world, parameters.workload); });
+    report.status = stress_verdict(Status(), world, result);
+    stress_fill_report(options, world, result, report);
   }
   return report;
 }

@@ -9,7 +9,7 @@
 
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/free_runtime.hpp"
-#include "socket_ledger_os.hpp"
+#include "readyport/fake/socket_ledger_os.hpp"
 
 namespace readyport {
 namespace {

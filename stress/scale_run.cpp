@@ -6,7 +6,7 @@
 #include <string>
 
 #include "readyport/assert.hpp"
-#include "readyport/fake/fake_socket.hpp"
+#include "readyport/fake/fake_options.hpp"
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/fake/rng.hpp"
 #include "readyport/status.hpp"
@@ -26,7 +26,7 @@ constexpr std::uint64_t kScaleStepsPerConnection = 1'000;
 // Every client binds an ephemeral port of the fake (its lowest free one): the clients of the
 // largest --connections, with the liveness clients, must fit in the fake's range.
 constexpr std::uint32_t kFakeEphemeralPorts =
-    std::uint32_t{fake_internal::kEphemeralPortLast} - fake_internal::kEphemeralPortFirst + 1;
+    std::uint32_t{kFakeEphemeralPortLast} - kFakeEphemeralPortFirst + 1;
 static_assert(kStressScaleConnectionsMax / 2 <= kFakeEphemeralPorts,
               "--connections past the fake's ephemeral ports");
 // Director actions of the chaos phase (closes, notifies, posts racing the echo traffic).

@@ -10,13 +10,9 @@
 
 #include "readyport/assert.hpp"
 #include "readyport/engine.hpp"
-#include "readyport/fake/fake_os.hpp"
-#include "readyport/fake/faulty_os.hpp"
-#include "readyport/fake/free_runtime.hpp"
-#include "readyport/fake/recording_os.hpp"
 #include "readyport/fake/rng.hpp"
-#include "readyport/fake/trace.hpp"
-#include "readyport/fake/trace_observer.hpp"
+#include "readyport/fake/world.hpp"
+#include "seed_world.hpp"
 
 namespace readyport {
 namespace {
@@ -150,105 +146,56 @@ FaultPlan plan_for(const StressOptions& options, std::uint64_t seed, Mode mode) 
   return plan;
 }
 
-// The fake's ground truth, for a report.
-std::string fake_stats_text(const FakeStats& stats) {
-  return "sockets=" + std::to_string(stats.sockets_open) +
-         " registrations=" + std::to_string(stats.registrations_live) +
-         " packets=" + std::to_string(stats.packets_queued) +
-         " ports=" + std::to_string(stats.ports_open) + " waiters=" + std::to_string(stats.waiters);
+WorldOptions world_options(const StressOptions& options, const SeedParameters& parameters) {
+  WorldOptions world;
+  world.backend = options.runtime == StressRuntime::kSim ? WorldOptions::Backend::kSim
+                                                         : WorldOptions::Backend::kFree;
+  world.sim.seed = parameters.seed;
+  world.sim.strategy = parameters.strategy;
+  world.sim.pct_depth = options.pct_depth;
+  world.sim.delay_bound = options.pct_depth - 1;  // depth d: d - 1 preemptions, as PCT
+  // About the length of a run of this size (PCT spreads its change points over it).
+  world.sim.pct_steps_estimate = 4000 + 800ULL * parameters.workload.clients;
+  world.sim.steps_max = options.steps_max;
+  world.sim.mechanism = options.mechanism;
+  world.fake = parameters.fake;
+  // Real threads do not replay: their whole trace is kept, for a failure to be read and judged
+  // offline (written beside its bundle); not at --scale (millions of lines).
+  world.trace = TraceOptions{options.trace || !options.trace_out.empty() ||
+                                 (options.runtime == StressRuntime::kFree && !options.scale),
+                             kTraceTailLines};
+  world.plan = parameters.plan;
+  world.seed = parameters.seed;
+  world.engine = chaos_engine_options(parameters.workload);
+  world.engine.batch_count = parameters.batch_count;
+  return world;
 }
 
-// Everything one run builds, in construction order. Heap-allocated so that an abandoned run
+// One seed's run: its world and the chaos workload. Heap-allocated so that an abandoned run
 // (deadlock, step limit) can be kept alive for the threads that still reference it.
-struct World {
-  World(const StressOptions& options, const SeedParameters& parameters)
-      : oracle(),
-        // Real threads do not replay: their whole trace is kept, for a failure to be read and
-        // judged offline (written beside its bundle); not at --scale (millions of lines).
-        trace(TraceOptions{options.trace || !options.trace_out.empty() ||
-                               (options.runtime == StressRuntime::kFree && !options.scale),
-                           kTraceTailLines}),
-        sim(options.runtime == StressRuntime::kSim ? make_sim(options, parameters, trace)
-                                                   : nullptr),
-        free_runtime(sim ? nullptr : std::make_unique<FreeRuntime>(free_options())),
-        runtime(sim ? static_cast<Runtime&>(*sim) : static_cast<Runtime&>(*free_runtime)),
-        context(runtime),
-        fake(parameters.fake, runtime),
-        recording(fake, trace, context, RecordingOs::BeginLines::kAtEffect),
-        faulty(recording, parameters.plan, SeedStreams(parameters.seed).seed(SeedStream::kFaults),
-               &trace, &context),
-        observer(trace, context),
-        workload(parameters.workload) {
-    trace.set_sink(&oracle);
-    EngineOptions engine_options = chaos_engine_options(parameters.workload);
-    engine_options.batch_count = parameters.batch_count;
-    engine_options.observer = &observer;
-    engine = std::make_unique<Engine>(faulty, engine_options);
-  }
-  ~World() { trace.set_sink(nullptr); }
-
-  static std::unique_ptr<SimScheduler> make_sim(const StressOptions& options,
-                                                const SeedParameters& parameters, Trace& trace) {
-    SimOptions sim_options;
-    sim_options.seed = parameters.seed;
-    sim_options.strategy = parameters.strategy;
-    sim_options.pct_depth = options.pct_depth;
-    sim_options.delay_bound = options.pct_depth - 1;  // depth d: d - 1 preemptions, as PCT
-    // About the length of a run of this size (PCT spreads its change points over it).
-    sim_options.pct_steps_estimate = 4000 + 800ULL * parameters.workload.clients;
-    sim_options.steps_max = options.steps_max;
-    sim_options.mechanism = options.mechanism;
-    sim_options.trace = &trace;
-    return std::make_unique<SimScheduler>(sim_options);
-  }
-
-  // Real threads: a hang report says what the OS side still holds.
-  FreeOptions free_options() {
-    FreeOptions free;
-    free.hang_detail = [this] {
-      std::string open;
-      if (!oracle.try_describe_open(&open)) {
-        open = "(the oracle was busy)";
-      }
-      return "the fake holds: " + fake_stats_text(fake.stats()) + "\n" + open;
-    };
-    return free;
-  }
+struct SeedRun {
+  SeedRun(const StressOptions& options, const SeedParameters& parameters)
+      : world(world_options(options, parameters)), workload(parameters.workload) {}
 
   // The workload's body: on a logical thread of the runtime.
-  void run() {
-    ChaosHooks hooks;
-    hooks.record = [this](std::string_view line) { trace.record(context, line); };
-    hooks.set_faults_enabled = [this](bool enabled) { faulty.set_enabled(enabled); };
-    result = run_chaos_workload(faulty, *engine, workload, hooks);
-  }
+  void run() { result = stress_run_workload(world, workload); }
 
-  LifetimeOracle oracle;  // first: the trace's sink outlives every recorder
-  Trace trace;
-  std::unique_ptr<SimScheduler> sim;
-  std::unique_ptr<FreeRuntime> free_runtime;
-  Runtime& runtime;
-  RuntimeTraceContext context;
-  FakeOs fake;
-  RecordingOs recording;
-  FaultyOs faulty;
-  TraceObserver observer;
+  World world;
   const ChaosWorkload workload;
-  std::unique_ptr<Engine> engine;
   ChaosResult result;
 };
 
-// The world each runner's seed is running (for stress_abort_violation); null between seeds.
-std::array<std::atomic<World*>, kStressRunnersMax> g_running_worlds{};
+// The run each runner's seed is running (for stress_abort_violation); null between seeds.
+std::array<std::atomic<SeedRun*>, kStressRunnersMax> g_running_worlds{};
 // The calling thread's runner (stress_runner_set).
 thread_local std::uint32_t t_runner = 0;
 
-// Publishes `world` as the calling runner's running seed for its lifetime.
+// Publishes `run` as the calling runner's running seed for its lifetime.
 class RunningWorld {
  public:
-  explicit RunningWorld(World* world) : slot_(g_running_worlds[t_runner]) {
-    World* expected = nullptr;
-    const bool slot_free = slot_.compare_exchange_strong(expected, world);
+  explicit RunningWorld(SeedRun* run) : slot_(g_running_worlds[t_runner]) {
+    SeedRun* expected = nullptr;
+    const bool slot_free = slot_.compare_exchange_strong(expected, run);
     // Two threads running seeds at once as the same runner would hide each other's aborts.
     READYPORT_ASSERT(slot_free);
   }
@@ -257,135 +204,43 @@ class RunningWorld {
   RunningWorld& operator=(const RunningWorld&) = delete;
 
  private:
-  std::atomic<World*>& slot_;
+  std::atomic<SeedRun*>& slot_;
 };
 
 // Runs whose threads were abandoned: kept reachable until exit (never destroyed: their threads
 // still point into them, and FakeOs asserts that no thread is parked when it is destroyed).
 // Runners abandon concurrently: under the mutex.
-void abandon_world(std::unique_ptr<World> world) {
+void abandon_run(std::unique_ptr<SeedRun> run) {
   static std::mutex* mutex = new std::mutex;  // never destroyed: used until exit
-  static std::vector<World*>* worlds = new std::vector<World*>;
+  static std::vector<SeedRun*>* runs = new std::vector<SeedRun*>;
   std::lock_guard<std::mutex> guard(*mutex);
-  worlds->push_back(world.release());
-}
-
-// After a run that completed: the fake's ground truth must hold nothing.
-Status check_fake_empty(const FakeOs& fake) {
-  const FakeStats stats = fake.stats();
-  if (stats.registrations_live == 0 && stats.packets_queued == 0 && stats.ports_open == 0 &&
-      stats.waiters == 0 && stats.sockets_open == 0) {
-    return Status();
-  }
-  return Status(StatusCode::kInternal,
-                "leak: after stop() the fake still holds " + fake_stats_text(stats));
-}
-
-// The verdict, in order of interest: the run itself, the oracle, the workload, the fake.
-Status verdict(const Status& run_status, World& world, bool completed) {
-  if (Status status = world.oracle.status(); !status.ok()) {
-    return status;
-  }
-  if (!run_status.ok()) {
-    return run_status;
-  }
-  if (!completed) {
-    return Status(StatusCode::kInternal, "the run did not complete");
-  }
-  if (Status status = world.oracle.finish(); !status.ok()) {
-    return status;
-  }
-  if (!world.result.status.ok()) {
-    return world.result.status;
-  }
-  if (world.result.engine.connections_live != 0) {
-    return Status(StatusCode::kInternal, "engine reports " +
-                                             std::to_string(world.result.engine.connections_live) +
-                                             " live connections after stop()");
-  }
-  // Every REMOVE the fake dropped with a close behind the engine's back was found lost (or stop()
-  // would not have returned), and no other: one that still came answered its probe.
-  const std::uint64_t dropped = world.fake.stats().removes_dropped;
-  if (world.result.engine.removes_lost != dropped) {
-    return Status(StatusCode::kInternal,
-                  "the fake dropped " + std::to_string(dropped) +
-                      " REMOVE packets with closes behind the engine's back, and the engine "
-                      "counts " +
-                      std::to_string(world.result.engine.removes_lost) + " lost REMOVEs");
-  }
-  return check_fake_empty(world.fake);
-}
-
-void fill_report(const StressOptions& options, World& world, SeedReport& report) {
-  report.counts = world.result.counts;
-  report.engine = world.result.engine;
-  report.oracle = world.oracle.counts();
-  // The oracle's rows, then every fault site from FaultyOs's own counts (zero rows included, so
-  // a site that never fired shows; the oracle lists only the sites it saw fire).
-  for (auto& row : world.oracle.coverage()) {
-    if (row.first.rfind("fault.", 0) != 0) {
-      report.coverage.push_back(row);
-    }
-  }
-  const FaultCounts faults = world.faulty.counts();
-  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
-    const auto site = static_cast<FaultSite>(i);
-    report.coverage.emplace_back(std::string("fault.") + fault_site_name(site), faults.fired[i]);
-  }
-  // The paths behind a second failure (stress_coverage_rows says what each row counts).
-  std::uint64_t outages_cut = 0;
-  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
-    const auto site = static_cast<FaultSite>(i);
-    report.coverage.emplace_back(std::string("outage.") + fault_site_name(site), faults.outages[i]);
-    outages_cut += faults.outages_cut[i];
-  }
-  report.coverage.emplace_back("deep.psn_regs_failed_8_in_a_row", faults.psn_regs_runs);
-  report.coverage.emplace_back("deep.psn_dequeue_failed_8_in_a_row", faults.psn_dequeue_runs);
-  report.coverage.emplace_back("deep.post_failed_3_in_a_row", faults.post_runs);
-  report.coverage.emplace_back("deep.thread_start_failed_3_in_a_row", faults.thread_start_runs);
-  report.coverage.emplace_back("deep.outage_cut_by_liveness", outages_cut);
-  report.coverage.emplace_back("deep.listener_add_retries_exhausted",
-                               world.result.counts.listener_retries_exhausted);
-  report.coverage.emplace_back("deep.remove_dropped_by_close", world.fake.stats().removes_dropped);
-  if (world.faulty.fired_hits_complete()) {
-    report.fired_hits = FaultPlan::of_hits(world.faulty.fired_hits()).to_string();
-  }
-  report.trace_hash = world.trace.hash_hex();
-  report.trace_lines = world.trace.line_count();
-  if (!report.status.ok()) {
-    report.trace_tail = world.trace.tail();
-  }
-  const bool failed_free = !report.status.ok() && options.runtime == StressRuntime::kFree;
-  if (failed_free || options.trace || !options.trace_out.empty()) {
-    report.trace_text = world.trace.text();
-  }
+  runs->push_back(run.release());
 }
 
 void run_simulated(const StressOptions& options, SeedReport& report) {
-  auto world = std::make_unique<World>(options, report.parameters);
-  World* w = world.get();
+  auto run = std::make_unique<SeedRun>(options, report.parameters);
+  SeedRun* r = run.get();
   Status run_status;
   {
-    RunningWorld running(w);
-    run_status = world->sim->run([w] { w->run(); });
+    RunningWorld running(r);
+    run_status = r->world.run([r] { r->run(); });
   }
-  const bool completed = world->sim->outcome() == SimOutcome::kCompleted;
-  report.status = verdict(run_status, *world, completed);
-  fill_report(options, *world, report);
-  report.sim = world->sim->stats();
-  if (!completed) {
-    abandon_world(std::move(world));  // parked for good
+  report.status = stress_verdict(run_status, r->world, r->result);
+  stress_fill_report(options, r->world, r->result, report);
+  report.sim = r->world.sim()->stats();
+  if (!r->world.completed()) {
+    abandon_run(std::move(run));  // parked for good
   }
 }
 
 void run_free(const StressOptions& options, SeedReport& report) {
-  World world(options, report.parameters);
+  SeedRun run(options, report.parameters);
   {
-    RunningWorld running(&world);
-    world.free_runtime->run([&world] { world.run(); });
+    RunningWorld running(&run);
+    (void)run.world.run([&run] { run.run(); });
   }
-  report.status = verdict(Status(), world, true);
-  fill_report(options, world, report);
+  report.status = stress_verdict(Status(), run.world, run.result);
+  stress_fill_report(options, run.world, run.result, report);
 }
 
 }  // namespace
@@ -489,9 +344,9 @@ std::uint32_t stress_runner_current() { return t_runner; }
 
 std::uint32_t stress_runner_of_thread() {
   for (std::uint32_t runner = 0; runner < kStressRunnersMax; ++runner) {
-    const World* world = g_running_worlds[runner].load();
+    const SeedRun* run = g_running_worlds[runner].load();
     // A logical thread of that world's runtime (the runner's own thread is not one).
-    if (world != nullptr && world->runtime.thread_current() != 0) {
+    if (run != nullptr && run->world.runtime()->thread_current() != 0) {
       return runner;
     }
   }
@@ -502,9 +357,9 @@ std::string stress_abort_violation(std::uint32_t runner) {
   if (runner >= kStressRunnersMax) {
     return "";
   }
-  const World* world = g_running_worlds[runner].load();
+  const SeedRun* run = g_running_worlds[runner].load();
   std::string violation;
-  if (world == nullptr || !world->oracle.try_violation(&violation)) {
+  if (run == nullptr || !run->world.oracle().try_violation(&violation)) {
     return "";
   }
   return violation;
@@ -514,27 +369,14 @@ bool stress_abort_trace(std::uint32_t runner, std::string* text_out) {
   if (runner >= kStressRunnersMax) {
     return false;
   }
-  const World* world = g_running_worlds[runner].load();
-  return world != nullptr && world->trace.try_text(text_out);
+  const SeedRun* run = g_running_worlds[runner].load();
+  return run != nullptr && run->world.trace().try_text(text_out);
 }
 
 std::vector<std::string> stress_coverage_rows() {
-  std::vector<std::string> rows = LifetimeOracle::coverage_names();
-  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
-    rows.push_back(std::string("fault.") + fault_site_name(static_cast<FaultSite>(i)));
-  }
-  // Outages started, per site (FaultCounts::outages).
-  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
-    rows.push_back(std::string("outage.") + fault_site_name(static_cast<FaultSite>(i)));
-  }
-  // The paths behind a spent retry budget, from FaultyOs's runs of failures on one thread (the
-  // engine's call_retry_max is 8 by default) and the workload's own budget.
-  for (const char* row : {"deep.psn_regs_failed_8_in_a_row", "deep.psn_dequeue_failed_8_in_a_row",
-                          "deep.post_failed_3_in_a_row", "deep.thread_start_failed_3_in_a_row",
-                          "deep.outage_cut_by_liveness", "deep.listener_add_retries_exhausted",
-                          "deep.remove_dropped_by_close"}) {
-    rows.push_back(row);
-  }
+  // The world's rows, then the workload's own: its listener's add() retries spent.
+  std::vector<std::string> rows = World::coverage_names();
+  rows.push_back("deep.listener_add_retries_exhausted");
   return rows;
 }
 

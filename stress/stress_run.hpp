@@ -1,7 +1,7 @@
 // stress/stress_run.hpp: one seed of readyport-stress.
 //
-// A seed names one whole world (DESIGN.md "One simulator, one oracle"):
-//   Engine(FaultyOs(RecordingOs(FakeOs))) under SimScheduler,
+// A seed names one whole world (DESIGN.md "One simulator, one oracle"), a World
+// (readyport/fake/world.hpp): Engine(FaultyOs(RecordingOs(FakeOs))) under SimScheduler,
 // with everything drawn from the seed: the chaos workload's mix (stress/chaos_workload.hpp,
 // SeedStream::kWorkload), the fake's open-question switches (swarm over spec "Fake defaults",
 // SeedStream::kSwarm), the fault plan (which sites are active and how often each fires,

@@ -1,8 +1,10 @@
 // stop() against poll() or run_worker() entered on another thread, under SimScheduler over many
 // seeds: once stop() has closed the port, no call may use it (a closed handle's value may name
 // another object on Windows). A driver that begins while stop() waits for the drivers, or after,
-// must fail with kFailedPrecondition instead. The check is the OS's view: a decorator counts the
-// port calls made after close_port(), whatever the engine says about itself.
+// must fail with kFailedPrecondition instead. The checks are the OS's view, whatever the engine
+// says about itself: a decorator counts the port calls made after close_port(), and each run is
+// a World (readyport/fake/world.hpp) whose oracle judges the trace and whose fake must hold
+// nothing at the end.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,9 +12,8 @@
 #include <string>
 
 #include "readyport/engine.hpp"
-#include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/forwarding_os.hpp"
-#include "readyport/fake/sim_scheduler.hpp"
+#include "readyport/fake/world.hpp"
 
 namespace readyport {
 namespace {
@@ -73,15 +74,16 @@ void expect_no_port_use_after_close(Enter enter) {
   std::uint32_t schedules = 0;
   for (std::uint64_t seed = 1; seed <= 150; ++seed) {
     for (SimStrategy strategy : {SimStrategy::kRandom, SimStrategy::kPct}) {
-      SimOptions sim_options;
-      sim_options.seed = seed;
-      sim_options.strategy = strategy;
-      SimScheduler sim(sim_options);
-      FakeOs fake(FakeOptions{}, sim);
-      PortAfterCloseOs os(fake);
+      WorldOptions world_options;
+      world_options.sim.seed = seed;
+      world_options.sim.strategy = strategy;
+      World world(world_options);
+      // The engine under test sits above the counting decorator, so it is built here
+      // (world.engine() stays unstarted: it never calls the Os).
+      PortAfterCloseOs os(world.os());
       std::uint32_t entries = 0;
       Status last = Status();
-      const Status run = sim.run([&] {
+      const Status run = world.run([&] {
         Engine engine(os, EngineOptions{});
         ASSERT_TRUE(engine.start().ok());
         Result<std::unique_ptr<Thread>> racer = os.thread_start("racer", [&] {
@@ -100,11 +102,14 @@ void expect_no_port_use_after_close(Enter enter) {
         EXPECT_TRUE(engine.stop().ok());
         racer.value()->join();
       });
-      ASSERT_TRUE(run.ok()) << run.to_string() << " " << sim.parameters();
-      EXPECT_EQ(os.calls_after_close(), 0u) << sim.parameters();
-      EXPECT_LT(entries, kEntriesMax) << sim.parameters();
-      EXPECT_EQ(last.code(), StatusCode::kFailedPrecondition)
-          << last.to_string() << " " << sim.parameters();
+      const std::string where = world.sim()->parameters();
+      ASSERT_TRUE(run.ok()) << run.to_string() << " " << where;
+      EXPECT_EQ(os.calls_after_close(), 0u) << where;
+      EXPECT_LT(entries, kEntriesMax) << where;
+      EXPECT_EQ(last.code(), StatusCode::kFailedPrecondition) << last.to_string() << " " << where;
+      EXPECT_TRUE(world.oracle().finish().ok())
+          << world.oracle().status().to_string() << " " << where;
+      EXPECT_TRUE(world.leak_verdict().ok()) << world.leak_verdict().to_string() << " " << where;
       ++schedules;
     }
   }

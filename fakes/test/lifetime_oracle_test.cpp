@@ -19,8 +19,10 @@
 #include "readyport/fake/recording_os.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
 #include "readyport/fake/trace.hpp"
+#include "readyport/fake/trace_lines.hpp"
 #include "readyport/fake/trace_observer.hpp"
 #include "readyport/fake/trace_parse.hpp"
+#include "readyport/fake/world.hpp"
 
 namespace readyport {
 namespace {
@@ -1014,20 +1016,6 @@ TEST(TraceObserverTest, WritesOneObsLinePerEvent) {
 
 // ---- Recorded runs of the real engine -----------------------------------------------------------
 
-std::string id_text(ConnId id) {
-  return std::to_string(id.slot) + "/" + std::to_string(id.generation);
-}
-
-std::string hex_text(std::uint32_t value) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "0x%x", value);
-  return text;
-}
-
-std::string status_text(const Status& status) {
-  return status.ok() ? std::string("ok") : std::string(status_code_name(status.code()));
-}
-
 SimOptions sim_options(std::uint64_t seed, Trace* trace) {
   SimOptions options;
   options.seed = seed;
@@ -1038,40 +1026,38 @@ SimOptions sim_options(std::uint64_t seed, Trace* trace) {
   return options;
 }
 
-// Everything one recorded run builds: Engine(RecordingOs(FakeOs)) under SimScheduler, with the
-// oracle as the trace's sink and a TraceObserver as the engine's observer.
+// Everything one recorded run builds: a World (readyport/fake/world.hpp), the engine over
+// FaultyOs (no faults) over RecordingOs over FakeOs under SimScheduler, the oracle as the trace's
+// sink and a TraceObserver as the engine's observer.
+WorldOptions run_world_options(std::uint64_t seed, const EngineOptions& engine_options,
+                               const FakeOptions& fake_options) {
+  WorldOptions options;
+  options.sim = sim_options(seed, nullptr);
+  options.fake = fake_options;
+  options.seed = seed;
+  options.engine = engine_options;
+  return options;
+}
+
 struct RunWorld {
-  explicit RunWorld(std::uint64_t seed, FakeOptions fake_options = {})
-      : sim(sim_options(seed, &trace)),
-        context(sim),
-        fake(fake_options, sim),
-        os(fake, trace, context),
-        observer(trace, context) {
-    trace.set_sink(&oracle);
-  }
-  ~RunWorld() { trace.set_sink(nullptr); }
+  RunWorld(std::uint64_t seed, const EngineOptions& engine_options, FakeOptions fake_options = {})
+      : world(run_world_options(seed, engine_options, fake_options)),
+        os(world.os()),
+        engine(world.engine()) {}
   // A line of the workload (wl.*, hnd.*), on the calling logical thread.
-  void record(const std::string& event) { trace.record(context, event); }
+  void record(const std::string& event) { world.record(event); }
   // engine.close / engine.notify with their wl.* lines (from a handler or from outside).
   void close(Socket socket, ConnId id) {
-    const Status closed = engine->close(id);
-    record("wl.close s=" + std::to_string(socket) + " id=" + id_text(id) + " -> " +
-           status_text(closed));
+    record(workload_line_close(socket, id, engine.close(id)));
   }
   void notify(Socket socket, ConnId id) {
-    const Status notified = engine->notify(id, kSockNotifyEventIn);
-    record("wl.notify s=" + std::to_string(socket) + " id=" + id_text(id) + " ev=0x1 -> " +
-           status_text(notified));
+    record(workload_line_notify(socket, id, kSockNotifyEventIn,
+                                engine.notify(id, kSockNotifyEventIn)));
   }
 
-  LifetimeOracle oracle;  // declared before the trace: outlives its use as the sink
-  Trace trace;
-  SimScheduler sim;
-  RuntimeTraceContext context;
-  FakeOs fake;
-  RecordingOs os;
-  TraceObserver observer;
-  Engine* engine = nullptr;  // set once constructed
+  World world;
+  Os& os;
+  Engine& engine;
 };
 
 // The workload's handler: writes hnd.* from what the workload knows (its own socket), drains the
@@ -1082,8 +1068,7 @@ class TracedEcho final : public Handler {
       : world_(world), socket_(socket), close_after_(close_after) {}
 
   Interest on_events(ConnId id, Socket socket, std::uint32_t events) noexcept override {
-    world_.record("hnd.enter s=" + std::to_string(socket_) + " id=" + id_text(id) +
-                  " arg_s=" + std::to_string(socket) + " ev=" + hex_text(events));
+    world_.record(handler_line_enter(socket_, id, socket, events));
     if (!notified_) {
       notified_ = true;  // once: a notify of itself from inside
       world_.notify(socket_, id);
@@ -1093,11 +1078,11 @@ class TracedEcho final : public Handler {
       world_.close(victim_socket_, *victim_);  // and another connection, from inside
       victim_ = nullptr;
     }
-    world_.record("hnd.leave s=" + std::to_string(socket_) + " ret=" + hex_text(result));
+    world_.record(handler_line_leave(socket_, result));
     return result;
   }
   void on_closed(ConnId id) noexcept override {
-    world_.record("hnd.closed s=" + std::to_string(socket_) + " id=" + id_text(id));
+    world_.record(handler_line_closed(socket_, id));
     closed = true;
   }
 
@@ -1147,7 +1132,7 @@ class TracedEcho final : public Handler {
 class TracedTask final : public Task {
  public:
   TracedTask(RunWorld& world, std::uint32_t number) : world_(world), number_(number) {}
-  void run() noexcept override { world_.record("wl.task_run task=" + std::to_string(number_)); }
+  void run() noexcept override { world_.record(workload_line_task_run(number_)); }
 
  private:
   RunWorld& world_;
@@ -1196,12 +1181,12 @@ std::string run_workload(RunWorld& w, Engine& engine, std::uint64_t seed) {
     servers.push_back(server);
     // Pair 3 closes itself after 10 bytes.
     handlers.push_back(std::make_unique<TracedEcho>(w, server, i == 3 ? 10 : 0));
-    w.record("wl.adding s=" + std::to_string(server));
+    w.record(workload_line_adding(server));
     Result<ConnId> id = engine.add(server, kInterestIn, mode, *handlers.back());
     if (!id.ok()) {
       return "add: " + id.status().to_string();
     }
-    w.record("wl.add s=" + std::to_string(server) + " -> ok id=" + id_text(id.value()));
+    w.record(workload_line_add(server, id));
     ids[i] = id.value();
   }
   handlers[3]->close_also(servers[1], &ids[1]);
@@ -1214,7 +1199,7 @@ std::string run_workload(RunWorld& w, Engine& engine, std::uint64_t seed) {
   w.notify(servers[1], ids[1]);
   TracedTask task(w, 1);
   const Status posted = engine.post(task);
-  w.record("wl.post task=1 -> " + status_text(posted));
+  w.record(workload_line_post(1, posted));
   // Pair 0 is closed from outside, pair 2 by its peer (the handler sees the end and closes),
   // pair 3 by its handler after 10 bytes (closing pair 1 from inside as well). close() is
   // idempotent: the second one finds the connection closing.
@@ -1249,22 +1234,20 @@ struct RunOutcome {
 };
 
 RunOutcome recorded_run(std::uint64_t seed) {
-  RunWorld w(seed);
   EngineOptions options;
   options.connections_max = 16;
   options.workers_max = 2;
   options.batch_count = static_cast<std::uint32_t>(1 + seed % 4);
   options.wait_timeout_ms = 100;
-  options.observer = &w.observer;
+  RunWorld w(seed, options);
   RunOutcome outcome;
-  {
-    Engine engine(w.os, options);
-    w.engine = &engine;
-    outcome.sim = w.sim.run([&] { outcome.workload = run_workload(w, engine, seed); });
+  outcome.sim = w.world.run([&] { outcome.workload = run_workload(w, w.engine, seed); });
+  outcome.verdict = w.world.oracle().finish();
+  if (outcome.verdict.ok()) {
+    outcome.verdict = w.world.leak_verdict();
   }
-  outcome.verdict = w.oracle.finish();
-  outcome.counts = w.oracle.counts();
-  outcome.text = w.trace.text();
+  outcome.counts = w.world.oracle().counts();
+  outcome.text = w.world.trace().text();
   return outcome;
 }
 
@@ -1308,15 +1291,13 @@ struct LostRemoveRun {
 LostRemoveRun lost_remove_run(bool poll_first) {
   FakeOptions fake_options;
   fake_options.remove_dropped_on_close = true;
-  RunWorld w(1, fake_options);
   EngineOptions options;
   options.connections_max = 4;
-  options.observer = &w.observer;
+  RunWorld w(1, options, fake_options);
   LostRemoveRun run;
   {
-    Engine engine(w.os, options);
-    w.engine = &engine;
-    run.sim = w.sim.run([&] {
+    Engine& engine = w.engine;
+    run.sim = w.world.run([&] {
       Os& os = w.os;
       if (!engine.start().ok()) {
         return void(run.workload = "start failed");
@@ -1336,14 +1317,14 @@ LostRemoveRun lost_remove_run(bool poll_first) {
         return void(run.workload = "accept failed");
       }
       TracedEcho echo(w, server, 0);
-      w.record("wl.adding s=" + std::to_string(server));
+      w.record(workload_line_adding(server));
       Result<ConnId> id = engine.add(server, kInterestIn, Mode::kOneshotLevel, echo);
       if (!id.ok()) {
         return void(run.workload = "add: " + id.status().to_string());
       }
-      w.record("wl.add s=" + std::to_string(server) + " -> ok id=" + id_text(id.value()));
+      w.record(workload_line_add(server, id));
       w.close(server, id.value());  // its REMOVE is applied and queued
-      w.record("wl.close_behind s=" + std::to_string(server));
+      w.record(workload_line_close_behind(server));
       (void)os.closesocket(server);  // ... and dropped with the socket
       w.close(server, id.value());   // idempotent: closing already
       for (int i = 0; poll_first && i < 3; ++i) {
@@ -1358,7 +1339,13 @@ LostRemoveRun lost_remove_run(bool poll_first) {
     });
     run.stats = engine.stats();
   }
-  run.verdict = w.oracle.finish();
+  run.verdict = w.world.oracle().finish();
+  if (run.verdict.ok()) {
+    run.verdict = w.world.engine_verdict(run.stats);
+  }
+  if (run.verdict.ok()) {
+    run.verdict = w.world.leak_verdict();
+  }
   return run;
 }
 

@@ -95,6 +95,10 @@ struct FakeOptions {
 inline constexpr std::uintptr_t kOverlappedPoison = 0xDEAD0000;
 
 // First SOCKET value the fake hands out; values step by kSocketValueStep, like Windows handles.
+// The first and last ephemeral port bind() hands out for port 0 (the IANA range, as Windows):
+// the fake's clients of one run fit in this many (lowest free first).
+inline constexpr std::uint16_t kFakeEphemeralPortFirst = 49152;
+inline constexpr std::uint16_t kFakeEphemeralPortLast = 65535;
 inline constexpr Socket kFakeSocketFirst = 0x100;
 inline constexpr Socket kFakeSocketValueStep = 4;
 

@@ -26,9 +26,8 @@ namespace readyport::fake_internal {
 
 struct FakeRegistration;
 
-// The first and last ephemeral port bind() hands out for port 0 (the IANA range, as Windows).
-inline constexpr std::uint16_t kEphemeralPortFirst = 49152;
-inline constexpr std::uint16_t kEphemeralPortLast = 65535;
+inline constexpr std::uint16_t kEphemeralPortFirst = kFakeEphemeralPortFirst;
+inline constexpr std::uint16_t kEphemeralPortLast = kFakeEphemeralPortLast;
 // The largest UDP payload over IPv4.
 inline constexpr int kDatagramBytesMax = 65507;
 // recv/recvfrom flag MSG_PEEK: the only flag the fake supports.

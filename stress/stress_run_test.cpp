@@ -1,11 +1,11 @@
-// The engine with several worker threads over FakeOs, in the one world every chaos test builds
-// (stress/stress_run.hpp): Engine(FaultyOs(RecordingOs(FakeOs))) under SimScheduler (replayable)
-// or FreeRuntime (real threads, for ThreadSanitizer), the chaos workload (closes from outside and
-// from handlers, notify, tasks, peers that shut down, reset or go silent, slot and socket reuse,
-// stop with connections open), and the OS-side LifetimeOracle judging the trace. Here the fault
-// plan is pinned to the port-call sites (whole-call failures, spec A3; ENABLE/DISABLE failures,
-// A8; REMOVE failures, B6 -> E4 quarantine) so that each test names what it exercises; the main
-// job draws the plan per seed.
+// One seed of the main job (stress_run.hpp) as a test: the engine with several worker threads in
+// its World (readyport/fake/world.hpp): Engine(FaultyOs(RecordingOs(FakeOs))) under SimScheduler
+// (replayable) or FreeRuntime (real threads, for ThreadSanitizer), the chaos workload (closes from
+// outside and from handlers, notify, tasks, peers that shut down, reset or go silent, slot and
+// socket reuse, stop with connections open), and the OS-side LifetimeOracle judging the trace.
+// Here the fault plan is pinned to the port-call sites (whole-call failures, spec A3;
+// ENABLE/DISABLE failures, A8; REMOVE failures, B6 -> E4 quarantine) so that each test names what
+// it exercises; the main job draws the plan per seed.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -1,5 +1,5 @@
-// stress/socket_ledger_os.hpp: SocketLedgerOs, an Os decorator that keeps the set of sockets and
-// ports open through it, for the end check of a run on a real OS (real_os_run.hpp), where no
+// readyport/fake/socket_ledger_os.hpp: SocketLedgerOs, an Os decorator that keeps the set of
+// sockets and ports open through it, for the end check of a World on a real Os, where no
 // fake holds the ground truth: after stop() every socket and port the world opened must have
 // been closed again.
 //
