@@ -3,10 +3,10 @@
 #
 # Installed (and nothing else: no test, benchmark, example or stress binary):
 #   include/readyport/**.hpp               core/include/readyport (internal/ too) and version.hpp
-#   include/readyport/fake/*.hpp           fakes/include, fakes/trace/include and
-#                                          fakes/oracle/include (component testing)
-#   lib/ (bin/ for DLLs)                   readyport_core; readyport_fakes, readyport_trace,
-#                                          readyport_oracle (component testing)
+#   include/readyport/fake/*.hpp           fakes/<concept>/include, without internal/
+#                                          (component testing)
+#   lib/ (bin/ for DLLs)                   readyport_core; the kit's libraries, one per concept
+#                                          of fakes/ (component testing)
 #   lib/cmake/readyport/                   readyportConfig.cmake, readyportConfigVersion.cmake
 #                                          (SameMinorVersion while 0.x, then SameMajorVersion),
 #                                          one targets file per component
@@ -20,11 +20,15 @@ set(READYPORT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/readyport" CACHE S
     "Where readyportConfig.cmake is installed, relative to the prefix")
 mark_as_advanced(READYPORT_INSTALL_CMAKEDIR)
 
-# readyport_install_component(TARGETS <target>... COMPONENT <name> HEADERS <dir>...): the
-# libraries, their headers (each <dir> installed as include/<its name>) and the component's
-# exported targets file readyport-<name>-targets.cmake, which defines all of the targets.
+# readyport_install_component(TARGETS <target>... COMPONENT <name> HEADERS <dir>...
+# [EXCLUDE <folder name>]): the libraries, their headers (each <dir> installed as include/<its
+# name>, without the folders named EXCLUDE) and the component's exported targets file readyport-<name>-targets.cmake, which defines all of the targets.
 function(readyport_install_component)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "COMPONENT" "TARGETS;HEADERS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "COMPONENT;EXCLUDE" "TARGETS;HEADERS")
+  set(exclude "")
+  if(arg_EXCLUDE)
+    set(exclude PATTERN "${arg_EXCLUDE}" EXCLUDE)
+  endif()
   install(TARGETS ${arg_TARGETS} EXPORT readyport-${arg_COMPONENT}-targets
           RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ${arg_COMPONENT}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${arg_COMPONENT}
@@ -32,7 +36,7 @@ function(readyport_install_component)
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${arg_COMPONENT}
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(DIRECTORY ${arg_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-          COMPONENT ${arg_COMPONENT} FILES_MATCHING PATTERN "*.hpp")
+          COMPONENT ${arg_COMPONENT} FILES_MATCHING PATTERN "*.hpp" ${exclude})
   install(EXPORT readyport-${arg_COMPONENT}-targets NAMESPACE readyport::
           DESTINATION ${READYPORT_INSTALL_CMAKEDIR} COMPONENT ${arg_COMPONENT})
 endfunction()
@@ -43,17 +47,23 @@ readyport_install_component(TARGETS readyport_core COMPONENT core
 install(FILES "${READYPORT_GENERATED_INCLUDE_DIR}/readyport/version.hpp"
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/readyport COMPONENT core)
 
-# testing: readyport::testing (readyport_fakes) and the two libraries it links, readyport::trace
-# and readyport::oracle, in one targets file; their headers all go to include/readyport/fake.
-# readyport::trace links readyport::core, which the core targets file defines
-# (readyportConfig.cmake always loads it first).
+# testing: readyport::testing (an interface library) and the kit's libraries it links, one per
+# concept of fakes/ (fakes/CMakeLists.txt), in one targets file; their public headers all go to
+# include/readyport/fake, never readyport/fake/internal/ (the kit's own). The kit links
+# readyport::core, which the core targets file defines (readyportConfig.cmake loads it first).
 set(READYPORT_INSTALLED_COMPONENTS core)
+set(READYPORT_KIT_CONCEPTS trace runtime os recording faults oracle world)
 if(READYPORT_TESTING)
-  readyport_install_component(TARGETS readyport_fakes readyport_oracle readyport_trace
+  set(readyport_kit_headers "")
+  foreach(concept IN LISTS READYPORT_KIT_CONCEPTS)
+    list(APPEND readyport_kit_headers "${PROJECT_SOURCE_DIR}/fakes/${concept}/include/readyport")
+  endforeach()
+  readyport_install_component(TARGETS readyport_testing readyport_world readyport_oracle
+                                      readyport_faults readyport_recording readyport_fake_os
+                                      readyport_runtime readyport_trace
                               COMPONENT testing
-                              HEADERS "${PROJECT_SOURCE_DIR}/fakes/include/readyport"
-                                      "${PROJECT_SOURCE_DIR}/fakes/trace/include/readyport"
-                                      "${PROJECT_SOURCE_DIR}/fakes/oracle/include/readyport")
+                              HEADERS ${readyport_kit_headers}
+                              EXCLUDE "internal")
   list(APPEND READYPORT_INSTALLED_COMPONENTS testing)
 endif()
 

@@ -1,5 +1,5 @@
 # readyport_library_properties(target): what an installable library of readyport needs beside its
-# sources (readyport_core, readyport_fakes).
+# sources (readyport_core and the testing kit's libraries).
 #
 # - VERSION / SOVERSION for shared builds (BUILD_SHARED_LIBS=ON): libreadyport_core.so.0.1.0.
 # - Windows shared builds (MSVC, clang-cl, mingw-w64 with BUILD_SHARED_LIBS=ON, vcpkg's
@@ -28,4 +28,22 @@ function(readyport_library_properties target)
   if(READYPORT_HAVE_FILE_PREFIX_MAP)
     target_compile_options(${target} PRIVATE "-ffile-prefix-map=${CMAKE_BINARY_DIR}=.")
   endif()
+endfunction()
+
+# readyport_kit_library(<target> EXPORT_NAME <name> SOURCES <file>... LINKS <target>...): one
+# concept of the testing kit (fakes/<concept>/): its sources, its headers in <concept>/include
+# (public ones in readyport/fake/, the kit's internal ones in readyport/fake/internal/, which is
+# never installed), the libraries it builds on (PUBLIC), and readyport::<name>.
+function(readyport_kit_library target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "EXPORT_NAME" "SOURCES;LINKS")
+  add_library(${target} ${arg_SOURCES})
+  add_library(readyport::${arg_EXPORT_NAME} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${arg_EXPORT_NAME})
+  # Installed headers are found through install(TARGETS ... INCLUDES DESTINATION) (install.cmake).
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  readyport_library_properties(${target})
+  target_link_libraries(${target} PUBLIC ${arg_LINKS})
+  readyport_warnings(${target})
 endfunction()

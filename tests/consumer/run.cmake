@@ -99,9 +99,9 @@ if(MODE STREQUAL "install")
   list(SORT installed)
   set(allowed
       "^include/readyport/([a-z0-9_]+/)?[a-z0-9_]+\\.hpp$"
-      "^lib(64)?/(lib)?readyport_(core|fakes|trace|oracle)(\\.[0-9]+)*\\.(a|lib|so|dylib|dll\\.a)(\\.[0-9]+)*$"
+      "^lib(64)?/(lib)?readyport_(core|trace|runtime|fake_os|recording|faults|oracle|world)(\\.[0-9]+)*\\.(a|lib|so|dylib|dll\\.a)(\\.[0-9]+)*$"
       "^lib(64)?/cmake/readyport/[A-Za-z_-]+\\.cmake$"
-      "^bin/(lib)?readyport_(core|fakes|trace|oracle)\\.(dll|pdb)$"
+      "^bin/(lib)?readyport_(core|trace|runtime|fake_os|recording|faults|oracle|world)\\.(dll|pdb)$"
       "^share/doc/readyport/LICENSE$")
   set(unexpected "")
   foreach(file IN LISTS installed)
@@ -116,12 +116,19 @@ if(MODE STREQUAL "install")
       string(APPEND unexpected "\n  ${file}")
     endif()
   endforeach()
+  # The testing kit's internal headers (readyport/fake/internal/) stay in the source tree.
+  foreach(file IN LISTS installed)
+    if(file MATCHES "^include/readyport/fake/internal/")
+      string(APPEND unexpected "\n  ${file} (the kit's internal header)")
+    endif()
+  endforeach()
   if(unexpected)
     message(FATAL_ERROR "the install put files there that are not readyport's libraries, headers or package files:${unexpected}")
   endif()
   foreach(must IN ITEMS include/readyport/engine.hpp include/readyport/version.hpp
                         include/readyport/internal/slot_table.hpp include/readyport/fake/fake_os.hpp
                         include/readyport/fake/trace.hpp include/readyport/fake/lifetime_oracle.hpp
+                        include/readyport/fake/world.hpp
                         lib/cmake/readyport/readyportConfig.cmake
                         lib/cmake/readyport/readyportConfigVersion.cmake share/doc/readyport/LICENSE)
     if(NOT EXISTS "${prefix}/${must}")

@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "readyport/assert.hpp"
-#include "readyport/fake/runtime.hpp"
 
 namespace readyport {
 
@@ -22,9 +21,6 @@ std::string hash_hex(std::uint64_t hash) {
   std::snprintf(buffer, sizeof(buffer), "%016llx", static_cast<unsigned long long>(hash));
   return std::string(buffer, 16);
 }
-
-std::uint64_t RuntimeTraceContext::trace_time_ns() const { return runtime_.now_ns(); }
-std::uint32_t RuntimeTraceContext::trace_thread() const { return runtime_.thread_current(); }
 
 std::uint32_t CountingTraceContext::trace_thread() const {
   const std::thread::id self = std::this_thread::get_id();

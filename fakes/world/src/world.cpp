@@ -64,12 +64,12 @@ World::World(WorldOptions options)
     backend = fake_.get();
   }
   // On the fake, begin lines where it takes effect (exact intervals); elsewhere before the call.
-  recording_ = std::make_unique<RecordingOs>(*backend, trace_, *context_,
-                                             fake_ ? RecordingOs::BeginLines::kAtEffect
-                                                   : RecordingOs::BeginLines::kBeforeCall);
+  recording_ = std::make_unique<RecordingOs>(
+      *backend, trace_, *context_,
+      fake_ ? RecordingOs::BeginLines::kAtEffect : RecordingOs::BeginLines::kBeforeCall);
   faulty_ = std::make_unique<FaultyOs>(*recording_, options.plan,
-                                       SeedStreams(options.seed).seed(SeedStream::kFaults),
-                                       &trace_, context_.get(), clock_.get());
+                                       SeedStreams(options.seed).seed(SeedStream::kFaults), &trace_,
+                                       context_.get(), clock_.get());
   observer_ = std::make_unique<TraceObserver>(trace_, *context_);
   trace_.set_sink(&sink_);
   options.engine.observer = observer_.get();
@@ -157,9 +157,9 @@ std::vector<std::pair<std::string, std::uint64_t>> World::coverage() const {
                       faults.outages[i]);
     outages_cut += faults.outages_cut[i];
   }
-  const std::uint64_t deep[] = {faults.psn_regs_runs,     faults.psn_dequeue_runs,
-                                faults.post_runs,         faults.thread_start_runs,
-                                outages_cut,              fake_ ? fake_->stats().removes_dropped : 0};
+  const std::uint64_t deep[] = {faults.psn_regs_runs, faults.psn_dequeue_runs,
+                                faults.post_runs,     faults.thread_start_runs,
+                                outages_cut,          fake_ ? fake_->stats().removes_dropped : 0};
   static_assert(std::size(deep) == std::size(kDeepRows));
   for (std::size_t i = 0; i < std::size(kDeepRows); ++i) {
     rows.emplace_back(kDeepRows[i], deep[i]);

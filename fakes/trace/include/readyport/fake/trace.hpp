@@ -91,8 +91,6 @@
 
 namespace readyport {
 
-class Runtime;
-
 // FNV-1a, 64 bits: the hash of traces. Stable on every platform.
 inline constexpr std::uint64_t kFnv1a64OffsetBasis = 0xcbf29ce484222325ULL;
 inline constexpr std::uint64_t kFnv1a64Prime = 0x100000001b3ULL;
@@ -125,17 +123,6 @@ class TraceContext {
   virtual ~TraceContext() = default;
   virtual std::uint64_t trace_time_ns() const = 0;
   virtual std::uint32_t trace_thread() const = 0;
-};
-
-// Time and thread from a fake Runtime (virtual clock, logical thread). The runtime must outlive it.
-class RuntimeTraceContext final : public TraceContext {
- public:
-  explicit RuntimeTraceContext(const Runtime& runtime) : runtime_(runtime) {}
-  std::uint64_t trace_time_ns() const override;
-  std::uint32_t trace_thread() const override;
-
- private:
-  const Runtime& runtime_;
 };
 
 // For real backends, whose clocks and thread ids change from run to run: time is always 0 (the

@@ -68,17 +68,17 @@ class World {
   World& operator=(const World&) = delete;
 
   Engine& engine() { return *engine_; }
-  FaultyOs& os() { return *faulty_; }                // the top of the stack: what the engine calls
+  FaultyOs& os() { return *faulty_; }               // the top of the stack: what the engine calls
   RecordingOs& recording() { return *recording_; }  // below the faults: set-up that must not fail
   Trace& trace() { return trace_; }
   const Trace& trace() const { return trace_; }
   LifetimeOracle& oracle() { return oracle_; }
   const LifetimeOracle& oracle() const { return oracle_; }
   const TraceContext& context() const { return *context_; }
-  FakeOs* fake() { return fake_.get(); }                        // null on a real Os
-  SimScheduler* sim() { return sim_.get(); }                    // kSim only
+  FakeOs* fake() { return fake_.get(); }                       // null on a real Os
+  SimScheduler* sim() { return sim_.get(); }                   // kSim only
   FreeRuntime* free_runtime() { return free_runtime_.get(); }  // kFree only
-  const Runtime* runtime() const;                               // null on a real Os
+  const Runtime* runtime() const;                              // null on a real Os
   WorldOptions::Backend backend() const { return backend_; }
 
   // Writes one line of the caller's own (the workload's, trace_lines.hpp) to the trace.

@@ -1,0 +1,65 @@
+// readyport/fake/internal/fake_mutex.hpp: the Mutex FakeOs::mutex_create hands out, built on the
+// Runtime.
+//
+// lock() is a scheduling point ("lock"); a contended lock parks the caller until unlock() hands
+// the mutex to it. Hand-off is FIFO: unlock() gives the mutex to the oldest waiter directly, so a
+// thread that calls lock() later cannot overtake it. try_lock() never blocks.
+// With the inline runtime a contended lock can never be released (one thread): it asserts as a
+// deadlock, which is the test's bug. A contended lock tells FakeOs (BlockHooks) that the caller
+// blocks and runs again, for the port's running threads (spec F7).
+// Cost: uncontended, lock() and unlock() are a scheduling point and one compare-exchange each,
+// as an OS mutex's fast path is; only waiting and hand-off take the FakeOs state mutex. (Taking
+// it on every call cost each engine lock section two extra mutex round trips, in the engine
+// benchmark and in the simulation: an overhead no real Os has.)
+//
+// Ownership: the caller of FakeOs::mutex_create owns it; it must be destroyed unlocked and
+// before its FakeOs (it borrows the FakeOs state mutex and runtime).
+// Threading: any thread the runtime knows; unlock() only by the holder. Not recursive.
+// Errors: none; misuse (unlock when not held, destroy while held) asserts.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+#include "readyport/fake/runtime.hpp"
+#include "readyport/os.hpp"
+
+namespace readyport::fake_internal {
+
+// Told, under the state mutex, when a thread parks in a seam call and when it runs again (the
+// port's running threads, spec F7). FakeOs implements it.
+class BlockHooks {
+ public:
+  virtual void block_begin_locked() = 0;
+  virtual void block_end_locked() = 0;
+
+ protected:
+  ~BlockHooks() = default;
+};
+
+class FakeMutex final : public Mutex {
+ public:
+  // `hooks` may be null; it must outlive the mutex.
+  FakeMutex(std::mutex& state_mutex, Runtime& runtime, BlockHooks* hooks = nullptr);
+  ~FakeMutex() override;
+  FakeMutex(const FakeMutex&) = delete;
+  FakeMutex& operator=(const FakeMutex&) = delete;
+
+  void lock() override;      // blocks (parks) while another thread holds it
+  bool try_lock() override;  // never blocks
+  void unlock() override;    // hands the mutex to the oldest waiter, if any
+
+ private:
+  static constexpr std::uint32_t kHeld = 1;     // some thread holds it
+  static constexpr std::uint32_t kWaiters = 2;  // waiters_ is not empty: unlock() hands it over
+
+  std::mutex& state_mutex_;  // the FakeOs state mutex: guards waiters_ and setting kWaiters
+  Runtime& runtime_;
+  BlockHooks* const hooks_;
+  std::atomic<std::uint32_t> word_{0};  // kHeld | kWaiters
+  std::deque<Waiter*> waiters_;         // FIFO; each lives on its parked thread's stack
+};
+
+}  // namespace readyport::fake_internal

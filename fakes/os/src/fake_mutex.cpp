@@ -1,0 +1,73 @@
+#include "readyport/fake/internal/fake_mutex.hpp"
+
+#include "readyport/assert.hpp"
+
+namespace readyport::fake_internal {
+
+FakeMutex::FakeMutex(std::mutex& state_mutex, Runtime& runtime, BlockHooks* hooks)
+    : state_mutex_(state_mutex), runtime_(runtime), hooks_(hooks) {}
+
+FakeMutex::~FakeMutex() {
+  std::lock_guard<std::mutex> guard(state_mutex_);
+  // Os contract: destroyed unlocked, so nobody can be waiting either.
+  READYPORT_ASSERT(word_.load(std::memory_order_relaxed) == 0);
+  READYPORT_ASSERT(waiters_.empty());
+}
+
+void FakeMutex::lock() {
+  runtime_.point("lock");
+  std::uint32_t word = 0;
+  if (word_.compare_exchange_strong(word, kHeld, std::memory_order_acquire)) {
+    return;  // free
+  }
+  std::unique_lock<std::mutex> state(state_mutex_);
+  // Held: mark a waiter, so that unlock() takes the slow path and hands it over; or take it if
+  // it was freed meanwhile. Only the fast paths change word_ without the state mutex.
+  word = word_.load(std::memory_order_relaxed);
+  while (!word_.compare_exchange_weak(word, word == 0 ? kHeld : (word | kWaiters),
+                                      std::memory_order_acquire)) {
+  }
+  if (word == 0) {
+    return;
+  }
+  // Wait for unlock() to hand it over. No deadline: a mutex has no timeout.
+  Waiter waiter;
+  waiters_.push_back(&waiter);
+  if (hooks_ != nullptr) {
+    hooks_->block_begin_locked();
+  }
+  const ParkEnd end = runtime_.park(state, waiter, kDeadlineNone, "lock");
+  if (hooks_ != nullptr) {
+    hooks_->block_end_locked();
+  }
+  // Handed over by unlock(): it popped us and left kHeld set on our behalf.
+  READYPORT_ASSERT(end == ParkEnd::kWoken && waiter.woken);
+  READYPORT_ASSERT((word_.load(std::memory_order_relaxed) & kHeld) != 0);
+}
+
+bool FakeMutex::try_lock() {
+  runtime_.point("try_lock");
+  std::uint32_t word = 0;
+  return word_.compare_exchange_strong(word, kHeld, std::memory_order_acquire);
+}
+
+void FakeMutex::unlock() {
+  runtime_.point("unlock");
+  std::uint32_t word = kHeld;
+  // Nobody waits: free it.
+  if (word_.compare_exchange_strong(word, 0, std::memory_order_release)) {
+    return;
+  }
+  std::lock_guard<std::mutex> state(state_mutex_);
+  READYPORT_ASSERT(word == (kHeld | kWaiters));  // else not held: unlock() by a non-holder
+  READYPORT_ASSERT(!waiters_.empty());
+  // Hand-off to the oldest waiter: kHeld stays set, now on its behalf.
+  Waiter* next = waiters_.front();
+  waiters_.pop_front();
+  if (waiters_.empty()) {
+    word_.store(kHeld, std::memory_order_relaxed);
+  }
+  runtime_.wake(*next);
+}
+
+}  // namespace readyport::fake_internal

@@ -1,0 +1,104 @@
+// sim_core.hpp: SimScheduler internals. The state shared by the scheduler, its logical threads and
+// its strategies (sim_strategy.cpp). Not a public API.
+//
+// Ownership and lifetime: SimScheduler and its logical threads share the SimCore (shared_ptr), so
+// it outlives every thread, abandoned ones included; the core owns its SimThreads. Errors: broken
+// contracts assert. Locking: SimCore::mutex guards every field of the core and of each SimThread,
+// except the immutable id and name, `body` (only its own thread touches it once started) and the
+// fiber fields (touched only by the OS thread running the scheduler, between switches).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "readyport/fake/internal/logical_locals.hpp"
+#include "readyport/fake/rng.hpp"
+#include "readyport/fake/sim_scheduler.hpp"
+#include "sim_fiber.hpp"
+
+namespace readyport::internal {
+
+enum class SimThreadState : std::uint8_t {
+  kRunnable,  // may be picked; the running thread is runnable too
+  kParked,    // in park() or join(): waits for wake(), its deadline or its join target's end
+  kFinished,  // returned from its body
+};
+
+struct SimCore;
+
+struct SimThread {
+  std::uint32_t id = 0;     // immutable: 1, 2, ... in start order
+  std::string name;         // immutable
+  SimCore* core = nullptr;  // immutable: the owner
+  SimThreadState state = SimThreadState::kRunnable;
+  const char* last_call = "start";            // the last scheduling point's call name
+  Waiter* waiter = nullptr;                   // while parked in park()
+  std::uint64_t deadline_ns = kDeadlineNone;  // while parked
+  std::uint32_t join_target = 0;              // while parked in join(): the awaited thread
+  std::uint64_t wait_steps = 0;  // consecutive steps runnable and not picked (kFair; stats)
+  std::function<void()> body;    // only its own thread touches it once started
+  // kThreads: signalled when `running` becomes this id; the real thread (joined by Thread::join,
+  // run() or ~SimScheduler).
+  std::condition_variable turn;
+  std::thread thread;
+  // kFibers: the context and the thread's own last error slots (logical_locals.hpp).
+  SimFiber fiber;
+  fake_internal::LogicalLocals locals;
+};
+
+struct SimCore {
+  explicit SimCore(const SimOptions& options_in)
+      : options(options_in), rng(SeedStreams(options_in.seed).stream(SeedStream::kSchedule)) {}
+
+  const SimOptions options;
+  Rng rng;  // the schedule stream; guarded by mutex
+  mutable std::mutex mutex;
+  std::vector<std::unique_ptr<SimThread>> threads;  // index id - 1; at most threads_max
+  std::vector<std::uint32_t> priorities;            // kPct: thread ids, highest priority first
+  std::vector<std::uint64_t> change_points;         // kPct: step numbers, sorted
+  std::size_t change_next = 0;                      // kPct: the next change point's index
+  std::vector<std::uint64_t> delay_points;          // kDelayBounded: step numbers, sorted
+  std::size_t delay_next = 0;                       // kDelayBounded: the next delay's index
+  std::uint32_t delays_now = 0;                     // kDelayBounded: delays at this step
+  std::uint32_t running = 0;                        // the thread allowed to run; 0: none
+  std::atomic<std::uint64_t> now_ns{0};             // written under mutex, read anywhere
+  SimOutcome outcome = SimOutcome::kNotRun;
+  Status status;                 // run()'s result once outcome is final
+  std::condition_variable done;  // kThreads: signalled when outcome leaves kRunning
+  SimStats stats;
+  std::vector<SimThread*> runnable;  // scratch for step(), id order
+  std::string line;                  // scratch for trace lines
+  // kFibers: the context of the OS thread inside run(), and what it had active before run().
+  SimFiber host;
+  const SimCore* host_tls_core = nullptr;
+  SimThread* host_tls_thread = nullptr;
+  fake_internal::LogicalLocals* host_locals = nullptr;
+};
+
+// ---- Strategies (sim_strategy.cpp); all with the mutex held ------------------------------------
+
+// Draws the strategy's per-run parameters (PCT change points, delay steps). From the constructor.
+void strategy_init(SimCore& core);
+// A new thread `thread` was added to core.threads (kPct: its random priority).
+void strategy_thread_added(SimCore& core, const SimThread& thread);
+// At every step, before the runnable threads are collected (kPct's change points, kDelayBounded's
+// delays due at this step).
+void strategy_step(SimCore& core, SimThread& self);
+// The strategy's choice among core.runnable (not empty, id order).
+SimThread* strategy_pick(SimCore& core, const SimThread& self);
+// The strategy's part of parameters(): " depth=.. estimate=.. change_points=[..]" and so on.
+void strategy_parameters(const SimCore& core, std::string& text);
+
+// Records `core.line` as an event of thread `thread_id`, when tracing.
+void trace_line(SimCore& core, std::uint32_t thread_id);
+bool tracing(const SimCore& core);
+void append_thread(std::string& text, std::uint32_t id);
+
+}  // namespace readyport::internal
