@@ -26,8 +26,8 @@ fi
 find_tool() {
   local where="$1"
   if [ -f "$where" ] && [ -x "$where" ]; then echo "$where"; return 0; fi
-  if [ -x "$where/fakes/test/readyport-sim-trace" ]; then
-    echo "$where/fakes/test/readyport-sim-trace"; return 0
+  if [ -x "$where/stress/readyport-sim-trace" ]; then
+    echo "$where/stress/readyport-sim-trace"; return 0
   fi
   find "$where" -name readyport-sim-trace -type f -perm -u+x 2>/dev/null | head -n 1
 }

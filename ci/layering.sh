@@ -4,7 +4,9 @@
 # they are in (core/test is the engine's layer). The layers, lowest first:
 #
 #   core        the engine (core/)
-#   fakes       the testing kit: the fake OS, the simulation runtime, faults, traces, the oracle
+#   fakes       the testing kit, itself in layers, one folder each: trace, oracle (traces only),
+#               runtime, os, recording, faults, world; then fakes/test (the kit's tests and
+#               their support)
 #   properties  the RapidCheck properties and their world (properties/)
 #   stress      the stress driver and the main job (stress/)
 #   top         examples/, tests/ (consumers, docs programs)
@@ -24,7 +26,7 @@ cd "$(dirname "$0")/.." || exit 1
 if [ "${1:-}" = "--plant" ]; then
   dir=$(mktemp -d)
   trap 'rm -rf "$dir"' EXIT
-  printf '#include "stress_run.hpp"\n' >"$dir/planted.cpp"
+  printf '#include "runs/stress_run.hpp"\n' >"$dir/planted.cpp"
   # Judged as if it were core/src/zz_planted.cpp; the source tree is not touched.
   if READYPORT_LAYERING_EXTRA="core/src/zz_planted.cpp=$dir/planted.cpp" bash "$0" \
       >"$dir/out.txt" 2>&1; then
@@ -50,11 +52,23 @@ entries = [line.strip() for line in open(sys.argv[2], encoding='utf-8') if line.
 read_from = {e.split('=')[0]: e.split('=', 1)[1] for e in entries if '=' in e}
 files = [e.split('=')[0] for e in entries]
 rank = {'core': 0, 'fakes': 1, 'properties': 2, 'stress': 3, 'examples': 4, 'tests': 4}
-names = {0: 'core', 1: 'fakes', 2: 'properties', 3: 'stress', 4: 'top'}
+names = {0: 'core', 2: 'properties', 3: 'stress', 4: 'top'}
+# The kit's concepts, lowest first (fakes/CMakeLists.txt links each to those before it); the
+# oracle reads traces only. Anything else under fakes/ (test/) sits above them all.
+kit = ['trace', 'oracle', 'runtime', 'os', 'recording', 'faults', 'world']
+kit_top = 1 + (len(kit) + 1) / 10
+for i, concept in enumerate(kit):
+    names[1 + (i + 1) / 10] = 'fakes/' + concept
+names[kit_top] = 'fakes/test'
 
 
 def layer(path):
-    return rank.get(path.split('/')[0])
+    parts = path.split('/')
+    if parts[0] != 'fakes':
+        return rank.get(parts[0])
+    if len(parts) > 2 and parts[1] in kit:
+        return 1 + (kit.index(parts[1]) + 1) / 10
+    return kit_top
 
 
 by_suffix = {}
@@ -73,7 +87,7 @@ for path in files:
     if here is None:
         continue
     if '/test/' in path or path.endswith('_test.cpp'):
-        here = max(here, rank['fakes'])
+        here = max(here, kit_top)
     text = open(read_from.get(path, path), encoding='utf-8').read()
     for name in include.findall(text):
         candidates = by_suffix.get(name, [])

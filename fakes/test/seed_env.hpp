@@ -1,8 +1,8 @@
 // fakes/test/seed_env.hpp: READYPORT_SEED, one seed instead of a simulation test's loop.
 //
 // The GoogleTest simulation tests (fakes/test/sim_*_test.cpp, determinism_sim_test.cpp,
-// stress/stress_run_test.cpp) each loop over many seeds. A failure inside a loop names its seed
-// and the one command that runs that seed alone:
+// stress/runs/stress_run_test.cpp) each loop over many seeds. A failure inside a loop names its
+// seed and the one command that runs that seed alone:
 //
 //   seed=17; replay alone: READYPORT_SEED=17 build/default/fakes/test/readyport_sim_test
 //       --gtest_filter=SimFake.PortWaitsEndAtTheirExactVirtualDeadlineOrWhenAPacketArrives

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "stress_run.hpp"
+#include "runs/stress_run.hpp"
 
 namespace readyport {
 namespace {

@@ -53,7 +53,7 @@
 // Why pinned hits: a run's decision at a hit depends only on (seed, site, hit number)
 // (faulty_os.hpp, DETERMINISM), so the plan made of exactly the hits that fired in a run replays
 // that run, and leaving one of them out changes that one fault only. The shrinker
-// (stress/stress_shrink.hpp) removes fired faults one at a time this way.
+// (stress/jobs/stress_shrink.hpp) removes fired faults one at a time this way.
 //
 // Why draw() activates each site with probability 1/2 at 2, 10 or 25 percent: swarm testing
 // (Groce et al.) wins by leaving some sites off in each run, so that paths which a frequent

@@ -1,0 +1,161 @@
+#include "jobs/summary_json.hpp"
+
+#include <string>
+
+#include "cli/build_info.hpp"
+#include "files/options_json.hpp"
+
+namespace readyport {
+namespace {
+
+Json failure_json(const StressFailure& failure) {
+  Json object = Json::object();
+  object["seed"] = failure.seed;
+  object["source"] = failure.from_corpus ? "corpus" : "seeds";
+  object["entry"] = failure.entry;
+  object["status"] = failure.status;
+  object["signature"] = failure.signature;
+  object["message"] = failure.message;
+  object["bundle"] = failure.bundle;
+  return object;
+}
+
+Json totals_json(const StressTotals& t) {
+  Json object = Json::object();
+  object["connections"] = t.connections;
+  object["notifications"] = t.notifications;
+  object["port_calls"] = t.port_calls;
+  object["bytes_received"] = t.bytes_received;
+  object["trace_lines"] = t.trace_lines;
+  object["stale_packets"] = t.stale_packets;
+  object["dropped_packets"] = t.dropped_packets;
+  object["quarantined"] = t.quarantined;
+  object["scheduler_steps"] = t.steps;
+  object["scheduler_switches"] = t.switches;
+  object["seeds_cut"] = t.seeds_cut;
+  return object;
+}
+
+}  // namespace
+
+Json stress_judgement_json(const OracleJudgement& judgement) {
+  Json object = Json::object();
+  Json rules = Json::object();
+  for (std::uint32_t rule = 1; rule <= kOracleRules; ++rule) {
+    Json one = Json::object();
+    one["judged"] = judgement.judged[rule];
+    one["violated"] = judgement.violated[rule];
+    one["ambiguous"] = judgement.ambiguous[rule];
+    one["unjudged"] = judgement.unjudged[rule];
+    rules["O" + std::to_string(rule)] = std::move(one);
+  }
+  object["rules"] = std::move(rules);
+  Json bounds = Json::object();
+  for (std::size_t i = 0; i < kOracleBounds; ++i) {
+    bounds[oracle_bound_name(static_cast<OracleBound>(i))] = judgement.bounds_hit[i];
+  }
+  object["bounds_hit"] = std::move(bounds);
+  return object;
+}
+
+Json stress_figures_json(const StressFigures& figures) {
+  Json object = Json::object();
+  object["notifications"] = figures.notifications;
+  object["port_calls"] = figures.port_calls;
+  object["port_calls_per_notification"] = stress_figures_per_notification(figures);
+  object["remove_ored_with_in"] = figures.remove_ored_with_in;
+  object["remove_separate"] = figures.remove_separate;
+  object["stale_packets"] = figures.stale_packets;
+  return object;
+}
+
+namespace {
+
+// The build that ran: version, commit, compiler, build type, canary, tree state.
+Json build_json(const StressBuildInfo& info) {
+  Json build = Json::object();
+  build["version"] = info.version;
+  build["commit"] = info.commit;
+  build["compiler"] = info.compiler;
+  build["build"] = info.build;
+  build["canary"] = info.canary;
+  build["tree"] = info.tree;
+  return build;
+}
+
+// The corpus replayed first: where from, why none, how it went.
+Json corpus_json(const StressCorpusSummary& c) {
+  Json corpus = Json::object();
+  corpus["dir"] = c.dir;
+  corpus["note"] = c.note;
+  corpus["entries"] = c.entries;
+  corpus["passed"] = c.passed;
+  corpus["failed"] = c.failed;
+  return corpus;
+}
+
+}  // namespace
+
+Json stress_summary_json(const StressOptions& options, const StressRunSummary& summary,
+                         const StressFigures& figures) {
+  Json document = Json::object();
+  document["format"] = kStressSummaryFormat;
+  document["format_version"] = 1;
+  document["readyport"] = build_json(stress_build_info());
+  document["options"] = stress_run_options_json(options);
+  document["invocation"] = stress_invocation_json(options);
+  document["shard"] =
+      std::to_string(options.shard_index + 1) + "/" + std::to_string(options.shard_count);
+  document["first_seed"] = options.first_seed;
+  document["seeds_planned"] = summary.seeds_planned;
+  document["seeds_run"] = summary.totals.seeds;
+  document["passed"] = summary.totals.seeds - summary.totals.failures;
+  document["failed"] = summary.totals.failures;
+  document["corpus"] = corpus_json(summary.corpus);
+  Json failures = Json::array();
+  for (const StressFailure& failure : summary.failures) {
+    failures.push_back(failure_json(failure));
+  }
+  document["failures"] = std::move(failures);
+  document["failures_total"] = summary.failures.size();
+  document["stopped_early"] = summary.stopped_early;
+  document["totals"] = totals_json(summary.totals);
+  document["oracle_judgement"] = stress_judgement_json(summary.totals.judgement);
+  Json coverage = Json::object();
+  Json zero_rows = Json::array();
+  Json faults = Json::object();
+  const std::string prefix = "fault.";
+  for (const auto& [name, count] : summary.totals.coverage) {
+    if (name.rfind(prefix, 0) == 0) {
+      faults[name.substr(prefix.size())] = count;
+    } else {
+      coverage[name] = count;
+    }
+    if (count == 0) {
+      zero_rows.push_back(name);
+    }
+  }
+  document["coverage"] = std::move(coverage);
+  document["coverage_zero_rows"] = std::move(zero_rows);
+  document["faults_fired"] = std::move(faults);
+  document["os"] = stress_os_name(options.os);
+  document["figures"] = stress_figures_json(figures);
+  Json hashes = Json::array();
+  for (const StressSeedHash& hash : summary.seed_hashes) {
+    Json row = Json::object();
+    row["seed"] = hash.seed;
+    row["trace_hash"] = hash.trace_hash;
+    hashes.push_back(std::move(row));
+  }
+  document["seed_hashes"] = std::move(hashes);
+  document["seed_hashes_left_off"] = summary.seed_hashes_left_off;
+  document["seconds"] = summary.seconds;
+  document["jobs"] = summary.jobs;
+  document["steps_all"] = summary.steps_all;
+  document["seeds_per_second"] = stress_summary_seeds_per_second(summary);
+  document["scheduled_calls_per_second"] = stress_summary_steps_per_second(summary);
+  document["exit_status"] = summary.exit_status;
+  return document;
+}
+
+}  // namespace readyport

@@ -1,0 +1,536 @@
+// The chaos workload's director and its two phases. See chaos_workload.hpp.
+#include "workload/chaos_workload.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "workload/chaos_world.hpp"
+
+namespace readyport {
+namespace {
+
+using chaos::Guard;
+using chaos::Known;
+using chaos::WorkloadState;
+
+// A poller's wait in the last poll() of each burst (virtual ms), its burst, its bound on polls.
+constexpr std::uint32_t kPollerWaitMs = 20;
+constexpr std::uint32_t kPollerBurst = 4;
+constexpr std::uint32_t kPollerPollsMax = 1'000'000;
+
+// ---- Raw peers: plain sockets the director drives -----------------------------------------------
+
+struct Peer {
+  enum class State : std::uint8_t { kIdle, kOpen, kShut, kSilent, kClosed };
+  State state = State::kIdle;
+  Socket socket = kInvalidSocket;
+  std::uint32_t stream = 0;  // payload stream (after the clients')
+  std::uint32_t sent = 0;
+  std::uint32_t received = 0;
+};
+
+void peer_close(WorkloadState& world, Peer& peer) {
+  if (peer.socket != kInvalidSocket) {
+    (void)world.os.closesocket(peer.socket);
+  }
+  peer.socket = kInvalidSocket;
+  peer.state = Peer::State::kClosed;
+}
+
+// Sends one chunk (when open) and reads what is there, checking it.
+void peer_pump(WorkloadState& world, Peer& peer) {
+  const ChaosWorkload& w = world.workload;
+  if (peer.state == Peer::State::kOpen && peer.sent < w.bytes_per_client) {
+    char chunk[256];
+    const std::uint32_t size =
+        std::min<std::uint32_t>({w.bytes_per_client - peer.sent, w.chunk_bytes_max,
+                                 static_cast<std::uint32_t>(sizeof chunk)});
+    for (std::uint32_t i = 0; i < size; ++i) {
+      chunk[i] = static_cast<char>(chaos::payload_byte(w.seed, peer.stream, peer.sent + i));
+    }
+    const int n = world.os.send(peer.socket, chunk, static_cast<int>(size), 0);
+    if (n > 0) {
+      peer.sent += static_cast<std::uint32_t>(n);
+    } else if (world.os.last_error() != kWsaEwouldblock) {
+      peer_close(world, peer);
+      return;
+    }
+  }
+  char chunk[512];
+  for (std::uint32_t reads = 0; reads < 16; ++reads) {
+    const int n = world.os.recv(peer.socket, chunk, static_cast<int>(sizeof chunk), 0);
+    if (n > 0) {
+      std::uint64_t mismatched = 0;
+      for (int i = 0; i < n; ++i) {
+        const std::uint64_t offset = peer.received + static_cast<std::uint32_t>(i);
+        if (offset >= peer.sent || static_cast<std::uint8_t>(chunk[i]) !=
+                                       chaos::payload_byte(w.seed, peer.stream, offset)) {
+          ++mismatched;
+        }
+      }
+      peer.received += static_cast<std::uint32_t>(n);
+      Guard guard(*world.mutex);
+      world.counts.bytes_received += static_cast<std::uint64_t>(n);
+      world.counts.bytes_mismatched += mismatched;
+      if (mismatched != 0) {
+        world.fail("peer " + std::to_string(peer.stream) + " received " +
+                   std::to_string(mismatched) + " bytes that differ from what it sent");
+      }
+      continue;
+    }
+    // End of stream (the server closed), or an error: this peer is done.
+    if (n == 0 || world.os.last_error() != kWsaEwouldblock) {
+      peer_close(world, peer);
+    }
+    return;
+  }
+}
+
+void peer_connect(WorkloadState& world, Peer& peer) {
+  peer.socket = world.os.socket(kAfInet, kSockStream, kIpprotoTcp);
+  if (peer.socket == kInvalidSocket) {
+    peer.state = Peer::State::kClosed;
+    return;
+  }
+  bool ok = world.os.set_nonblocking(peer.socket, true) == 0;
+  if (ok && world.os.connect(peer.socket, world.server_address()) != 0) {
+    ok = world.os.last_error() == kWsaEwouldblock;
+  }
+  if (!ok) {
+    peer_close(world, peer);
+    return;
+  }
+  peer.state = Peer::State::kOpen;
+  Guard guard(*world.mutex);
+  ++world.counts.peers_started;
+}
+
+// One step of a peer, drawn: connect, pump, shut down, reset, close, or go silent.
+void peer_step(WorkloadState& world, Peer& peer) {
+  switch (peer.state) {
+    case Peer::State::kIdle:
+      peer_connect(world, peer);
+      return;
+    case Peer::State::kOpen: {
+      const std::uint64_t pick = world.draw_below(100);
+      if (pick < 55) {
+        peer_pump(world, peer);
+      } else if (pick < 70) {
+        (void)world.os.shutdown(peer.socket, kSdSend);
+        peer.state = Peer::State::kShut;
+      } else if (pick < 80) {
+        (void)world.os.set_linger(peer.socket, true, 0);  // an abortive reset (spec D2)
+        peer_close(world, peer);
+      } else if (pick < 90) {
+        peer.state = Peer::State::kSilent;
+      } else {
+        peer_close(world, peer);
+      }
+      return;
+    }
+    case Peer::State::kShut:
+      peer_pump(world, peer);
+      return;
+    case Peer::State::kSilent:
+    case Peer::State::kClosed:
+      return;
+  }
+}
+
+// ---- The director's actions ---------------------------------------------------------------------
+
+void post_task(WorkloadState& world) {
+  std::uint32_t index = 0;
+  {
+    Guard guard(*world.mutex);
+    if (world.tasks_posted >= WorkloadState::kTasksMax) {
+      return;
+    }
+    index = world.tasks_posted++;
+  }
+  const Status status = world.engine.post(*world.tasks[index]);
+  world.record(workload_line_post(index, status));
+  Guard guard(*world.mutex);
+  if (status.ok()) {
+    ++world.counts.posts;
+  } else if (status.code() != StatusCode::kOsError) {
+    world.fail("post() failed: " + status.to_string());
+  }
+}
+
+// Closes a server socket behind the engine's back, then tells the engine (spec E4: its REMOVE
+// fails, and it must not free the slot on a guess). Half the time right after the engine's own
+// close(), whose REMOVE is then applied and may still be queued: the close may drop it (the
+// fake's remove_dropped_on_close), a REMOVE the engine must find lost (engine.hpp). Drawn only
+// where an engine can keep its contract despite it (chaos_workload.hpp).
+void close_behind(WorkloadState& world) {
+  Known known;
+  if (!world.pick_known(&known) || known.server == nullptr) {
+    return;
+  }
+  if (world.draw_below(2) == 0) {
+    world.close_known(known, false);
+  }
+  world.record(workload_line_close_behind(known.socket));
+  (void)world.os.closesocket(known.socket);
+  {
+    Guard guard(*world.mutex);
+    ++world.counts.behind_closes;
+  }
+  world.close_known(known, false);
+}
+
+void director_action(WorkloadState& world, std::vector<Peer>& peers) {
+  const ChaosWorkload& w = world.workload;
+  std::uint64_t pick = world.draw_below(100);
+  Known known;
+  if (pick < w.weight_close) {
+    if (world.pick_known(&known)) {
+      world.close_known(known, false);
+    }
+    return;
+  }
+  pick -= w.weight_close;
+  if (pick < w.weight_notify) {
+    if (world.pick_known(&known)) {
+      world.notify(known, kSockNotifyEventIn);
+    }
+    return;
+  }
+  pick -= w.weight_notify;
+  if (pick < w.weight_post) {
+    return post_task(world);
+  }
+  pick -= w.weight_post;
+  if (pick < w.weight_peer) {
+    if (!peers.empty()) {
+      peer_step(world, peers[world.draw_below(peers.size())]);
+    }
+    return;
+  }
+  pick -= w.weight_peer;
+  if (pick < w.weight_client) {
+    (void)world.launch_client(false);
+    return;
+  }
+  pick -= w.weight_client;
+  if (pick < w.weight_behind) {
+    return close_behind(world);
+  }
+  world.os.sleep_ms(1 + static_cast<std::uint32_t>(world.draw_below(w.action_gap_ms_max)));
+}
+
+// ---- Start, phases, stop ------------------------------------------------------------------------
+
+// engine.start(), retried while the port cannot be created (an injected fault).
+Status start_engine(WorkloadState& world) {
+  Status status;
+  for (std::uint32_t attempt = 0; attempt < WorkloadState::kRetryAttempts; ++attempt) {
+    if (attempt > 0) {
+      world.retry_pause(attempt - 1);
+    }
+    status = world.engine.start();
+    if (status.ok() || status.code() != StatusCode::kOsError) {
+      return status;
+    }
+    Guard guard(*world.mutex);
+    ++world.counts.start_retries;
+  }
+  return status;
+}
+
+// A poller: the driver of an embedder without workers, beside them. Bursts of polls that do not
+// wait (so it can enter as stop() ends, or between a worker's batches), then one that waits (so
+// virtual time moves). It ends when poll() says the engine stopped (kFailedPrecondition); a port
+// call that kept failing (faults) is polled again.
+void poll_until_stopped(Engine& engine) {
+  for (std::uint32_t i = 0; i < kPollerPollsMax; ++i) {
+    Result<std::uint32_t> got =
+        engine.poll(i % kPollerBurst == kPollerBurst - 1 ? kPollerWaitMs : 0);
+    if (!got.ok() && got.status().code() == StatusCode::kFailedPrecondition) {
+      return;
+    }
+  }
+}
+
+// The run_worker() threads, then the pollers.
+Status start_workers(WorkloadState& world, std::vector<std::unique_ptr<Thread>>& threads) {
+  Engine& engine = world.engine;
+  const std::uint32_t wanted = world.workload.workers + world.workload.pollers;
+  std::uint32_t failures = 0;
+  for (std::uint32_t attempt = 0; attempt < 64 && threads.size() < wanted; ++attempt) {
+    if (failures > 0) {
+      world.retry_pause(failures - 1);
+    }
+    Result<std::unique_ptr<Thread>> thread =
+        threads.size() < world.workload.workers
+            ? world.os.thread_start(
+                  "worker", [&engine] { (void)engine.run_worker(); })
+            : world.os.thread_start("poller", [&engine] { poll_until_stopped(engine); });
+    if (thread.ok()) {
+      threads.push_back(std::move(thread).value());
+      failures = 0;
+      continue;
+    }
+    ++failures;
+    Guard guard(*world.mutex);
+    ++world.counts.start_retries;
+  }
+  if (threads.empty()) {
+    return Status(StatusCode::kOsError, "no worker thread could be started");
+  }
+  return Status();
+}
+
+// Waits (virtual time) until every client and server connection closed; the stuck ones, or ok.
+Status wait_closed(WorkloadState& world, std::uint32_t limit_ms, const char* phase) {
+  const std::uint64_t deadline_ns = world.os.now_ns() + std::uint64_t{limit_ms} * 1'000'000;
+  for (;;) {
+    {
+      Guard guard(*world.mutex);
+      if (world.clients_open == 0 && world.server_open == 0) {
+        return Status();
+      }
+    }
+    if (world.os.now_ns() >= deadline_ns) {
+      break;
+    }
+    world.os.sleep_ms(5);
+  }
+  Guard guard(*world.mutex);
+  std::string stuck;
+  std::uint32_t listed = 0;
+  for (const auto& client : world.clients) {
+    const bool started = client->socket != kInvalidSocket;
+    if (!started || listed >= 8) {
+      continue;
+    }
+    stuck += " client " + std::to_string(client->index()) +
+             " (s=" + std::to_string(client->socket) + " sent " + std::to_string(client->sent()) +
+             " received " + std::to_string(client->received()) + ")";
+    ++listed;
+  }
+  const EngineStats stats = world.engine.stats();
+  return Status(
+      StatusCode::kInternal,
+      std::string("liveness: ") + phase + ": not converged after " + std::to_string(limit_ms) +
+          " ms (virtual) with faults off: " + std::to_string(world.clients_open) +
+          " client(s) and " + std::to_string(world.server_open) +
+          " server connection(s) still open; engine holds " +
+          std::to_string(stats.connections_live) + " connection(s) (listener included), " +
+          std::to_string(stats.quarantined) + " quarantined in all; clients:" + stuck);
+}
+
+// Opens the listener again if the engine closed it while the table was full.
+void revive_listener(WorkloadState& world) {
+  bool down = false;
+  {
+    Guard guard(*world.mutex);
+    down = world.listener_down && !world.stopping;
+  }
+  if (down) {
+    world.reopen_listener();
+  }
+}
+
+void chaos_phase(WorkloadState& world, std::vector<Peer>& peers) {
+  for (std::uint32_t i = 0; i < world.workload.clients_concurrent; ++i) {
+    if (!world.launch_client(false)) {
+      break;
+    }
+  }
+  if (world.workload.hold_clients) {
+    world.release_held();
+  }
+  for (std::uint32_t action = 0; action < world.workload.actions; ++action) {
+    revive_listener(world);
+    director_action(world, peers);
+    // Keep the peers' data flowing between actions.
+    for (Peer& peer : peers) {
+      if (peer.state == Peer::State::kOpen || peer.state == Peer::State::kShut) {
+        peer_pump(world, peer);
+      }
+    }
+  }
+}
+
+Status liveness_phase(WorkloadState& world, std::vector<Peer>& peers) {
+  world.record("phase liveness");
+  if (world.hooks.set_faults_enabled) {
+    world.hooks.set_faults_enabled(false);
+  }
+  {
+    Guard guard(*world.mutex);
+    world.faults_off = true;
+    world.launching = false;
+  }
+  // A quiet period first: a fault of the chaos phase can still be acting (a refused re-arm whose
+  // close rides a driver's next call, a call in its retry backoff). Virtual time passes only when
+  // every thread is parked, so after it every such follow-up has been issued and has landed.
+  world.os.sleep_ms(world.workload.quiet_ms);
+  for (Peer& peer : peers) {
+    peer_close(world, peer);  // silent ones too: their server ends
+  }
+  if (Status status = wait_closed(world, world.workload.settle_limit_ms, "settle"); !status.ok()) {
+    return status;
+  }
+  revive_listener(world);  // every connection is closed: its slot is free
+  {
+    Guard guard(*world.mutex);
+    if (world.listener_down) {
+      return Status(StatusCode::kInternal, "liveness: the listener could not be opened again");
+    }
+  }
+  for (std::uint32_t i = 0; i < world.workload.liveness_clients; ++i) {
+    (void)world.launch_client(true);
+  }
+  return wait_closed(world, world.workload.liveness_limit_ms, "fresh clients");
+}
+
+// After stop(): what must hold of the counts.
+Status check_end(WorkloadState& world) {
+  Guard guard(*world.mutex);
+  const ChaosCounts& c = world.counts;
+  if (!world.failure.empty()) {
+    return Status(StatusCode::kInternal, world.failure);
+  }
+  if (c.bytes_mismatched != 0) {
+    return Status(StatusCode::kInternal,
+                  "chaos workload: " + std::to_string(c.bytes_mismatched) + " bytes differ");
+  }
+  if (world.clients_open != 0 || world.server_open != 0) {
+    return Status(StatusCode::kInternal, "chaos workload: after stop() " +
+                                             std::to_string(world.clients_open) +
+                                             " client(s) and " + std::to_string(world.server_open) +
+                                             " server connection(s) never got on_closed");
+  }
+  if (c.tasks_run != c.posts) {
+    return Status(StatusCode::kInternal, "chaos workload: " + std::to_string(c.posts) +
+                                             " tasks posted but " + std::to_string(c.tasks_run) +
+                                             " ran");
+  }
+  std::uint32_t liveness_done = 0;
+  for (const auto& client : world.clients) {
+    if (client->liveness() && client->received() >= world.workload.bytes_per_client) {
+      ++liveness_done;
+    }
+  }
+  if (liveness_done != world.workload.liveness_clients) {
+    return Status(StatusCode::kInternal, "liveness: " + std::to_string(liveness_done) + " of " +
+                                             std::to_string(world.workload.liveness_clients) +
+                                             " fresh clients were echoed in full with faults off");
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status chaos_workload_check(const ChaosWorkload& w) {
+  if (w.clients_concurrent < 1 || w.bytes_per_client < 1 || w.chunk_bytes_max < 1 ||
+      w.buffer_bytes < 1 || w.workers < 1 || w.action_gap_ms_max < 1) {
+    return Status(StatusCode::kInvalidArgument,
+                  "ChaosWorkload: clients_concurrent, bytes_per_client, chunk_bytes_max, "
+                  "buffer_bytes, workers and action_gap_ms_max must be >= 1");
+  }
+  if (w.connections_max < 2 + w.clients_concurrent) {
+    return Status(StatusCode::kInvalidArgument,
+                  "ChaosWorkload: connections_max must hold the listener and clients_concurrent "
+                  "clients with their server ends");
+  }
+  if (w.hold_clients && w.clients_concurrent != w.clients) {
+    return Status(StatusCode::kInvalidArgument,
+                  "ChaosWorkload: hold_clients needs every client started at once "
+                  "(clients_concurrent == clients)");
+  }
+  if (w.mode == Mode::kOneshotEdge) {
+    return Status(StatusCode::kInvalidArgument,
+                  "ChaosWorkload: oneshot_edge can miss data that arrives before the re-arm "
+                  "(spec C5, C6)");
+  }
+  const std::uint32_t weights = w.weight_close + w.weight_notify + w.weight_post + w.weight_peer +
+                                w.weight_client + w.weight_behind;
+  if (weights > 100) {
+    return Status(StatusCode::kInvalidArgument, "ChaosWorkload: action weights exceed 100");
+  }
+  return Status();
+}
+
+EngineOptions chaos_engine_options(const ChaosWorkload& workload) {
+  EngineOptions options;
+  options.connections_max = workload.connections_max;
+  options.workers_max = workload.workers + workload.pollers + 1;
+  options.wait_timeout_ms = 200;
+  return options;
+}
+
+ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& workload,
+                               const ChaosHooks& hooks) {
+  ChaosResult result;
+  result.status = chaos_workload_check(workload);
+  if (!result.status.ok()) {
+    return result;
+  }
+  WorkloadState world(os, engine, workload, hooks);
+  world.record("phase chaos");
+  result.status = start_engine(world);
+  if (!result.status.ok()) {
+    return result;
+  }
+  std::vector<std::unique_ptr<Thread>> workers;
+  result.status = start_workers(world, workers);
+  if (result.status.ok()) {
+    // A port that refuses every registration for longer than the retries (a drawn outage) is a
+    // state to wait out in the chaos phase: the director opens the listener once it can.
+    const Status opened = world.open_listener();
+    Guard guard(*world.mutex);
+    world.listener_down = !opened.ok();
+    if (!opened.ok() && opened.code() != StatusCode::kOsError) {
+      result.status = opened;
+    }
+    if (!opened.ok()) {
+      ++world.counts.listener_retries_exhausted;
+    }
+  }
+  std::vector<Peer> peers(workload.peers);
+  for (std::uint32_t i = 0; i < workload.peers; ++i) {
+    peers[i].stream = workload.clients + workload.liveness_clients + i;
+  }
+  if (result.status.ok()) {
+    chaos_phase(world, peers);
+    result.status = liveness_phase(world, peers);
+  }
+  for (Peer& peer : peers) {
+    peer_close(world, peer);
+  }
+  {
+    Guard guard(*world.mutex);
+    world.stopping = true;
+  }
+  if (workload.faults_at_stop && world.hooks.set_faults_enabled) {
+    world.record("phase stop faults=on");
+    world.hooks.set_faults_enabled(true);
+  } else {
+    world.record("phase stop");
+  }
+  const Status stopped = engine.stop();
+  for (std::unique_ptr<Thread>& worker : workers) {
+    worker->join();
+  }
+  world.record("phase end");
+  if (result.status.ok() && !stopped.ok()) {
+    result.status = stopped;
+  }
+  if (result.status.ok()) {
+    result.status = check_end(world);
+  }
+  {
+    Guard guard(*world.mutex);
+    result.counts = world.counts;
+  }
+  result.engine = engine.stats();
+  return result;
+}
+
+}  // namespace readyport
