@@ -4,22 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <utility>
 
 namespace readyport {
-namespace lifetime_oracle_internal {
-
-std::string hex_text(std::uint64_t value) {
-  char text[24];
-  const int size =
-      std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-  return std::string(text, static_cast<std::size_t>(size > 0 ? size : 0));
-}
-
-}  // namespace lifetime_oracle_internal
-
 // ==== Workload and handler lines =================================================================
 
 void LifetimeOracle::State::on_workload(ThreadState& t) {
@@ -416,10 +404,10 @@ void LifetimeOracle::State::on_obs_handler_leave(ThreadState& t, const IdKey& id
     fail(kO12, "obs.handler_leave id=" + id_text(id) + " on T" + num(t.id) +
                    " without hnd.leave just before it");
   } else if ((t.left_id_known && t.left_id != id) || t.left_ret != result) {
-    fail(kO12, "obs.handler_leave id=" + id_text(id) + " ret=" + hex_text(result) + " on T" +
+    fail(kO12, "obs.handler_leave id=" + id_text(id) + " ret=" + trace_hex_text(result) + " on T" +
                    num(t.id) + " but the handler that left was " +
                    (t.left_id_known ? id_text(t.left_id) : std::string("unknown")) + " returning " +
-                   hex_text(t.left_ret));
+                   trace_hex_text(t.left_ret));
   }
   t.left = false;
 }

@@ -22,6 +22,7 @@
 
 #include "readyport/assert.hpp"
 #include "readyport/fake/lifetime_oracle.hpp"
+#include "readyport/fake/trace_lines.hpp"
 #include "readyport/fake/trace_parse.hpp"
 #include "readyport/os.hpp"
 
@@ -59,9 +60,7 @@ using IdKey = std::pair<std::uint32_t, std::uint32_t>;  // (slot, generation)
 // A posted packet as the oracle matches it: (port, key, bytes).
 using PostPacket = std::tuple<std::uintptr_t, std::uintptr_t, std::uint32_t>;
 
-inline std::string id_text(IdKey id) {
-  return std::to_string(id.first) + "/" + std::to_string(id.second);
-}
+inline std::string id_text(IdKey id) { return trace_id_text(ConnId{id.first, id.second}); }
 
 inline std::string num(std::uint64_t value) { return std::to_string(value); }
 
