@@ -1,4 +1,4 @@
-// Issue 2, item 6: a long scripted scenario over 64 sockets and two ports runs twice on FakeOs
+// A long scripted scenario over 64 sockets and two ports runs twice on FakeOs
 // (one thread, the inline runtime, every call through RecordingOs) and yields identical traces,
 // compared in full. Label determinism.
 //

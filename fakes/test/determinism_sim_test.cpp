@@ -1,6 +1,6 @@
 // One seed, one interleaving: the standard multi-threaded scenario (three dequeuers, a producer,
 // FakeOs under SimScheduler, every call recorded) replays to the same trace for every seed, and
-// different seeds give different interleavings. Issue 3, label determinism.
+// different seeds give different interleavings. Label determinism.
 #include <gtest/gtest.h>
 
 #include <cstdio>

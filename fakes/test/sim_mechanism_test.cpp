@@ -1,7 +1,7 @@
 // SimScheduler's two mechanisms (threads, fibers): the same seed makes the same decisions, so the
 // standard scenario's trace and schedule hashes are identical under both for every seed and
 // strategy; per-logical-thread last errors; several schedulers at once on different OS threads.
-// Issue 13 item 2, label determinism.
+// Label determinism.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -3,8 +3,8 @@
 // (round robin) or as the strategies choose, each under both mechanisms side by side (/threads:
 // a real thread per logical thread and a condition-variable baton; /fibers: user-space contexts
 // on one OS thread); the inline and free-running runtimes as baselines; and whole runs of the
-// standard scenario per second under both mechanisms. Issue 13's target: >= 1,000,000 calls/s
-// for BM_SimRoundRobinSwitchEveryCall/fibers on one core.
+// standard scenario per second under both mechanisms. The target: >= 1,000,000 calls/s for
+// BM_SimRoundRobinSwitchEveryCall/fibers on one core.
 //
 // Each benchmark iteration is one SimScheduler::run of kCalls seam calls (so thread start-up is
 // included, amortised over the calls); items_per_second is seam calls per second.

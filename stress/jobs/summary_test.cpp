@@ -76,7 +76,7 @@ TEST(SummaryJsonTest, ListsEveryFailureWithItsBundle) {
   EXPECT_EQ(json["os"], "fake");
 }
 
-// Issue 13 item 3: the speed of a run (seeds and scheduled calls per wall second, the job count)
+// The speed of a run (seeds and scheduled calls per wall second, the job count)
 // and every seed's trace hash in seed order, so that runs on different job counts compare.
 TEST(SummaryJsonTest, RatesJobsAndPerSeedHashes) {
   StressRunSummary summary = stress_summary_begin(3);
