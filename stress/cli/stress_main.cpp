@@ -25,6 +25,7 @@
 #include "cli/build_info.hpp"
 #include "cli/stress_options.hpp"
 #include "engine_replay.hpp"
+#include "explore/explore_main.hpp"
 #include "files/bundle.hpp"
 #include "files/corpus.hpp"
 #include "files/file_io.hpp"
@@ -219,6 +220,9 @@ int main(int argc, char** argv) {
   }
   if (!options.check_trace.empty()) {
     return readyport::check_trace(options);
+  }
+  if (!options.explore.empty()) {
+    return readyport::stress_explore_main(options, std::cout);
   }
   if (!options.replay.empty()) {
     return readyport::stress_replay_main(options, command_line);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/cli_number.hpp"
+#include "explore/small_worlds.hpp"
 #include "readyport/fake/fault_plan.hpp"
 
 namespace readyport {
@@ -22,6 +23,8 @@ constexpr std::uint64_t kStepsMax = 1'000'000'000;
 constexpr std::uint32_t kCapMax = 1'000'000;
 constexpr std::uint32_t kSecondsMax = 86'400;
 constexpr std::uint32_t kConnectionsMax = 100'000;
+constexpr std::uint32_t kPreemptionsMax = 8;
+constexpr std::uint64_t kSchedulesMax = 1'000'000'000;
 
 const char* const kExamples =
     "Examples:\n"
@@ -39,6 +42,7 @@ const char* const kExamples =
     "  readyport-stress --os windows --seeds 4 --seconds-max 60   on the real API (Windows)\n"
     "  readyport-stress --engine-case 'seed=3 workers=2 batch=4; add(oneshot_level IN); run(5 "
     "ms)'\n"
+    "  readyport-stress --explore all --preemptions 2   every schedule of the small worlds\n"
     "\n"
     "Refused together: --seed with --seeds, --first-seed or --shard; --replay, --check-trace and\n"
     "--engine-case with any option that chooses or shapes a run (--check-trace takes --runtime,\n"
@@ -53,6 +57,8 @@ const char* const kExamples =
     "seed, e.g. exit 134 on an assertion, and writes only the seed's bundle).\n"
     "--replay of a bundle: 0 the same verdict and trace hash, 3 the same verdict with another\n"
     "trace, 4 not reproduced (another verdict); of a corpus entry: 0 it passes, 1 it fails.\n"
+    "--explore: 0 every schedule passed (complete to the bound, or cut by --schedules-max: said\n"
+    "so), 1 a schedule failed (the one with the fewest preemptions, with its --schedule).\n"
     "--shrink: 0 a failing seed was shrunk (its minimal case printed and written), 1 the seed\n"
     "passes (nothing to shrink), 2 an output could not be written. --check-trace: 0 the trace\n"
     "holds, 1 a violation, 2 an unreadable trace or a --runtime that contradicts its header.\n"
@@ -151,6 +157,10 @@ struct Parser {
     CLI::Option* replay = nullptr;
     CLI::Option* check = nullptr;
     CLI::Option* engine_case = nullptr;
+    CLI::Option* explore = nullptr;
+    CLI::Option* preemptions = nullptr;
+    CLI::Option* schedules_max = nullptr;
+    CLI::Option* schedule = nullptr;
   } h;
 
   Parser() {
@@ -164,6 +174,7 @@ struct Parser {
     add_scale_and_shrink_options();
     add_output_options();
     add_mode_options();
+    add_explore_options();
     exclude_incompatible();
   }
 
@@ -352,6 +363,31 @@ struct Parser {
     app.add_flag("--version", o.version, "print the version and git commit and exit");
   }
 
+  // --explore and its bounds (explore/explore_main.hpp).
+  void add_explore_options() {
+    StressOptions& o = options;
+    std::vector<std::string> names = {"all"};
+    for (const SmallWorld& world : small_worlds()) {
+      names.push_back(world.name);
+    }
+    h.explore = app.add_option("--explore", o.explore,
+                               "run every schedule of a pinned small world (or all of them) up "
+                               "to --preemptions, each judged as a seed")
+                    ->type_name("NAME")
+                    ->check(CLI::IsMember(names));
+    h.preemptions = cli_add_number(app, "--preemptions", &o.preemptions, 0, kPreemptionsMax,
+                                   "with --explore: preemptions a schedule may have (default 2)");
+    h.schedules_max = cli_add_number(app, "--schedules-max", &o.schedules_max, 1, kSchedulesMax,
+                                     "with --explore: schedules a world may run (default 1000000)");
+    h.schedule = app.add_option("--schedule", o.explore_schedule,
+                                "with --explore NAME: run the one schedule LIST names (the thread "
+                                "picked at each decision, as a failure prints it)")
+                     ->type_name("LIST");
+    h.preemptions->needs(h.explore);
+    h.schedules_max->needs(h.explore);
+    h.schedule->needs(h.explore)->excludes(h.preemptions)->excludes(h.schedules_max);
+  }
+
   // Options that choose or shape a run go with no other mode; --shrink and --scale with
   // fewer of the main job's.
   void exclude_incompatible() {
@@ -368,6 +404,10 @@ struct Parser {
       h.replay->excludes(option);
       h.check->excludes(option);
       h.engine_case->excludes(option);
+      h.explore->excludes(option);
+    }
+    for (CLI::Option* option : {h.replay, h.check, h.engine_case, h.runtime, h.trace_out}) {
+      h.explore->excludes(option);
     }
     h.replay->excludes(h.runtime)->excludes(h.check)->excludes(h.engine_case);
     h.check->excludes(h.trace)->excludes(h.verbose)->excludes(h.trace_out)->excludes(h.engine_case);

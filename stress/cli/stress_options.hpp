@@ -131,6 +131,13 @@ struct StressOptions {
   // --engine-case LINE: replay one case of the engine property (properties/engine_replay.hpp).
   bool engine_case_given = false;
   std::string engine_case;
+  // --explore NAME: every schedule of a pinned small world (or "all") up to `preemptions`, at
+  // most `schedules_max` schedules a world; --schedule LIST runs the one schedule LIST names
+  // (explore/explore_main.hpp).
+  std::string explore;
+  std::uint32_t preemptions = 2;
+  std::uint64_t schedules_max = 1'000'000;
+  std::string explore_schedule;
   // Where every failing seed writes its bundle, seed-<S>.json (relative to the working directory).
   std::string bundle_dir = "stress-failures";
   // The main job's seeds (and corpus entries) run on this many threads at once, each seed in its

@@ -279,6 +279,7 @@ StressStrategy stress_strategy_of(SimStrategy strategy) {
     case SimStrategy::kFair:
       return StressStrategy::kFair;
     case SimStrategy::kRoundRobin:
+    case SimStrategy::kExplore:
       break;
   }
   READYPORT_UNREACHABLE();

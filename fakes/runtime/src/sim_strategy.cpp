@@ -79,6 +79,38 @@ SimThread* fair_overdue(const SimCore& core) {
   return longest->wait_steps >= core.options.fair_window ? longest : nullptr;
 }
 
+// kExplore: the prefix's choice, else the thread that took the step if it can go on, else the
+// lowest runnable id; the decision is recorded (SimChoices).
+SimThread* explore_pick(SimCore& core, const SimThread& self) {
+  SimChoices& choices = *core.options.choices;
+  SimDecision decision;
+  decision.self = self.id;
+  SimThread* fallback = nullptr;
+  SimThread* self_runnable = nullptr;
+  for (SimThread* thread : core.runnable) {
+    decision.runnable |= std::uint64_t{1} << (thread->id - 1);
+    if (thread == &self) {
+      self_runnable = thread;
+    }
+  }
+  decision.self_runnable = self_runnable != nullptr;
+  const std::size_t index = choices.decisions.size();
+  if (index < choices.prefix.size()) {
+    const std::uint32_t id = choices.prefix[index];
+    if (id >= 1 && id <= 64 && (decision.runnable >> (id - 1) & 1) != 0) {
+      fallback = core.threads[id - 1].get();
+    } else if (choices.diverged_at == SimChoices::kFollowed) {
+      choices.diverged_at = index;
+    }
+  }
+  if (fallback == nullptr) {
+    fallback = self_runnable != nullptr ? self_runnable : core.runnable.front();
+  }
+  decision.chosen = fallback->id;
+  choices.decisions.push_back(decision);
+  return fallback;
+}
+
 }  // namespace
 
 void strategy_init(SimCore& core) {
@@ -97,6 +129,11 @@ void strategy_init(SimCore& core) {
       break;
     case SimStrategy::kFair:
       READYPORT_ASSERT(options.fair_window >= 1);
+      break;
+    case SimStrategy::kExplore:
+      READYPORT_ASSERT(options.choices != nullptr);
+      READYPORT_ASSERT(options.threads_max <= 64);  // SimDecision::runnable is a 64-bit set
+      options.choices->decisions.clear();
       break;
     case SimStrategy::kRandom:
     case SimStrategy::kRoundRobin:
@@ -130,6 +167,7 @@ void strategy_step(SimCore& core, SimThread& self) {
     case SimStrategy::kRandom:
     case SimStrategy::kRoundRobin:
     case SimStrategy::kFair:
+    case SimStrategy::kExplore:
       return;
   }
   READYPORT_UNREACHABLE();
@@ -177,6 +215,8 @@ SimThread* strategy_pick(SimCore& core, const SimThread& self) {
       }
       return core.runnable[core.rng.below(core.runnable.size())];
     }
+    case SimStrategy::kExplore:
+      return explore_pick(core, self);
   }
   READYPORT_UNREACHABLE();
 }
@@ -198,6 +238,9 @@ void strategy_parameters(const SimCore& core, std::string& text) {
     case SimStrategy::kFair:
       text += " fair_window=" + std::to_string(core.options.fair_window);
       return;
+    case SimStrategy::kExplore:
+      text += " prefix=" + std::to_string(core.options.choices->prefix.size());
+      return;
     case SimStrategy::kRandom:
     case SimStrategy::kRoundRobin:
       return;
@@ -208,9 +251,9 @@ void strategy_parameters(const SimCore& core, std::string& text) {
 }  // namespace internal
 
 namespace {
-constexpr SimStrategy kStrategies[] = {SimStrategy::kRandom, SimStrategy::kPct,
+constexpr SimStrategy kStrategies[] = {SimStrategy::kRandom,     SimStrategy::kPct,
                                        SimStrategy::kRoundRobin, SimStrategy::kDelayBounded,
-                                       SimStrategy::kFair};
+                                       SimStrategy::kFair,       SimStrategy::kExplore};
 }  // namespace
 
 const char* sim_strategy_name(SimStrategy strategy) {
@@ -225,6 +268,8 @@ const char* sim_strategy_name(SimStrategy strategy) {
       return "delay_bounded";
     case SimStrategy::kFair:
       return "fair";
+    case SimStrategy::kExplore:
+      return "explore";
   }
   READYPORT_UNREACHABLE();
 }

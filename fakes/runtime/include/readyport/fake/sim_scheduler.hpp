@@ -120,6 +120,7 @@ enum class SimStrategy : std::uint8_t {
   kRoundRobin,
   kDelayBounded,
   kFair,
+  kExplore,  // steered by SimOptions::choices (sim_explorer.hpp); nothing drawn from the seed
 };
 // "random", "pct", "round_robin", "delay_bounded", "fair".
 const char* sim_strategy_name(SimStrategy strategy);
@@ -142,6 +143,26 @@ SimMechanism sim_mechanism_default();
 
 // The smallest fiber stack SimOptions::stack_bytes accepts.
 inline constexpr std::size_t kSimStackBytesMin = 64 * 1024;
+
+// kExplore: one decision of a run, a step at which more than one thread could run next.
+struct SimDecision {
+  std::uint32_t self = 0;      // the thread that took the step
+  bool self_runnable = false;  // it could have gone on: running another is a preemption
+  std::uint64_t runnable = 0;  // bit (id - 1) for each thread that could run next
+  std::uint32_t chosen = 0;    // the thread that ran next
+};
+
+// kExplore: the choices that steer one run (sim_explorer.hpp). At the i-th decision the run picks
+// prefix[i]; past the prefix it goes on with the thread that took the step when it can, else with
+// the lowest runnable id (no preemption). Every decision is appended to `decisions`. A prefix
+// entry that names no runnable thread is not followed (the default choice is made instead) and
+// the first such decision's index is kept in `diverged_at`.
+struct SimChoices {
+  static constexpr std::size_t kFollowed = ~std::size_t{0};
+  std::vector<std::uint32_t> prefix;
+  std::vector<SimDecision> decisions;
+  std::size_t diverged_at = kFollowed;
+};
 
 struct SimOptions {
   // The master seed. The schedule draws from SeedStreams(seed).stream(SeedStream::kSchedule).
@@ -171,6 +192,8 @@ struct SimOptions {
   std::uint64_t tick_ns = 0;
   // Where scheduler events go (may be null). Not owned; must outlive run().
   Trace* trace = nullptr;
+  // kExplore: the run's choices (required; threads_max at most 64). Not owned; must outlive run().
+  SimChoices* choices = nullptr;
 };
 
 enum class SimOutcome : std::uint8_t {

@@ -1,0 +1,69 @@
+// readyport/fake/sim_explorer.hpp: SimExplorer, systematic exploration of one scenario's schedules
+// up to a preemption bound (CHESS's iterative context bounding): every schedule with at most
+// `preemptions_max` preemptions is run once, fewest preemptions first.
+//
+//   SimExplorer explorer(ExploreOptions{2});
+//   ExploreResult result = explorer.explore([&](SimChoices& choices) {
+//     SimOptions options;  options.strategy = SimStrategy::kExplore;  options.choices = &choices;
+//     ... run the scenario on a SimScheduler(options), judge it, return the verdict ...
+//   });
+//
+// A schedule is the list of threads picked at the run's decisions (steps at which more than one
+// thread could run). A preemption is a decision that runs another thread while the one that took
+// the step could go on; a switch at a thread's blocking call or end is free. From each schedule
+// run, every alternative at each decision past its prefix becomes a new prefix, unless it would
+// pass the bound. The scenario must be deterministic given its choices (the same prefix reaches
+// the same decisions), as every SimScheduler scenario is.
+//
+// Ownership: returns values. Threading: explore() calls `run` on the calling thread, one schedule
+// at a time. Errors: the first failing schedule (the one with the fewest preemptions) is kept in
+// the result and exploration stops there; a schedule that did not follow its prefix (a
+// scenario that is not deterministic) is such a failure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "readyport/fake/sim_scheduler.hpp"
+#include "readyport/status.hpp"
+
+namespace readyport {
+
+struct ExploreOptions {
+  std::uint32_t preemptions_max = 2;
+  // Schedules run at most; past it the exploration ends incomplete.
+  std::uint64_t schedules_max = 1'000'000;
+};
+
+struct ExploreResult {
+  std::uint64_t schedules = 0;     // schedules run
+  std::uint64_t decisions_max = 0;  // the most decisions one schedule took
+  std::uint64_t distinct_schedules = 0;  // distinct SimStats::schedule_hash values (check)
+  bool complete = false;  // every schedule within the bound was run (none failed)
+  Status failure;         // the first failing schedule's verdict, or ok
+  std::vector<std::uint32_t> failing_prefix;  // its choices (SimChoices::prefix to replay it)
+  std::uint32_t failing_preemptions = 0;
+};
+
+// The preemptions in the first `count` decisions of `decisions`.
+std::uint32_t sim_preemptions(const std::vector<SimDecision>& decisions, std::size_t count);
+
+class SimExplorer {
+ public:
+  explicit SimExplorer(ExploreOptions options) : options_(options) {}
+
+  // Runs the scenario once per schedule: `run` is given the choices to follow (prefix set,
+  // decisions empty) and returns the schedule's verdict and its SimStats::schedule_hash.
+  struct Run {
+    Status verdict;
+    std::uint64_t schedule_hash = 0;
+  };
+  ExploreResult explore(const std::function<Run(SimChoices&)>& run);
+
+ private:
+  const ExploreOptions options_;
+};
+
+}  // namespace readyport

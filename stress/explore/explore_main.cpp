@@ -1,0 +1,128 @@
+// --explore. See explore_main.hpp.
+#include "explore/explore_main.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "explore/small_worlds.hpp"
+
+namespace readyport {
+namespace {
+
+std::string schedule_text(const std::vector<std::uint32_t>& schedule) {
+  std::string text;
+  for (const std::uint32_t id : schedule) {
+    text += (text.empty() ? "" : ",") + std::to_string(id);
+  }
+  return text;
+}
+
+// Parses "1,2,1": thread ids; false on anything else.
+bool schedule_parse(const std::string& text, std::vector<std::uint32_t>* schedule_out) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    if (item.empty() || item.size() > 2 || item.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    const unsigned long id = std::stoul(item);
+    if (id < 1 || id > 64) {
+      return false;
+    }
+    schedule_out->push_back(static_cast<std::uint32_t>(id));
+    at = comma + 1;
+  }
+  return true;
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f s", seconds);
+  return text;
+}
+
+// Explores one world; prints its line; true when every schedule passed.
+bool explore_one(const StressOptions& options, const SmallWorld& world, std::ostream& out,
+                 std::uint64_t* schedules_total) {
+  const auto start = std::chrono::steady_clock::now();
+  std::set<std::uint64_t> traces;
+  const ExploreResult result =
+      SimExplorer(ExploreOptions{options.preemptions, options.schedules_max})
+          .explore([&](SimChoices& choices) {
+            const SmallWorldRun run = small_world_run(world, choices);
+            traces.insert(run.trace_hash);
+            return run.run;
+          });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  *schedules_total += result.schedules;
+  out << world.name << ": " << result.schedules << " schedules run, 0 pruned (no partial-order "
+      << "reduction: every schedule within the bound runs), " << traces.size()
+      << " distinct traces, " << result.decisions_max << " decisions at most, "
+      << seconds_text(seconds) << ": ";
+  if (!result.failure.ok()) {
+    out << "FAILED with " << result.failing_preemptions << " preemption(s)\n  "
+        << result.failure.to_string() << "\n  run it alone: readyport-stress --explore "
+        << world.name << " --schedule " << schedule_text(result.failing_prefix) << "\n";
+    return false;
+  }
+  if (result.complete) {
+    out << "complete to bound " << options.preemptions << "\n";
+  } else {
+    out << "stopped at --schedules-max " << options.schedules_max << " (NOT complete to bound "
+        << options.preemptions << ")\n";
+  }
+  return true;
+}
+
+}  // namespace
+
+int stress_explore_main(const StressOptions& options, std::ostream& out) {
+  if (!options.explore_schedule.empty()) {
+    const SmallWorld* world = small_world_find(options.explore);
+    std::vector<std::uint32_t> schedule;
+    if (world == nullptr || !schedule_parse(options.explore_schedule, &schedule)) {
+      out << "readyport-stress: --schedule needs one world (not all) and thread ids 1..64, "
+             "comma-separated\n";
+      return 2;
+    }
+    SimChoices choices;
+    choices.prefix = schedule;
+    const SmallWorldRun run = small_world_run(*world, choices);
+    if (choices.diverged_at != SimChoices::kFollowed || choices.decisions.size() < schedule.size()) {
+      out << "readyport-stress: --schedule " << options.explore_schedule << " does not fit "
+          << world->name << ": decision " << std::min(choices.diverged_at, choices.decisions.size())
+          << " cannot run the thread it names (the run had " << choices.decisions.size()
+          << " decisions)\n";
+      return 2;
+    }
+    out << world->name << " schedule " << options.explore_schedule << ": "
+        << sim_preemptions(choices.decisions, choices.decisions.size()) << " preemption(s), "
+        << choices.decisions.size() << " decisions, trace " << run.trace_hash << ": "
+        << (run.run.verdict.ok() ? "ok" : run.run.verdict.to_string()) << "\n";
+    return run.run.verdict.ok() ? 0 : 1;
+  }
+  out << "readyport-stress --explore " << options.explore << ": every schedule with at most "
+      << options.preemptions << " preemption(s), at most " << options.schedules_max
+      << " schedules a world; no fault choices\n";
+  std::uint32_t worlds = 0;
+  std::uint32_t failed = 0;
+  std::uint64_t schedules = 0;
+  for (const SmallWorld& world : small_worlds()) {
+    if (options.explore != "all" && options.explore != world.name) {
+      continue;
+    }
+    worlds += 1;
+    failed += explore_one(options, world, out, &schedules) ? 0 : 1;
+  }
+  out << worlds << " world(s), " << schedules << " schedules: " << (worlds - failed)
+      << " passed, " << failed << " failed\n";
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace readyport

@@ -1,0 +1,38 @@
+// stress/explore/small_worlds.hpp: the pinned small worlds that `readyport-stress --explore NAME`
+// runs under every schedule up to a preemption bound (readyport/fake/sim_explorer.hpp). Each is a
+// short fixed workload on the real engine over the fake, in a World (readyport/fake/world.hpp),
+// judged after every schedule as a seed is: the oracle, the engine's counts against the fake's,
+// and the fake holding nothing.
+//
+// Ownership: the list is static; a run owns its World (kept alive, unreachable, when the schedule
+// did not complete). Threading: call from a thread that no runtime started. Errors: the verdict.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "readyport/fake/sim_explorer.hpp"
+#include "readyport/fake/world.hpp"
+
+namespace readyport {
+
+struct SmallWorld {
+  const char* name;  // the --explore NAME
+  const char* race;  // what it races, one line
+  void (*body)(World& world);  // the workload: the world's first logical thread
+};
+
+// Every pinned small world, in a fixed order.
+const std::vector<SmallWorld>& small_worlds();
+// The world named `name`, or null.
+const SmallWorld* small_world_find(const std::string& name);
+
+// One schedule of `world` following `choices`: its verdict and schedule hash, and its trace hash.
+struct SmallWorldRun {
+  SimExplorer::Run run;
+  std::uint64_t trace_hash = 0;
+};
+SmallWorldRun small_world_run(const SmallWorld& world, SimChoices& choices);
+
+}  // namespace readyport
