@@ -110,7 +110,7 @@ check_all() {
     count=$((count + 1))
     check_patch "$name" "$base" || failed=$((failed + 1))
   done
-  marks=$(grep -rnE 'CANARY [a-z_]+:|READYPORT_CANARY_' "$base/core" 2>/dev/null)
+  marks=$(cd "$base" && grep -rnE 'CANARY [a-z_]+:|READYPORT_CANARY_' core 2>/dev/null)
   if [ -n "$marks" ]; then
     echo "$me: canary text in the engine's sources (a canary is a patch, never in core/):"
     echo "  ${marks//$'\n'/$'\n'  }"
