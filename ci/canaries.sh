@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The canary leg: builds the engine with each planted bug (cmake/canary.cmake) and requires the
-# main job's default run to catch it: readyport-stress must fail, and soon. Prints, per canary,
-# the first failing seed and the seconds to it; then the same on real threads (--runtime free),
-# with the rule the oracle alone finds in that seed's trace once the engine's obs.* lines are cut;
-# and a 20-seed sweep that must run every seed and write --json and --markdown even when seeds
-# abort. The same default run passes without a canary (ctest stress.default_coverage in the
-# native leg). Then the engine property (properties/, when
+# The canary leg: builds the engine with each planted bug (ci/canaries/<name>.patch, applied by
+# ci/canary_tree.sh to a copy of the sources, build/canary-src-<name>, built in
+# build/canary-<name>) and requires the main job's default run to catch it: readyport-stress must
+# fail, and soon. Prints, per canary, the first failing seed and the seconds to it; then the same
+# on real threads (--runtime free), with the rule the oracle alone finds in that seed's trace once
+# the engine's obs.* lines are cut; and a 20-seed sweep that must run every seed and write --json
+# and --markdown even when seeds abort. The same default run passes without a canary (ctest
+# stress.default_coverage in the native leg). Then the engine property (properties/, when
 # RapidCheck is installed) must catch the canary too and shrink it to at most 10 commands: its
 # pinned test EngineProperty.Canary_<name>_ShrinksToAtMost10 (docs/properties.md).
 #   bash ci/canaries.sh                      # every canary
 #   bash ci/canaries.sh double_remove        # one
-# Exit status: non-zero when a canary survived or a build failed.
+# Exit status: non-zero when a canary survived, its patch no longer applies or a build failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -23,10 +24,22 @@ limit_s="${READYPORT_CANARY_LIMIT_S:-60}"
 survived=()
 for canary in "${canaries[@]}"; do
   dir="build/canary-$canary"
+  src="build/canary-src-$canary"
   log="$dir.log"
   mkdir -p build
-  if ! { cmake --preset default -B "$dir" -DREADYPORT_CANARY="$canary" \
-           -DREADYPORT_CONSUMER_TESTS=OFF >"$log" 2>&1 &&
+  # A cache made from another source tree (cmake refuses it) is removed: the build starts afresh.
+  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt" 2>/dev/null)
+  if [ -n "$home" ] && [ "$(realpath -m "$home")" != "$(realpath -m "$src")" ]; then
+    rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+  fi
+  if ! bash ci/canary_tree.sh "$canary" >"$log" 2>&1; then
+    cat "$log"
+    echo "canary $canary: ci/canary_tree.sh made no tree to build (above)"
+    survived+=("$canary(tree)")
+    continue
+  fi
+  if ! { cmake --preset default -S "$src" -B "$dir" -DREADYPORT_CANARY="$canary" \
+           -DREADYPORT_CONSUMER_TESTS=OFF >>"$log" 2>&1 &&
          cmake --build "$dir" -j "$jobs" --target readyport-stress >>"$log" 2>&1; }; then
     tail -n 40 "$log"
     echo "canary $canary: BUILD FAILED"

@@ -17,8 +17,9 @@
 # clang-cl-asan is not offered: its binary needs ci/windows.ps1's ASan link flags and runtime.
 # The driver runs in the caller's directory (relative paths in its options are the caller's).
 # When the bundle names another commit or canary than the binary's --version, it prints the
-# commands that make the matching build (a git worktree of that commit, the canary), then replays
-# on this binary with a warning (ci/replay.sh makes that build itself).
+# commands that make the matching build (a git worktree of that commit, with the canary's patch
+# ci/canaries/<name>.patch applied when the commit has one), then replays on this binary with a
+# warning (ci/replay.sh makes that build itself).
 # Exit status: the driver's: 0 the same verdict and trace hash as recorded, 3 the same verdict
 # with another trace, 4 not reproduced (it passes now, or fails another way); a corpus entry: 0 it
 # passes, 1 it fails; 2 a bad bundle or option, or a binary that cannot be built.
@@ -102,11 +103,16 @@ if ($doc.PSObject.Properties.Name -contains 'readyport') {
   $commitOk = ($wantCommit -eq 'unknown') -or $version.Contains("commit $wantCommit")
   $canaryOk = if ($wantCanary) { $version.Contains("canary $wantCanary") } else { -not $version.Contains(', canary ') }
   if (-not ($commitOk -and $canaryOk)) {
-    $dir = "build/replay-$wantCommit" + $(if ($wantCanary) { "-$wantCanary" } else { '' })
+    $suffix = $(if ($wantCanary) { "-$wantCanary" } else { '' })
+    $dir = "build/replay-$wantCommit$suffix"
+    $src = "build/replay-src-$wantCommit$suffix"
     Write-Host "replay: WARNING: the bundle was written at commit $wantCommit$(if ($wantCanary) { ", canary $wantCanary" }); this binary is: $version"
     Write-Host 'replay: a matching build, from the repository (a Visual Studio developer prompt):'
-    Write-Host "  git worktree add --detach build/replay-src-$wantCommit $wantCommit"
-    Write-Host "  cd build/replay-src-$wantCommit; cmake --preset $Preset -B ../../$dir -DREADYPORT_CANARY=$wantCanary; cmake --build ../../$dir --target readyport-stress; cd ../.."
+    Write-Host "  git worktree add --detach $src $wantCommit"
+    if ($wantCanary) {
+      Write-Host "  git -C $src apply ci/canaries/$wantCanary.patch   # a commit without that file planted it with -DREADYPORT_CANARY alone"
+    }
+    Write-Host "  cd $src; cmake --preset $Preset -B ../../$dir -DREADYPORT_CANARY=$wantCanary; cmake --build ../../$dir --target readyport-stress; cd ../.."
     Write-Host "  $dir\stress\readyport-stress.exe --replay $bundlePath"
     Write-Host 'replay: replaying on this binary meanwhile (the verdict may differ)'
   }

@@ -11,9 +11,13 @@
 # Which driver: build/default/stress/readyport-stress when its --version names the bundle's
 # commit and canary; else the matching build, made here when missing (only its target
 # readyport-stress): build/canary-<name> for another canary at this checkout's commit (as
-# ci/canaries.sh builds it), build/replay-<commit>[-<canary>] from a git worktree of the bundle's
-# commit (build/replay-src-<commit>) otherwise. Each step is printed as the command it runs, so the
-# same can be done by hand; --print prints them and runs nothing. A bundle whose commit is
+# ci/canaries.sh builds it, from ci/canary_tree.sh's copy build/canary-src-<name>),
+# build/replay-<commit>[-<canary>] from a git worktree of the bundle's commit
+# (build/replay-src-<commit>) otherwise; a canary there is built from the copy that commit's
+# ci/canary_tree.sh makes of the worktree (build/replay-src-<commit>-<canary>), or, at a commit
+# older than ci/canaries/<canary>.patch, from the worktree itself with -DREADYPORT_CANARY alone
+# (the engine's sources held the canaries then). Each step is printed as the command it runs, so
+# the same can be done by hand; --print prints them and runs nothing. A bundle whose commit is
 # "unknown", or not in this clone, is replayed on this checkout with a warning (fetch the commit to
 # do better). A corpus entry (no build recorded) runs on build/default. READYPORT_STRESS names the
 # binary to run instead. Building needs cmake 3.25+, ninja, g++ and the libraries the tree finds
@@ -31,7 +35,7 @@ usage() {
 # -h / --help: the usage and the comment above, on stdout; exit 0.
 help() {
   echo "usage: bash ci/replay.sh [--build|--print] BUNDLE [readyport-stress options...]"
-  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 }
 
@@ -71,10 +75,12 @@ say() {
 # version_of BINARY: its --version line, or nothing.
 version_of() { [ -x "$1" ] && "$1" --version 2>/dev/null | head -n 1; }
 
-# build_driver SRC DIR CANARY LOG: configures DIR from SRC with the preset "default" (and the
-# canary) when it has no cache yet, then builds readyport-stress there.
+# build_driver SRC DIR CANARY NAME: configures DIR from SRC with the preset "default" (and the
+# canary) when it has no cache made from SRC yet, then builds readyport-stress there; logs named
+# after NAME. When tree_script is set, SRC is the canary's tree that script makes, made afresh
+# first.
 build_driver() {
-  local src="$1" dir="$2" canary="$3" name="$4" tool
+  local src="$1" dir="$2" canary="$3" name="$4" tool home configure=0
   for tool in cmake ninja g++; do
     if ! command -v "$tool" >/dev/null 2>&1; then
       echo "replay: building $dir needs $tool, which is not on PATH; install cmake (3.25 or" \
@@ -84,7 +90,24 @@ build_driver() {
     fi
   done
   mkdir -p "$log_dir"
-  if [ ! -f "$dir/CMakeCache.txt" ]; then
+  if [ -n "$tree_script" ]; then
+    echo "replay: \$ bash $tree_script $canary $src" >&2
+    if [ "$print_only" -eq 0 ] &&
+       ! bash "$tree_script" "$canary" "$src" >"$log_dir/replay.$name.tree.log" 2>&1; then
+      tail -n 60 "$log_dir/replay.$name.tree.log" >&2
+      echo "replay: no source tree with canary $canary's patch (log:" \
+        "$log_dir/replay.$name.tree.log)" >&2
+      return 1
+    fi
+  fi
+  [ -f "$dir/CMakeCache.txt" ] || configure=1
+  # A cache made from another source tree (cmake refuses it) is removed: the build starts afresh.
+  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt" 2>/dev/null)
+  if [ -n "$home" ] && [ "$(realpath -m "$home")" != "$(realpath -m "$src")" ]; then
+    say rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles" || return 1
+    configure=1
+  fi
+  if [ "$configure" -eq 1 ]; then
     echo "replay: \$ (cd $src && cmake --preset default -B $dir -DREADYPORT_CANARY=$canary)" >&2
     if [ "$print_only" -eq 0 ] &&
        ! (cd "$src" && cmake --preset default -B "$dir" -DREADYPORT_CANARY="$canary" \
@@ -123,6 +146,7 @@ else
   src="$root"
   dir="$root/build/default"
   name="default"
+  tree_script=""
   if [ "$format" = "readyport-stress-bundle" ]; then
     here=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
     if [ -z "$want_commit" ] || [ "$want_commit" = "unknown" ]; then
@@ -145,9 +169,21 @@ else
       name="canary-$want_canary"
     fi
   fi
+  # What the build is configured from: the checkout (or worktree) itself; for a canary, the copy
+  # with its patch applied that the same commit's ci/canary_tree.sh makes; at a commit older than
+  # the patch, the worktree itself (-DREADYPORT_CANARY alone planted the canary then).
+  cmake_src="$src"
+  if [ -n "$want_canary" ] && [ "$src" = "$root" ]; then
+    tree_script="$root/ci/canary_tree.sh"
+    cmake_src="$root/build/canary-src-$want_canary"
+  elif [ -n "$want_canary" ] &&
+       git -C "$root" cat-file -e "$want_commit:ci/canaries/$want_canary.patch" 2>/dev/null; then
+    tree_script="$src/ci/canary_tree.sh"
+    cmake_src="$src-$want_canary"
+  fi
   binary="$dir/stress/readyport-stress"
   if [ "$print_only" -eq 1 ]; then
-    build_driver "$src" "$dir" "$want_canary" "$name"
+    build_driver "$cmake_src" "$dir" "$want_canary" "$name"
     echo "replay: \$ $binary --replay $bundle${*:+ $*}" >&2
     exit 0
   fi
@@ -162,7 +198,7 @@ else
     fi
   fi
   if [ "$build" -eq 1 ] || [ -z "$version" ] || [ "$matches" -eq 0 ]; then
-    build_driver "$src" "$dir" "$want_canary" "$name" || exit 2
+    build_driver "$cmake_src" "$dir" "$want_canary" "$name" || exit 2
   fi
 fi
 # The configuration and sanitizer do not change a trace (the traces leg checks g++ against clang,

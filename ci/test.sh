@@ -18,12 +18,14 @@
 #           native and asan legs, a few minutes on its own, as in the CI's traces job)
 #   wine    mingw-w64 cross-build run under Wine (ci/wine_leg.sh); tests needing the real
 #           ProcessSocketNotifications are reported as skipped
-#   canaries  each planted engine bug (cmake/canary.cmake) must make the main job's default run
-#           fail, within 60 s (ci/canaries.sh)
+#   canaries  each planted engine bug (ci/canaries/<name>.patch) must make the main job's default
+#           run fail, within 60 s (ci/canaries.sh)
 #   lint    the house format of the C++ files (ci/format_check.sh: clang-format-19, 100 columns),
 #           the house limit of 70 lines a function (ci/function_size.sh, and a planted 71-line
 #           function it must catch), the layers (ci/layering.sh, and a planted upward include it
-#           must catch) and actionlint on .github/workflows (ci/actionlint.sh); six checks
+#           must catch), every canary patch still applies (ci/canary_tree.sh --check-all, and a
+#           planted change of a patch's context it must catch) and actionlint on
+#           .github/workflows (ci/actionlint.sh); eight checks
 #
 # Output: per leg, the ctest lines of failed and skipped tests, then the whole output of each
 # failed test (the assertion and the replay line; at most READYPORT_FAILED_OUTPUT_LINES lines a
@@ -199,6 +201,8 @@ for leg in "${legs[@]}"; do
       leg_start=$SECONDS; run_check function_size_plant bash ci/function_size.sh --plant
       leg_start=$SECONDS; run_check layering bash ci/layering.sh
       leg_start=$SECONDS; run_check layering_plant bash ci/layering.sh --plant
+      leg_start=$SECONDS; run_check canary_patches bash ci/canary_tree.sh --check-all
+      leg_start=$SECONDS; run_check canary_patches_plant bash ci/canary_tree.sh --plant
       leg_start=$SECONDS; run_check actionlint bash ci/actionlint.sh
       ;;
     *) echo "unknown leg '$leg' (legs: ${all_legs[*]})"; broken_legs+=("$leg") ;;

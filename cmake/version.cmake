@@ -11,7 +11,9 @@
 # READYPORT_GIT_COMMIT (cache, or else the environment variable of that name) overrides the
 # commit, for builds from a tarball, a package manager or a CI checkout without git; a full hash
 # is cut to git's 12 digits. Empty means "ask git", which needs a checkout (a .git entry) and git
-# on the PATH; such a tree configures again when HEAD moves.
+# on the PATH; such a tree configures again when HEAD moves. A copy of a checkout made by
+# ci/canary_tree.sh (no .git) has the commit it was copied from in its .readyport-tree, and
+# configures again when that file changes.
 # configure_file rewrites a file only when its content changed, so reconfiguring at the same
 # commit rebuilds nothing.
 # Provides: READYPORT_GENERATED_INCLUDE_DIR, READYPORT_VERSION_SOURCE, READYPORT_VERSION_COMMIT.
@@ -35,6 +37,16 @@ elseif(EXISTS "${PROJECT_SOURCE_DIR}/.git")
       set(READYPORT_VERSION_COMMIT "${_readyport_commit}")
     endif()
   endif()
+elseif(EXISTS "${PROJECT_SOURCE_DIR}/.readyport-tree")
+  file(STRINGS "${PROJECT_SOURCE_DIR}/.readyport-tree" _readyport_commit
+       REGEX "^commit=[0-9a-f]+$")
+  if(_readyport_commit)
+    string(REGEX REPLACE "^commit=" "" READYPORT_VERSION_COMMIT "${_readyport_commit}")
+  endif()
+endif()
+if(EXISTS "${PROJECT_SOURCE_DIR}/.readyport-tree")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+               "${PROJECT_SOURCE_DIR}/.readyport-tree")
 endif()
 # A checkout's commit moves with HEAD: configure again when it does, so that a build never
 # reports the commit it was first configured at.

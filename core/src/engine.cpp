@@ -269,12 +269,6 @@ Status Engine::close(ConnId id) {
       return no_connection("close()", id);
     }
     Slot& slot = slots_->at(index);
-#if defined(READYPORT_CANARY_double_remove)
-    // CANARY double_remove: close() of a removing connection issues its REMOVE again.
-    if (slot.state() == SlotState::kRemoving) {
-      append_registration(*slots_, direct, index, kSockNotifyOpRemove);
-    }
-#endif
     // Closing already (idempotent), or a driver or a registration result decides the REMOVE.
     // Else from a handler or task the REMOVE rides the driver's next port call; else a direct one.
     if (internal::slot_on_close(slot) == CloseAction::kSettle) {

@@ -27,14 +27,6 @@ void Engine::apply_results(const RegSink& done, RegSink& follow_ups) {
         continue;
       }
       ++stats_.registration_failures;
-#if defined(READYPORT_CANARY_remove_failure_as_done)
-      // CANARY remove_failure_as_done: a refused REMOVE read as "nothing is registered, nothing
-      // is queued": the engine posts itself the REMOVE packet and closes on it, with no drain.
-      if (os_.post_queued_completion_status(port_, kSockNotifyEventRemove, slots_->key_of(ref.slot),
-                                            0)) {
-        continue;
-      }
-#endif
       apply_remove_failed(ref);
       continue;
     }

@@ -87,21 +87,9 @@ PacketAction slot_on_packet_closing(SlotMachine& m, std::uint32_t mask,
   // dispatching slot but a REMOVE, which only kRemoving can see (issued on kLive -> kRemoving).
   READYPORT_ASSERT(m.state() != S::kFree && m.state() != S::kDispatching);
   READYPORT_ASSERT(!remove || m.state() == S::kRemoving || m.probe);
-#if defined(READYPORT_CANARY_dispatch_after_close)
-  // CANARY dispatch_after_close: packets of a connection being closed still reach its handler.
-  if (m.state() == S::kLive) {
-    return slot_on_live_packet(m, mask & kEventsForHandler, driver);
-  }
-#endif
   // Live and closing: the pending registration's result (or the deferred list) leads to REMOVE.
   READYPORT_ASSERT(m.state() != S::kLive || m.op_in_flight || m.deferred);
-#if defined(READYPORT_CANARY_free_before_remove)
-  // CANARY free_before_remove: any packet of a removing slot is taken as its REMOVE, so the
-  // socket is closed and the slot freed while the real REMOVE packet is still to come.
-  if (m.state() == S::kRemoving) {
-#else
   if (m.state() == S::kRemoving && remove) {
-#endif
     slot_transition(m, S::kClosing);
     return PacketAction::kRemoveSeen;
   }

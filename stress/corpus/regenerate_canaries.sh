@@ -4,7 +4,8 @@
 #
 # For each canary of cmake/canary.cmake (or the ones named):
 #   1. configures and builds readyport-stress with that bug planted, as ci/canaries.sh does
-#      (cmake --preset default -DREADYPORT_CANARY=<name>, in build/canary-<name>);
+#      (ci/canary_tree.sh <name>, then cmake --preset default -S build/canary-src-<name>
+#      -DREADYPORT_CANARY=<name>, in build/canary-<name>);
 #   2. finds the main job's first failing seed (--stop-on-failure, no corpus);
 #   3. shrinks it: readyport-stress --seed S --shrink --corpus-entry <file>, which writes the
 #      minimal case as a corpus entry with "expect_canary": "<name>" and the failure's signature;
@@ -73,9 +74,16 @@ for name in "${canaries[@]}"; do
   log="$dir.regenerate.log"
   work="$dir/regenerate"
   mkdir -p "$(dirname "$dir")"
-  echo "==== canary $name: building $dir"
-  if ! { cmake --preset default -B "$dir" -DREADYPORT_CANARY="$name" \
-           -DREADYPORT_CONSUMER_TESTS=OFF >"$log" 2>&1 &&
+  src="build/canary-src-$name"
+  echo "==== canary $name: building $dir from $src"
+  # A cache made from another source tree (cmake refuses it) is removed: the build starts afresh.
+  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt" 2>/dev/null)
+  if [ -n "$home" ] && [ "$(realpath -m "$home")" != "$(realpath -m "$src")" ]; then
+    rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+  fi
+  if ! { bash ci/canary_tree.sh "$name" >"$log" 2>&1 &&
+         cmake --preset default -S "$src" -B "$dir" -DREADYPORT_CANARY="$name" \
+           -DREADYPORT_CONSUMER_TESTS=OFF >>"$log" 2>&1 &&
          cmake --build "$dir" -j "$jobs" --target readyport-stress >>"$log" 2>&1; }; then
     tail -n 40 "$log"
     echo "canary $name: BUILD FAILED (log: $log)"
