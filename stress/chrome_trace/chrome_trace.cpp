@@ -13,7 +13,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;  // keys in insertion order: name, cat, ph, ts, ... args
 
-// What a trace line becomes (chrome_trace.hpp, "What each line becomes").
+// What a trace line becomes (docs/simulation.md#reading-a-trace-in-perfetto).
 enum class LineKind : std::uint8_t {
   kCall,       // a seam call, recorded when it returned: a complete slice
   kCallBegin,  // psn.begin, recorded before its call: an instant in "call"

@@ -1,70 +1,26 @@
 // stress/chrome_trace/chrome_trace.hpp: a recorded trace as Chrome trace-event JSON (Perfetto).
 //
-// A readyport trace (fakes/trace/include/readyport/fake/trace.hpp: `<seq> <time_ns> T<thread>
-// <event>` per line) is exact but hard to read by eye once several threads interleave. This
-// converts it, line by line, into the "JSON Object Format" of the Chrome trace event format,
-// which Perfetto (ui.perfetto.dev) and chrome://tracing open:
-//
-//   {"traceEvents":[ ...one event per line... ],
-//    "displayTimeUnit":"ns", "otherData":{"format":"readyport-trace", "clock":..., ...}}
+// Converts a readyport trace (readyport/fake/trace.hpp), line by line, into the JSON Object Format
+// of the Chrome trace event format, which Perfetto (ui.perfetto.dev) and chrome://tracing open:
+// one track per logical thread, seam calls as slices, faults and scheduler lines as instants.
 //
 //   // The whole text at once (readyport-stress --trace-out FILE --trace-format chrome):
 //   std::ofstream file(path, std::ios::binary);
 //   readyport::Status status = readyport::chrome_trace_write(report.trace_text, file);
-//   if (!status.ok()) ...;   // e.g. "invalid_argument: line 12: no T<thread> in '12 0 X1 ...'"
-//
 //   // Or streamed, a chunk or a line at a time (no second copy of the trace is kept):
 //   readyport::ChromeTraceWriter writer(file, {.clock = readyport::ChromeTraceClock::kVirtual});
 //   for (...) if (Status s = writer.add_text(chunk); !s.ok()) return s;
 //   return writer.finish();
 //
-// ---- What each line becomes (each line's event has "pid":1, "tid":<thread>, "args":{"line":..}) -
-// - Tracks: one per logical thread, tid = the thread number (T0 is the test's own thread, T1
-//   SimScheduler::run's body). At the end one `thread_name` metadata event ("ph":"M") per thread
-//   seen (as a line's thread, or started by a `sched.start T<n> name=<name>` line): "T3 worker-2"
-//   when a sched.start named it, else "T3"; a `thread_sort_index` keeps the tracks in thread
-//   order; a `process_name` names pid 1.
-// - Seam calls ("cat":"call", complete slices, "ph":"X"): every line with a ` -> ` result
-//   (psn, gqcs, post, socket, recv, send, closesocket, accept, connect, thread_start, ...) and
-//   the calls recorded without one (sleep_ms, m<n>.lock, m<n>.unlock, th<n>.join). "name" is the
-//   event name. A call is recorded when it returns, at its virtual time, so the slice ENDS at the
-//   line's time and STARTS at the time of the same thread's previous line (or of the sched.start
-//   line that started the thread, for its first line; the line's own time when there is neither).
-//   Why: under SimScheduler the virtual clock moves only when every thread is parked, and a
-//   thread parks only inside a call, so the time between a thread's previous line and a call's
-//   return is the time that call was blocked (a gqcs that waited 5 ms is a 5 ms slice; a call
-//   that did not block is a 0-length slice). A thread's slices are therefore back to back and
-//   never overlap, as the format requires. A fixed minimum duration would make adjacent calls at
-//   the same virtual time overlap, so there is none: zoom in on a 0-length slice to see it.
-// - Faults (`fault <site> ...`, "cat":"fault", "name":"fault <site>") and scheduler lines
-//   (`sched.*`: pick, park, wake, time, start, finish, params, ...; "cat":"sched") are instant
-//   events, "ph":"i" with "s":"t" (thread scope). `psn.begin` (written before its PSN) is an
-//   instant of "cat":"call". Every other line (wl.*, hnd.*, obs.*, `phase ...`, lines of a
-//   test's own) is an instant of "cat":"other", also when it carries ` -> `.
-// - Time ("ts", microseconds, fractional): ChromeTraceClock::kVirtual: time_ns / 1000.
-//   kSequence: the line's seq number as microseconds (one line = 1 us), for traces from real
-//   threads, whose times are all 0 (trace.hpp's CountingTraceContext). kAuto (whole-text
-//   functions only) picks kSequence when every line's time is 0, else kVirtual. otherData.clock
-//   says which was used ("virtual" or "sequence", with a sentence in otherData.clock_note).
-// - Nothing is dropped or rewritten: each event's args.line is its line, minus the '\n' (and a
-//   '\r' before it). JSON escaping is nlohmann-json's.
-//
-// ---- Input rules (each broken rule is a kInvalidArgument Status naming the 1-based line number)
-// - Each line parses with parse_trace_line (trace_parse.hpp) and is valid UTF-8.
-// - seq strictly increases from line to line, and each thread's time never decreases: one run's
-//   trace per document (a tail, starting at any seq, is fine; two traces concatenated are not).
-// - At most lines_max lines, line_bytes_max bytes per line, threads_max distinct threads
-//   (kResourceExhausted past a limit).
-// - A blank line is malformed; a last line without '\n' is a line. An empty input gives a valid
-//   document whose only event is the process_name metadata.
+// What each line becomes, the clocks and the input rules:
+// docs/simulation.md#reading-a-trace-in-perfetto.
 //
 // Ownership: ChromeTraceWriter borrows `out`, which must outlive it; it keeps per-thread state
 // only (no copy of the input). Threading: a writer is not synchronised: one thread at a time;
-// the free functions are reentrant. Errors: Status values, nothing throws (nlohmann-json is used
-// only in ways that do not throw, input being checked first), nothing asserts on input. After an
-// error the writer refuses further input and `out` holds an incomplete document: write to a
-// temporary file or a string (chrome_trace_json) and keep it only when the Status is ok. A
-// failing stream (disk full) is a kOsError Status from finish().
+// the free functions are reentrant. Errors: Status values (a broken input rule names its line; a
+// failing stream, disk full, is a kOsError from finish()); nothing throws, nothing asserts on
+// input. After an error the writer refuses further input and `out` holds an incomplete document:
+// write to a temporary file or a string (chrome_trace_json) and keep it only when the Status is ok.
 #pragma once
 
 #include <cstddef>

@@ -1,36 +1,20 @@
 // readyport/engine.hpp: a multi-threaded readiness engine on ProcessSocketNotifications.
 //
 // An Engine owns one I/O completion port and a fixed table of connections. You add non-blocking
-// sockets with a Handler; worker threads that you start call run_worker(); the engine calls your
-// handler with the events that fired and re-arms the registration from the interest the handler
-// returns. Its promise is about lifetimes: a connection's state is never freed while the port may
-// still hand out its key, its socket is closed only after the REMOVE packet was seen, and
-// on_closed is the last call a handler gets (spec/psn.md B5, D4, E1-E4).
+// sockets with a Handler; worker threads that you start call run_worker() (or one thread calls
+// poll() in its own loop); the engine calls your handler with the events that fired and re-arms
+// the registration from the interest the handler returns. Its promise is about lifetimes: a
+// connection's state is never freed while the port may still hand out its key, its socket is
+// closed only after the REMOVE packet was seen, and on_closed is the last call a handler gets
+// (docs/rules.md B5, D4, E1-E4).
 //
-//   class Echo final : public readyport::Handler {
-//     readyport::Interest on_events(readyport::ConnId, readyport::Socket s,
-//                                   std::uint32_t events) noexcept override {
-//       if (events & (readyport::kSockNotifyEventHangup | readyport::kSockNotifyEventErr))
-//         return readyport::kInterestClose;
-//       /* recv from s until WSAEWOULDBLOCK, send it back */
-//       return readyport::kInterestIn;          // re-arm: the whole registration (spec C2)
-//     }
-//     void on_closed(readyport::ConnId) noexcept override { /* the socket is closed: free */ }
-//   };
-//
-//   readyport::Engine engine(os, readyport::EngineOptions{});  // allocates everything
+//   readyport::Engine engine(os, readyport::EngineOptions{});     // allocates everything
 //   if (readyport::Status s = engine.start(); !s.ok()) return s;  // creates the port
-//   std::vector<std::unique_ptr<readyport::Thread>> workers;   // or std::thread
-//   for (int i = 0; i < 4; ++i)
-//     workers.push_back(os.thread_start("worker", [&] { (void)engine.run_worker(); }).value());
-//   readyport::Result<readyport::ConnId> id =
-//       engine.add(sock, readyport::kInterestIn, readyport::Mode::kOneshotLevel, echo);
-//   ...
-//   (void)engine.stop();                 // closes everything, releases the workers
-//   for (auto& w : workers) w->join();
+//   // threads that call engine.run_worker(); then, from any thread:
+//   auto id = engine.add(sock, readyport::kInterestIn, readyport::Mode::kOneshotLevel, echo);
+//   (void)engine.stop();  // closes everything, releases the workers; then join them
 //
-// A single-threaded embedder (and a test on the inline FakeOs) starts no worker and calls
-// poll(timeout_ms) in its own loop instead: each call handles one batch on the calling thread.
+// A connection's life, Quarantine (spec E4) and A lost REMOVE (the probe): docs/engine.md.
 //
 // Ownership: the caller owns the Engine, its Os and its handlers; the engine owns the port.
 // Lifetime: the Os outlives the engine; a handler lives until its on_closed() returned.
@@ -39,25 +23,6 @@
 // for one connection. Errors: a failing call returns a Status naming the problem and changes
 // nothing; broken contracts assert (assertions are on in every build).
 // Allocation: the constructor allocates every table; nothing is allocated afterwards.
-//
-// Quarantine (spec E4): what generations cannot do. A generation makes a packet for a freed slot
-// harmless only until it wraps (32 bits, 4 with 2^28 slots on 32-bit targets). A REMOVE that the
-// port refuses leaves the registration in place with no REMOVE packet to come, so packets for the
-// key may exist for an unbounded time. The quarantine closes the socket (no new packet, spec E2),
-// posts a drain marker behind the queued ones, and frees the slot only after the marker was
-// dequeued and every driver passed a quiescent point: reused with no packet for its old key left.
-//
-// A lost REMOVE: a socket closed behind the engine's back after its REMOVE was applied may take
-// the REMOVE packet with it (Windows does not say; spec psn.md, "Fake defaults"). No packet tells
-// the engine, so it asks: when a driver's port calls come back empty twice in a row
-// (run_worker's wait_timeout_ms, a poll's timeout, stop()'s polls) while REMOVEs that were
-// applied have not come, it posts a drain marker for each of their slots (the probe). A REMOVE
-// that still comes is dequeued before its marker (FIFO, spec F1); when the marker was dequeued
-// and every driver passed a quiescent point without it, it was lost: the socket is closed,
-// on_closed called and the slot freed, as after a drain, and EngineStats::removes_lost counts it.
-// A probe of a REMOVE on its way costs a post and delays on_closed to the drain's end. Were a
-// REMOVE ever queued after its call returned, behind a marker, the slot would be freed first and
-// the late REMOVE dropped as stale (its key names the old generation): counted lost, never unsafe.
 #pragma once
 
 #include <cstdint>
@@ -216,7 +181,7 @@ struct EngineStats {
   std::uint64_t registration_failures = 0;  // per-registration failures (spec A8)
   std::uint64_t timeouts = 0;               // WAIT_TIMEOUT returns (spec A2)
   std::uint64_t quarantined = 0;            // REMOVE failures handled by drain markers (spec E4)
-  std::uint64_t removes_probed = 0;         // applied REMOVEs asked after by a marker (above)
+  std::uint64_t removes_probed = 0;         // applied REMOVEs asked after by a marker (a probe)
   std::uint64_t removes_lost = 0;           // of those, the ones that never came
   std::uint64_t tasks_run = 0;
   std::uint64_t notifies = 0;     // notify() packets dequeued
@@ -317,7 +282,7 @@ class Engine final {
   // task (returns kFailedPrecondition). Errors: kFailedPrecondition (not started, already
   // stopped or stopping, or called from a driver thread).
   // Not bounded in time: stop() returns only once every REMOVE was seen or found lost (a probe,
-  // above, when its polls find the port idle) and every handler returned. A handler
+  // docs/engine.md, when its polls find the port idle) and every handler returned. A handler
   // that never returns, or a port whose every call fails for good (spec A3 without end), keeps it
   // retrying with the capped backoff; it never closes a socket or frees a slot on a guess.
   Status stop();
@@ -383,7 +348,7 @@ class Engine final {
       READYPORT_REQUIRES(mutex_);
   void apply_remove_failed(internal::RegRef ref) READYPORT_REQUIRES(mutex_);
   void note_remove_applied(internal::RegRef ref) READYPORT_REQUIRES(mutex_);
-  // A lost REMOVE (above): one slot's probe, and the probes of every awaited one.
+  // A lost REMOVE (docs/engine.md): one slot's probe, and the probes of every awaited one.
   void probe(std::uint32_t slot) READYPORT_REQUIRES(mutex_);
   void probe_awaited(internal::Driver& d) READYPORT_REQUIRES(mutex_);
   // One port call retried while it fails as a whole (spec A3); `d` null: registrations only.

@@ -1,4 +1,4 @@
-// FaultyOs: seeded fault sites over any Os. See faulty_os.hpp for what fires and when.
+// FaultyOs: seeded fault sites over any Os. What fires and when: docs/faults.md#faultyos.
 #include "readyport/fake/faulty_os.hpp"
 
 #include <string>
@@ -29,7 +29,7 @@ std::uint64_t decision_seed(std::uint64_t seed) {
 }
 
 // The random numbers of one hit: a pure function of (decision seed, site, hit number, purpose),
-// so that a hit's decision never depends on any other hit (see DETERMINISM in the header).
+// so that a hit's decision never depends on any other hit (docs/faults.md#why-a-run-replays).
 enum class Purpose : std::uint64_t { kFire = 1, kChoice = 2 };
 Rng hit_rng(std::uint64_t seed, std::size_t site, std::uint64_t hit, Purpose purpose) {
   Rng mixer(seed ^ ((static_cast<std::uint64_t>(site) + 1) * 0x9E3779B97F4A7C15ULL) ^
@@ -38,8 +38,8 @@ Rng hit_rng(std::uint64_t seed, std::size_t site, std::uint64_t hit, Purpose pur
   return Rng(mixer.next());
 }
 
-// The calling logical thread's injected last error (see LAST ERROR in the header): the
-// FaultyOs that injected it and the code, in the thread's LogicalLocals slot.
+// The calling logical thread's injected last error (docs/faults.md#the-injected-last-error):
+// the FaultyOs that injected it and the code, in the thread's LogicalLocals slot.
 using fake_internal::logical_locals;
 void injected_clear_if(const FaultyOs* owner) {
   fake_internal::LogicalLocals& locals = logical_locals();

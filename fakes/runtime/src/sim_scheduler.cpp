@@ -179,9 +179,9 @@ void enter(SimCore& core, SimThread* next) {
   fake_internal::logical_locals_activate(&next->locals);
 }
 
-// An abandoned thread stays here for good (see "Ends of a run" in the header). kThreads: it
-// waits on its condition variable forever. kFibers: it switches to run()'s context, which never
-// switches back to it.
+// An abandoned thread stays here for good (docs/simulation.md#deadlock-and-step-limit-reports).
+// kThreads: it waits on its condition variable forever. kFibers: it switches to run()'s context,
+// which never switches back to it.
 [[noreturn]] void wait_forever(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self) {
   if (core.options.mechanism == SimMechanism::kFibers) {
     held.unlock();
@@ -449,7 +449,8 @@ Result<SimThread*> create_thread(const std::shared_ptr<SimCore>& core_owner, std
 }
 
 // kFibers: runs the logical threads on this OS thread from `main` until the run ends; then
-// keeps the stacks of the abandoned ones (see "Ends of a run"). Mutex held on entry and return.
+// keeps the stacks of the abandoned ones (docs/simulation.md#deadlock-and-step-limit-reports).
+// Mutex held on entry and return.
 void run_fibers(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& main) {
   core.host_tls_core = tls_core;
   core.host_tls_thread = tls_thread;

@@ -1,12 +1,9 @@
 // readyport/fake/faulty_os.hpp: FaultyOs, an Os decorator that injects faults by a seeded plan.
 //
-// FaultyOs forwards every seam call to the Os it wraps (ForwardingOs) and, at the named fault
-// sites of a FaultPlan (fault_plan.hpp), makes the call fail or behave as the spec allows in a
-// way the engine must survive: a transient whole-call PSN failure (A3), a registration element
-// not applied (A8, B6), a wait that ends early (A5), a short batch (A1), a stale readiness mask
-// (D5), a reset connection (D2), exhausted resources. Faults are first class: which sites are
-// active is the plan, each hit is decided by a seeded Rng, each firing is written to the trace
-// before it acts, and the run replays from its seed.
+// FaultyOs forwards every seam call to the Os it wraps and, at the named fault sites of a
+// FaultPlan (fault_plan.hpp), makes the call fail or behave as the spec allows in a way the engine
+// must survive. Each hit is decided from the seed, each firing is written to the trace before it
+// acts, and the run replays from its seed.
 //
 //   readyport::FakeOs fake(fake_options, sim);
 //   readyport::RecordingOs recording(fake, trace, context);
@@ -15,91 +12,16 @@
 //   ...
 //   os.set_enabled(false);                          // the liveness phase: nothing fires
 //
-// WHAT FIRES (per hit of an active site, with the site's rate; sites and names in fault_plan.hpp):
-// - process_socket_notifications, in this order:
-//   psn.call_fails (once per call): returns ERROR_NOT_ENOUGH_MEMORY, ERROR_NO_SYSTEM_RESOURCES or
-//     WSAENOBUFS (drawn); the inner Os is not called, nothing is written to the registrations,
-//     *received_out = 0 when received_out is non-null. No later site is drawn for that call.
-//   psn.enable_fails / psn.remove_fails (once per ENABLE or DISABLE / REMOVE element, in array
-//     order; OP_NONE and unknown operations are not drawn): the element is left out of the
-//     array passed to the inner call and gets registration_result WSAENOBUFS / WSAEINVAL.
-//     The kept elements are copied, in order, to a scratch array (nullptr and count 0 when none
-//     is kept, spec A4); their results are copied back afterwards. When the inner call fails as
-//     a whole (any result but ERROR_SUCCESS and WAIT_TIMEOUT: spec A3, nothing changed), the
-//     left-out elements' registration_result is NOT written either: the caller sees a whole-call
-//     failure, as the OS would report it. A call with more than kRegistrationsMax elements is
-//     not drawn for these two sites.
-//   psn.wait_short (when timeout_ms > 0 and completion_count > 0): the inner call gets
-//     timeout_ms 0.
-//   psn.dequeue_fewer (when completion_count >= 2): the inner call gets a completion_count drawn
-//     uniformly in [1, completion_count - 1].
-// - post_queued_completion_status: post.fails: returns false, last error ERROR_NOT_ENOUGH_MEMORY,
-//   nothing queued.
-// - create_io_completion_port: port.create_fails: returns kInvalidPort, last error
-//   ERROR_NOT_ENOUGH_MEMORY.
-// - thread_start: thread.start_fails: a kOsError Status "injected: thread_start failed", nothing
-//   started.
-// - recv: recv.wouldblock, then recv.connreset: kSocketError with WSAEWOULDBLOCK / WSAECONNRESET,
-//   nothing read.
-// - send: send.wouldblock, then send.connreset, then send.nobufs: kSocketError with
-//   WSAEWOULDBLOCK / WSAECONNRESET / WSAENOBUFS, nothing sent.
-// - accept: accept.emfile, then accept.connreset: kInvalidSocket with WSAEMFILE / WSAECONNRESET;
-//   the pending connection stays pending.
-// - closesocket of a socket that was returned by accept or passed to connect through this
-//   FaultyOs (a connected stream socket; a refused one has no peer and is unaffected): close.
-//   abortive: inner set_linger(s, true, 0), then closesocket: the peer sees ERR and
-//   WSAECONNRESET (spec D2). Other sockets are not drawn.
-// Within one call the sites are drawn in the order listed and the first that fires ends the
-// draw (except the PSN sites, which combine). A site "hits" when it is drawn; counts() reports
-// hits and firings per site.
+// What fires at each site, the fault lines, the injected last error and why a run replays:
+// docs/faults.md#faultyos.
 //
-// TRACE: when a site fires and `trace` is non-null, one line through trace->record(*context,
-// ...) BEFORE acting (so before the inner call's own lines):
-//   fault psn.call_fails code=<code>[ regs=[s=<s>/key=<k>/filter=0x<f>/op=<OP>/trig=0x<t>,...]]
-//                                        (regs, as psn.begin's, when registration_count > 0)
-//   fault psn.enable_fails s=<s> op=<ENABLE|DISABLE> code=WSAENOBUFS
-//   fault psn.remove_fails s=<s> code=WSAEINVAL
-//   fault psn.wait_short timeout=<ms>
-//   fault psn.dequeue_fewer count=<n> to=<m>
-//   fault post.fails code=ERROR_NOT_ENOUGH_MEMORY
-//   fault port.create_fails code=ERROR_NOT_ENOUGH_MEMORY
-//   fault thread.start_fails name=<name>
-//   fault <recv|send>.<wouldblock|connreset> s=<s>     fault send.nobufs s=<s>
-//   fault accept.<emfile|connreset> s=<listening s>    fault close.abortive s=<s>
-// Codes by os_error_name(). No addresses, no times: the text is stable.
-//
-// LAST ERROR: an injected failure of a call that reports through last_error() (post, create
-// port, recv, send, accept) is held in a per-logical-thread slot (logical_locals.hpp: the
-// owning FaultyOs and the code; per OS thread with real threads, per fiber under SimScheduler's
-// fiber mechanism). last_error() on that thread returns it, without calling the inner Os, until
-// that thread's next call through this FaultyOs, which clears it first (every method does,
-// through ForwardingOs::before_call). A thread with no injected error gets the inner last_error().
-// The destructor clears the destroying thread's slot only: destroy a FaultyOs after the other
-// threads that used it have ended (as os.hpp requires anyway), or a new FaultyOs at the same
-// address could see their stale slots.
-//
-// DETERMINISM: each site counts its hits from 1. The decision at a site's n-th hit (fire or not,
-// and the drawn code or count) is a pure function of (seed mixed with a salt of its own, so it
-// never equals the stream FaultPlan::draw reads, the site, n): a hit's decision never depends on
-// another hit's. So the plan made of exactly the hits that fired (fired_hits(), as
-// FaultPlan::of_hits) replays the run, and leaving one hit out of it changes that one fault and
-// what follows from it, nothing else (the shrinker's per-fault step, stress_shrink.hpp). A
-// pinned site (`site#n`) fires at its listed hits only; an armed hit fires whatever the plan.
-// OUTAGES (fault_plan.hpp, `site@rate!k` and `site@rate~tms`): a rated site that fires by its rate
-// starts an outage when its plan gives one; the site then fires at every hit until k hits (the
-// first included) or t ms of virtual time (the trace context's clock) have passed.
-// set_enabled(false) ends every outage (the liveness phase is fault-free; one cut short is
-// counted in FaultCounts::outages_cut). Every hit an outage fires is a fired hit like any other,
-// so fired_hits() still replays the run exactly.
-// The state is guarded by a std::mutex that is never held across a call into the inner Os (nor
-// while recording). In simulation one logical thread runs at a time, so the order of hits, and
-// hence the run, is a pure function of the seed. With real threads (FreeRuntime) it is not.
-//
-// Ownership: borrows `inner`, `trace` and `context`, which must outlive it. Mutexes and threads
-// are the inner Os's. Holds up to one scratch array of kRegistrationsMax elements per thread that
-// is inside a faulted PSN at once (one allocated in the constructor, more on first need).
-// Threading: every method may be called from any thread (as os.hpp); the controls too.
-// Re-entrancy: none beyond the inner Os's. Errors: the inner Os's, plus the injected ones above.
+// Ownership: borrows `inner`, `trace` and `context`, which must outlive it; mutexes and threads
+// are the inner Os's. Holds one scratch array of kRegistrationsMax elements per thread inside a
+// faulted PSN at once (one allocated in the constructor, more on first need).
+// Lifetime: destroy it after the other threads that used it have ended (as os.hpp requires).
+// Threading: every method, the controls too, from any thread (as os.hpp); its mutex is never held
+// across a call into the inner Os. A run is a pure function of the seed in simulation only.
+// Re-entrancy: none beyond the inner Os's. Errors: the inner Os's, plus the injected ones.
 #pragma once
 
 #include <array>
@@ -177,7 +99,7 @@ class FaultyOs final : public ForwardingOs {
   std::vector<FaultHit> fired_hits() const;
   bool fired_hits_complete() const;
 
-  // ---- Os: the intercepted calls (see WHAT FIRES); the rest is ForwardingOs's. ----
+  // ---- Os: the intercepted calls (docs/faults.md#faultyos); the rest is ForwardingOs's. ----
   Port create_io_completion_port(std::uint32_t concurrency) override;
   std::uint32_t process_socket_notifications(Port port, std::uint32_t registration_count,
                                              SockNotifyRegistration* registrations,
@@ -198,7 +120,7 @@ class FaultyOs final : public ForwardingOs {
                                                std::function<void()> body) override;
 
  protected:
-  // Ends this thread's injected last error (see LAST ERROR).
+  // Ends this thread's injected last error (docs/faults.md#the-injected-last-error).
   void before_call() override;
 
  private:

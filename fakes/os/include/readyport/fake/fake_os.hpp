@@ -1,59 +1,28 @@
 // readyport/fake/fake_os.hpp: FakeOs, the deterministic fake of Windows' socket state
 // notifications (ProcessSocketNotifications on an I/O completion port) and of the Winsock calls
-// readyport uses. It implements the seam `readyport::Os` (os.hpp) by the rules of spec/psn.md.
+// readyport uses. It implements the seam `readyport::Os` (os.hpp) by the rules of docs/rules.md.
 //
-//   readyport::FakeOs os;                      // default options, its own InlineRuntime
+//   readyport::FakeOs os;  // default options, its own InlineRuntime
 //   readyport::Port port = os.create_io_completion_port(0);
-//   readyport::Socket s = os.socket(readyport::kAfInet, readyport::kSockDgram,
-//   readyport::kIpprotoUdp); os.set_nonblocking(s, true); readyport::SockNotifyRegistration reg{s,
-//   7, readyport::kSockNotifyRegisterEventIn,
-//       readyport::kSockNotifyOpEnable,
+//   readyport::Socket s =
+//       os.socket(readyport::kAfInet, readyport::kSockDgram, readyport::kIpprotoUdp);
+//   os.set_nonblocking(s, true);
+//   readyport::SockNotifyRegistration reg{
+//       s, 7, readyport::kSockNotifyRegisterEventIn, readyport::kSockNotifyOpEnable,
 //       readyport::kSockNotifyTriggerOneshot | readyport::kSockNotifyTriggerLevel, 0};
-//   readyport::OverlappedEntry entry;
-//   std::uint32_t received = 0;
+//   readyport::OverlappedEntry entry;  std::uint32_t received = 0;
 //   os.process_socket_notifications(port, 1, &reg, 0, 1, &entry, &received);
 //
-// WHAT IT MODELS
-// - Completion ports: a FIFO of packets per port shared by socket packets and posted packets
-//   (spec F1, F2, F4); waiting threads released most-recent-first (F1); batches; close_port
-//   releasing waiters with ERROR_ABANDONED_WAIT_0 and dropping registrations without REMOVE (F6).
-// - ProcessSocketNotifications: every rule of spec A-E, with every open question of the spec's
-//   "Fake defaults" table a switch in FakeOptions (fake_options.hpp). One explicit registration
-//   state machine (fake_registration.hpp), at most one queued event packet per registration with
-//   bits OR-ed while queued (D4), LEVEL/EDGE x ONESHOT/PERSISTENT triggers (C1-C5).
-// - Sockets: IPv4 TCP over loopback (127.0.0.1, bound also as 0.0.0.0) and UDP. bind with
-//   ephemeral ports, listen with a clamped backlog, accept, connect, send/recv with a bounded
-//   receive buffer per socket (so OUT can be false), shutdown (FIN), closesocket (FIN, or reset
-//   with SO_LINGER {on, 0}), sendto/recvfrom with a bounded datagram queue, non-blocking mode,
-//   SO_ERROR, per-thread last error. SOCKET values are small multiples of 4 reused lowest-first
-//   (E5) or never (option).
-// - Time is virtual (the Runtime's clock); timed waits may end early by a seeded amount (A5).
+// What it models, what it leaves out: docs/rules.md#what-fakeos-models-and-what-it-leaves-out.
 //
-// WHAT IT LEAVES OUT
-// - No real network, no IPv6, no interface but loopback, no DNS, no raw sockets, no UDP connect.
-// - Loopback connect is instant: a connect to a listener with backlog room is established before
-//   connect() returns (a non-blocking connect still says WSAEWOULDBLOCK and reports OUT); a
-//   connect with no listener or a full backlog is refused at once (ERR, SO_ERROR WSAECONNREFUSED).
-// - No partial TCP segments, no Nagle, no send buffer: send() moves bytes straight into the
-//   peer's receive buffer, up to its free space. No TIME_WAIT, no SO_REUSEADDR/EXCLUSIVEADDRUSE
-//   (a port is in use while a socket is bound to it). No out-of-band data; recv flags: MSG_PEEK.
-// - A plain closesocket always sends FIN (real TCP sends RST when unread data remains); sending to
-//   a peer that has closed succeeds once, then the connection is reset (ERR).
-// - No ICMP: a datagram to a port nobody is bound to is dropped silently (no WSAECONNRESET).
-// - No APCs (alertable waits fail), no overlapped I/O, no AcceptEx/ConnectEx, no WSAPoll.
-//
-// OWNERSHIP AND LIFETIME: FakeOs owns every socket, port, registration and packet it models.
-// Constructed without a runtime it owns an InlineRuntime (one thread; a wait that nothing can end
-// asserts as a deadlock). With a runtime (SimScheduler, FreeRuntime) the runtime must outlive the
-// FakeOs. Mutexes and threads it hands out must be destroyed before it (os.hpp).
-//
-// THREADING: as os.hpp: every method may be called from any thread the runtime knows, at any
-// time. Every seam call first calls runtime.point("<call>") with no lock held, then runs under
-// one internal state mutex; waits park through the runtime with that mutex held (runtime.hpp).
-// DETERMINISM: no wall clock, no unseeded randomness, no iteration whose order depends on pointer
-// values; the same calls in the same order give the same results.
-// ERRORS: as Windows, per method (os.hpp): return values, per-thread last_error(), and PSN's
-// returned code. Broken contracts (destroying a FakeOs with parked threads) assert.
+// Ownership and lifetime: FakeOs owns every socket, port, registration and packet it models.
+// Without a runtime it owns an InlineRuntime (one thread; a wait nothing can end asserts as a
+// deadlock); a runtime given to it (SimScheduler, FreeRuntime) must outlive it. Mutexes and
+// threads it hands out must be destroyed before it (os.hpp).
+// Threading: as os.hpp, any thread the runtime knows. A seam call calls runtime.point("<call>")
+// with no lock held, then runs under one state mutex; waits park through the runtime holding it
+// (runtime.hpp). Errors: as Windows, per method (os.hpp): return values, per-thread last_error(),
+// PSN's returned code; broken contracts (destroying a FakeOs with parked threads) assert.
 #pragma once
 
 #include <cstdint>

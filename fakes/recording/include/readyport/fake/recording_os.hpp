@@ -1,10 +1,10 @@
 // readyport/fake/recording_os.hpp: an Os decorator that writes every call and result to a Trace.
 //
 // RecordingOs forwards each call to the Os it wraps, unchanged, and when the call returns appends
-// one line to a Trace (trace.hpp gives the line format): the call's name, its arguments, and its
-// result, with the time and thread from a TraceContext. It never makes a seam call of its own
-// (it does not read last_error() after a failure: the caller's own last_error() call is recorded
-// as a line), so a recorded run takes exactly the scheduling points of an unrecorded one.
+// one line to a Trace: the call's name, its arguments and its result, with the time and thread
+// from a TraceContext. It makes no seam call of its own, so a recorded run takes exactly the
+// scheduling points of an unrecorded one. A call whose order the oracle needs also gets a begin
+// line, so that its effect lies between the two (BeginLines, effect_point.hpp).
 //
 //   readyport::SimScheduler sim(options);
 //   readyport::FakeOs fake(readyport::FakeOptions{}, sim);
@@ -12,48 +12,8 @@
 //   readyport::RuntimeTraceContext context(sim);
 //   readyport::RecordingOs os(fake, trace, context);   // the engine gets `os`
 //
-// Events, one per call (values decimal unless noted; `s` a SOCKET, `port` a port handle; error
-// codes by name as os_error_name() gives them, `error(<n>)` when unknown; addresses a.b.c.d:port):
-//   create_port concurrency=<n> -> <port>                 (0 on failure)
-//   close_port port=<p> -> <0|1>
-//   psn.begin port=<p> regs=[s=<s>/key=<k>/filter=0x<f>/op=<NONE|ENABLE|DISABLE|REMOVE|n>
-//       /trig=0x<t>,...]                                   (see below)
-//   psn port=<p> regs=[s=<s>/key=<k>/filter=0x<f>/op=<NONE|ENABLE|DISABLE|REMOVE|n>/trig=0x<t>
-//       /res=<0|error>,...] timeout=<ms> count=<n> -> <error> [n=<received>]
-//       [entries=[key=<k>/mask=0x<m>,...]]                 (entries when n is known and > 0)
-//   gqcs port=<p> count=<n> timeout=<ms> alertable=<0|1> -> <0|1> [n=<removed> entries=[...]]
-//   post port=<p> bytes=0x<b> key=<k> -> <0|1>
-//   socket af=<n> type=<n> proto=<n> -> <s|INVALID_SOCKET>
-//   bind s=<s> addr=<a> -> <r>             getsockname s=<s> -> <r> [addr=<a>]
-//   listen s=<s> backlog=<n> -> <r>        accept s=<s> -> <s|INVALID_SOCKET> [peer=<a>]
-//   connect s=<s> addr=<a> -> <r>          send|recv s=<s> len=<n> flags=<n> -> <r>
-//   sendto s=<s> len=<n> flags=<n> to=<a> -> <r>
-//   recvfrom s=<s> len=<n> flags=<n> -> <r> [from=<a>]
-//   shutdown s=<s> how=<n> -> <r>          closesocket s=<s> -> <r>
-//   set_nonblocking s=<s> on=<0|1> -> <r>  set_linger s=<s> on=<0|1> timeout=<n> -> <r>
-//   get_socket_error s=<s> -> <r> [error=<error>]
-//   last_error -> <error>
-//   mutex_create -> m<n>                   m<n>.lock   m<n>.try_lock -> <0|1>   m<n>.unlock
-//   thread_start name=<name> -> th<n>      (-> FAIL <status code name> on failure)
-//   th<n>.join
-//   now_ns -> <ns>                         sleep_ms ms=<n>
-// (the psn lines are shown wrapped). m<n> and th<n> number the mutexes and threads this
-// RecordingOs handed out, from 1, in creation order. Data bytes of send/recv are not recorded.
-//
-// Intervals: a call whose order the oracle needs is recorded as a begin line and its ordinary
-// line, so that its effect lies somewhere between the two (effect_point.hpp):
-//   psn.begin port=<p> regs=[...]   (registration_count > 0; the elements without /res=)
-//   dequeue.begin port=<p>          (a PSN with completion_count > 0, and every gqcs)
-//   post.begin port=<p> bytes=0x<b> key=<k>          closesocket.begin s=<s>
-// With BeginLines::kBeforeCall (any backend) they are written before the inner call; with
-// kAtEffect (an inner FakeOs, which calls effect_point()) when the fake reaches the effect, so in
-// simulation the two lines are exact; a waiting dequeue's effect is the hand-off of a packet to it
-// (spec F1), and its begin line is written there by the thread that hands it (effect_point.hpp).
-// A PSN's registrations apply at its start and its dequeue after any wait, hence its two begin
-// lines.
-//
-// Handle values are printed as the wrapped Os returns them: FakeOs's are deterministic; a real
-// backend's are not, and neither are its traces across runs (use CountingTraceContext there).
+// Every line it writes: docs/simulation.md#call-lines. The begin lines and where each is written:
+// docs/oracle.md#calls-as-intervals.
 //
 // Ownership: borrows `inner`, `trace` and `context`, which must outlive it. Mutexes and threads it
 // hands out wrap the inner ones and must be destroyed before it (os.hpp).
@@ -82,7 +42,7 @@ std::string trace_registrations(const SockNotifyRegistration* registrations, std
 
 class RecordingOs final : public ForwardingOs {
  public:
-  // Where begin lines are written (see "Intervals" above).
+  // Where begin lines are written (docs/oracle.md#calls-as-intervals).
   enum class BeginLines : std::uint8_t {
     kBeforeCall,  // before the inner call: right for any Os
     kAtEffect,    // at the inner Os's effect_point() (FakeOs), else just before the call's line

@@ -1,102 +1,28 @@
 // readyport/fake/sim_scheduler.hpp: deterministic multi-threaded simulation.
 //
 // SimScheduler is a Runtime (runtime.hpp) that runs several logical threads so that exactly one
-// runs at a time and control passes only at scheduling points: Runtime::point() (FakeOs calls it
-// at the start of every seam call), Runtime::park() (a blocking seam call, a contended FakeOs
-// mutex), Thread::join() and a thread's end. At each point a seeded strategy picks the next
-// thread among the runnable ones. So a run is a pure function of the seed (and of the scenario):
-// the same seed replays the same interleaving, byte for byte.
+// runs at a time and control passes only at scheduling points: point(), park(), Thread::join()
+// and a thread's end. At each point a seeded strategy picks the next runnable thread. So a run is
+// a pure function of the seed (and of the scenario): the same seed replays the same interleaving.
 //
-// Mechanisms (SimOptions::mechanism): how a logical thread runs. Both make exactly the same
-// decisions, so a seed's trace and schedule are byte-identical under either (the trace does not
-// name the mechanism); they differ only in speed and in what a debugger sees.
-// - kFibers (the default where available): every logical thread is a user-space context with its
-//   own stack (stack_bytes, below a guard page), all on the thread that called run(); a switch is
-//   a swapcontext, no kernel scheduling. ucontext was chosen over a hand-written switch or
-//   Boost.Context because it is portable (glibc on x86-64 and aarch64), needs no assembly, and
-//   its cost (one rt_sigprocmask system call per switch) stays well above the target of 1 M
-//   scheduled calls/s with a switch at every call: readyport-sim-bench measured 2.4 M calls per
-//   CPU second (kThreads: 0.18 M), so a hand-written switch is not needed. On Windows (mingw,
-//   MSVC) Win32 fibers implement it, but the default there stays kThreads: fibers are not yet
-//   exercised by the Windows legs, and clang-cl's ASan has no annotations for them (kFibers is
-//   refused there). Under ASan and TSan every switch is annotated (sim_fiber.hpp), so the
-//   sanitizer legs run the fiber mechanism. State that Windows keeps per thread (the fake's last
-//   error, FaultyOs's injected one) is per logical thread (logical_locals.hpp); code run by a
-//   logical thread must not rely on its own thread_local variables being per logical thread.
-// - kThreads: each logical thread is a real std::thread, but only the one holding the baton
-//   runs; the others wait on a condition variable (~10 us a switch). Kept for one release, for
-//   comparison and where fibers are not available.
-//
-//   readyport::Trace trace;
 //   readyport::SimOptions options;
 //   options.seed = 42;                              // the master seed
 //   options.strategy = readyport::SimStrategy::kPct;
 //   options.trace = &trace;
 //   readyport::SimScheduler sim(options);
 //   readyport::FakeOs os(readyport::FakeOptions{}, sim);
-//   readyport::Status status = sim.run([&] {        // logical thread 1
-//     auto worker = os.thread_start("worker", [&] { /* seam calls */ });
-//     ...
-//     worker.value()->join();
-//   });
-//   // status.ok(), or a deadlock / step-limit report; trace.hash() names the run.
+//   readyport::Status status = sim.run([&] { ... });  // thread 1; trace.hash() names the run
 //
-// Time. The virtual clock (now_ns) starts at 0 and moves only when every unfinished thread is
-// parked: it jumps to the earliest deadline, and every thread whose deadline it reached becomes
-// runnable and returns kDeadline from park(). (SimOptions::tick_ns adds a fixed amount per step
-// instead, for workloads that spin on the clock.) So a thread that waits 10 ms with nothing to
-// wake it returns at exactly its deadline.
-//
-// Strategies (SimStrategy):
-// - kRandom: at each point, uniform among the runnable threads.
-// - kPct: probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010). Each thread gets a
-//   random distinct priority when it starts (inserted at a uniform position among the existing
-//   ones); d-1 change points are drawn uniformly in [1, pct_steps_estimate]; the runnable thread
-//   with the highest priority runs; at the i-th change point the running thread drops below every
-//   other thread. A bug of depth d shows with probability at least 1/(n k^(d-1)).
-// - kRoundRobin: the next runnable thread after the current one, in id order (no randomness;
-//   switches at every point when another thread can run). For benchmarks and simple tests.
-// - kDelayBounded: delay-bounding (Emmi, Qadeer, Rakamaric, POPL 2011): the deterministic
-//   round-robin schedule above, plus at most delay_bound delays at steps drawn uniformly in
-//   [1, pct_steps_estimate]. A delay at a step skips the thread round robin would run next (the
-//   one after it runs instead; several delays at one step skip several). A delay due at a step
-//   with one runnable thread is lost. With delay_bound 0 it is exactly kRoundRobin.
-// - kFair: kRandom, except that a runnable thread not picked for fair_window consecutive steps is
-//   picked next (the one that waited longest, the lowest id among equals). So no runnable thread
-//   waits more than fair_window + (threads - 1) steps (SimStats::wait_steps_max). With a window
-//   longer than the run it is exactly kRandom.
-// The schedule's randomness is SeedStreams(seed).stream(SeedStream::kSchedule) only, so the
-// workload's stream (kWorkload) is the same whatever the strategy.
-//
-// Ends of a run. run() returns:
-// - ok, when every logical thread returned from its body;
-// - kFailedPrecondition "deadlock: ...", when every unfinished thread is parked with no deadline
-//   (outcome() == SimOutcome::kDeadlock); the message names each thread and its last call;
-// - kResourceExhausted "step limit ...", after steps_max steps (outcome() == kStepLimit).
-// After a deadlock or the step limit the logical threads are *abandoned*: each stays blocked
-// forever inside the scheduler (in point(), park() or join(), where it holds no FakeOs lock) and
-// never runs user code again. kThreads: their real threads are detached when the scheduler is
-// destroyed, and the state they wait on is kept alive by the threads themselves (so nothing is
-// freed under them and LeakSanitizer sees nothing unreachable). kFibers: their fibers are never
-// resumed; their stacks stay mapped for good (LeakSanitizer scans them as roots, as it scans a
-// blocked thread's stack), the rest of the scheduler is freed with it. Objects those threads
-// reference (the scenario's locals) may be destroyed: they are never touched again. Exception:
-// ~FakeOs asserts that no thread is parked in one of its ports or blocking socket calls, so such a
-// FakeOs must be kept alive (for example moved into a never-destroyed list). Abandoned threads
-// cost their stacks until the process exits (kFibers: stack_bytes each); keep them few.
-//
-// Threads that the runtime did not start (thread_current() == 0, e.g. the test's main thread)
-// may use the same FakeOs before run() and after it returns: for them point() does nothing and
-// park() behaves like InlineRuntime (a deadline advances the clock; no deadline asserts). During
-// run() they must not make seam calls (asserted).
+// Mechanisms (fibers, threads), strategies, virtual time and threads it did not start:
+// docs/simulation.md#how-the-scheduler-works; ends of a run and abandoned threads:
+// docs/simulation.md#deadlock-and-step-limit-reports.
 //
 // Ownership: the caller owns the scheduler; it must outlive the FakeOs that uses it and the Trace
-// must outlive run(). Threads: construct, run() and destroy on one thread that the scheduler did
-// not start; Runtime methods are called by FakeOs from logical threads. run() may be called once.
-// Several schedulers may run at once on different OS threads (each keeps its own state; the only
-// per-OS-thread state is which logical thread is running there).
-// Errors: run() returns them as a Status; broken contracts (a seam call from thread 0 during
-// run(), a Thread destroyed unjoined) assert.
+// must outlive run(). Threading: construct, run() (once) and destroy on one thread that the
+// scheduler did not start; FakeOs calls the Runtime methods from logical threads. Several
+// schedulers may run at once on different OS threads (the only per-OS-thread state is which
+// logical thread is running there). Errors: run() returns them as a Status; broken contracts (a
+// seam call from thread 0 during run(), a Thread destroyed unjoined) assert.
 #pragma once
 
 #include <cstddef>
@@ -138,7 +64,8 @@ bool sim_mechanism_parse(std::string_view name, SimMechanism* mechanism_out);
 // Whether this build can run `mechanism` (kThreads always; kFibers on POSIX and Windows, not under
 // clang-cl's ASan). run() fails with kFailedPrecondition for one that is not.
 bool sim_mechanism_available(SimMechanism mechanism);
-// kFibers where available, except on Windows (see "Mechanisms"); else kThreads.
+// kFibers where available, except on Windows (docs/simulation.md#how-the-scheduler-works); else
+// kThreads.
 SimMechanism sim_mechanism_default();
 
 // The smallest fiber stack SimOptions::stack_bytes accepts.
@@ -178,7 +105,8 @@ struct SimOptions {
   std::uint32_t delay_bound = 2;
   // kFair: a runnable thread not picked for this many consecutive steps (>= 1) is picked next.
   std::uint64_t fair_window = 64;
-  // How logical threads run (see "Mechanisms"); not part of parameters() nor of the trace.
+  // How logical threads run (docs/simulation.md#how-the-scheduler-works); not part of parameters()
+  // nor of the trace.
   SimMechanism mechanism = sim_mechanism_default();
   // kFibers: each logical thread's stack, in bytes (rounded up to pages; >= kSimStackBytesMin),
   // plus a guard page. An overflow faults on the guard page.
@@ -228,7 +156,8 @@ struct SimCore;
 class SimScheduler final : public Runtime {
  public:
   explicit SimScheduler(SimOptions options);
-  // Joins every finished thread; detaches abandoned ones (see "Ends of a run").
+  // Joins every finished thread; detaches abandoned ones
+  // (docs/simulation.md#deadlock-and-step-limit-reports).
   ~SimScheduler() override;
   SimScheduler(const SimScheduler&) = delete;
   SimScheduler& operator=(const SimScheduler&) = delete;

@@ -1,82 +1,25 @@
 // readyport/fake/trace.hpp: a run's events as stable text, and its 64-bit hash.
 //
 // A Trace is what a run did, one line per event: every seam call with its arguments and result
-// (written by RecordingOs) and every scheduler decision (written by SimScheduler). Two runs of the
-// same seed must give the same text byte for byte, on every OS and compiler; tests and
-// ci/compare_traces.sh check it. The hash is FNV-1a 64 over the whole text, so two traces can be
-// compared without keeping either.
+// (written by RecordingOs), every fault (FaultyOs) and every scheduler decision (SimScheduler).
+// Two runs of the same seed must give the same text byte for byte, on every OS and compiler;
+// tests and ci/compare_traces.sh check it. The hash is FNV-1a 64 over the whole text, so two
+// traces can be compared without keeping either.
 //
 //   readyport::Trace trace;                                  // keeps the full text
 //   readyport::SimScheduler sim({.seed = 7, .trace = &trace});
 //   ...
 //   std::printf("%s\n%s", trace.hash_hex().c_str(), trace.text().c_str());
 //
-// ---- The text format (stable: changing it changes every recorded hash) --------------------------
-//
-// Each line is
-//
-//   <seq> <time_ns> T<thread> <event>\n
-//
-// - seq: the line's number, decimal, from 0, in the order lines were recorded.
-// - time_ns: the virtual clock in nanoseconds when the event was recorded (after the call
-//   returned), decimal. 0 for a context without a clock (a real backend).
-// - thread: the logical thread, decimal: 0 for a thread the runtime did not start (a test's main
-//   thread), 1 for SimScheduler::run's body, then 2, 3, ... in start order.
-// - event: a name, then `key=value` fields separated by single spaces, then for calls ` -> `
-//   and the result. Integers are decimal unless the field is a mask or a flag set (then `0x`
-//   and lower-case hex); error codes are printed by name (`WAIT_TIMEOUT`) or, when unknown, as
-//   `error(<decimal>)`. Lists are `[a,b,...]`. No addresses, no real times, no values that can
-//   change between runs of the same seed appear anywhere.
-//
-// Events written by RecordingOs (see recording_os.hpp for the complete list), for example:
-//   psn.begin port=2 regs=[s=256/key=7/filter=0x1/op=ENABLE/trig=0x5]
-//                                           written before a PSN with registrations calls the OS
-//   psn port=2 regs=[s=256/key=7/filter=0x1/op=ENABLE/trig=0x5/res=0] timeout=10 count=8
-//       -> ERROR_SUCCESS n=1 entries=[key=7/mask=0x1]
-//   gqcs port=2 count=4 timeout=4294967295 alertable=0 -> 1 n=1 entries=[key=99/mask=0x0]
-//   post port=2 bytes=0x0 key=99 -> 1
-//   socket af=2 type=1 proto=6 -> 256
-//   m2.lock
-// (shown wrapped here; a trace line never contains a newline).
-//
-// Events written by FaultyOs (faulty_os.hpp lists them) when a fault site fires, before it acts:
-//   fault psn.remove_fails s=260 code=WSAEINVAL
-//   fault recv.wouldblock s=260
-//
-// Events written by SimScheduler all begin with `sched.`:
-//   sched.params seed=7 strategy=pct depth=3 estimate=400 change_points=[57,311] steps_max=..
-//                                           the first line of a SimScheduler run (thread 0)
-//   sched.start T3 name=worker-2            the line's thread started T3 (names are the
-//                                           caller's; keep them free of spaces)
-//   sched.pick T3 of=[T1,T3] at=now_ns      the strategy chose T3 among the runnable threads at
-//                                           the line's thread's scheduling point `at` (written
-//                                           only when there was a choice or a switch)
-//   sched.park call=sleep_ms deadline=5000000    the line's thread parked in a seam call
-//                                           (`call` as FakeOs names it; deadline virtual ns or
-//                                           `none`)
-//   sched.park call=Thread::join target=T3  the line's thread waits for T3 to finish
-//   sched.wake T3                           the line's thread woke parked T3
-//   sched.time to=5000000 ready=[T2,T4]     every thread was parked: virtual time jumped to the
-//                                           earliest deadline; T2 and T4 timed out
-//   sched.demote T2 change=1                a PCT priority change point
-//   sched.finish                            the line's thread returned from its body
-//   sched.deadlock [T1:Thread::join,T2:lock]   the run ended in a deadlock: each unfinished
-//                                           thread with its last call
-//   sched.limit steps=100000                the run ended at the step limit
-//
-// ---- Memory ------------------------------------------------------------------------------------
-// With `keep_full` (the default) the whole text is kept. For long runs, set keep_full = false and
-// tail_lines_max = K: the trace keeps only the hash, the line count and the last K lines.
-//
-// ---- Sinks --------------------------------------------------------------------------------------
-// set_sink(sink) hands every later line, complete with its '\n', to `sink` as it is recorded, in
-// order, under the trace's mutex (so a sink sees one line at a time). An online checker such as
-// LifetimeOracle (lifetime_oracle.hpp) is a sink. A sink must not record into the same trace (that
-// would deadlock) and must not block. The sink changes neither the text nor the hash.
+// Each line is `<seq> <time_ns> T<thread> <event>\n`. The format is stable (changing it changes
+// every recorded hash); its fields and every event: docs/simulation.md#reading-a-trace. Bounded
+// memory (keep_full = false, tail_lines_max = K) and sinks:
+// docs/simulation.md#the-hash-bounded-traces-and-sinks.
 //
 // Ownership: a plain object; whoever records into it holds a pointer and must not outlive it.
 // Threading: record() may be called from any thread (internally synchronised); readers may run
-// concurrently with writers but see a consistent prefix only when writers are done.
+// concurrently with writers but see a consistent prefix only when writers are done. A sink gets
+// each line under the trace's mutex: it must not block nor record into the same trace.
 // Errors: none; text() on a trace without the full text asserts.
 #pragma once
 
@@ -106,7 +49,8 @@ struct TraceOptions {
   std::uint32_t tail_lines_max = 64;
 };
 
-// Receives every line of a Trace as it is recorded (see "Sinks" above). Not owned by the trace.
+// Receives every line of a Trace as it is recorded
+// (docs/simulation.md#the-hash-bounded-traces-and-sinks). Not owned by the trace.
 class TraceSink {
  public:
   // `line` is "<seq> <time_ns> T<thread> <event>\n"; valid only during the call.

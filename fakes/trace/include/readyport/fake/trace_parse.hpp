@@ -4,7 +4,7 @@
 // Windows. parse_trace_line() turns one line back into values: the sequence number, the time, the
 // thread, the event name, the bare words and `key=value` fields before ` -> `, the result word and
 // the fields after it, and, for the seam's list fields, the registration elements of `regs=[...]`
-// and the entries of `entries=[...]` (recording_os.hpp gives their syntax).
+// and the entries of `entries=[...]` (docs/simulation.md#call-lines gives their syntax).
 //
 //   readyport::TraceLine line;
 //   if (readyport::Status s = readyport::parse_trace_line(text, &line); !s.ok()) return s;
