@@ -24,8 +24,9 @@
 #           the house limit of 70 lines a function (ci/function_size.sh, and a planted 71-line
 #           function it must catch), the layers (ci/layering.sh, and a planted upward include it
 #           must catch), every canary patch still applies (ci/canary_tree.sh --check-all, and a
-#           planted change of a patch's context it must catch) and actionlint on
-#           .github/workflows (ci/actionlint.sh); eight checks
+#           planted change of a patch's context it must catch), no issue numbers in code
+#           comments (ci/comment_check.sh, and a planted one it must catch) and actionlint on
+#           .github/workflows (ci/actionlint.sh); ten checks
 #
 # Output: per leg, the ctest lines of failed and skipped tests, then the whole output of each
 # failed test (the assertion and the replay line; at most READYPORT_FAILED_OUTPUT_LINES lines a
@@ -203,6 +204,8 @@ for leg in "${legs[@]}"; do
       leg_start=$SECONDS; run_check layering_plant bash ci/layering.sh --plant
       leg_start=$SECONDS; run_check canary_patches bash ci/canary_tree.sh --check-all
       leg_start=$SECONDS; run_check canary_patches_plant bash ci/canary_tree.sh --plant
+      leg_start=$SECONDS; run_check comments bash ci/comment_check.sh
+      leg_start=$SECONDS; run_check comments_plant bash ci/comment_check.sh --plant
       leg_start=$SECONDS; run_check actionlint bash ci/actionlint.sh
       ;;
     *) echo "unknown leg '$leg' (legs: ${all_legs[*]})"; broken_legs+=("$leg") ;;
