@@ -37,10 +37,10 @@ SimExplorer::Run lost_update(SimChoices& choices) {
   });
   SimExplorer::Run run;
   run.schedule_hash = sim.stats().schedule_hash;
-  run.verdict = !status.ok() ? status
-                : counter == 2
-                    ? Status()
-                    : Status(StatusCode::kInternal, "lost update: counter " + std::to_string(counter));
+  run.verdict = !status.ok()   ? status
+                : counter == 2 ? Status()
+                               : Status(StatusCode::kInternal,
+                                        "lost update: counter " + std::to_string(counter));
   return run;
 }
 

@@ -27,7 +27,8 @@ bool schedule_parse(const std::string& text, std::vector<std::uint32_t>* schedul
   while (at < text.size()) {
     const std::size_t comma = std::min(text.find(',', at), text.size());
     const std::string item = text.substr(at, comma - at);
-    if (item.empty() || item.size() > 2 || item.find_first_not_of("0123456789") != std::string::npos) {
+    if (item.empty() || item.size() > 2 ||
+        item.find_first_not_of("0123456789") != std::string::npos) {
       return false;
     }
     const unsigned long id = std::stoul(item);
@@ -94,7 +95,8 @@ int stress_explore_main(const StressOptions& options, std::ostream& out) {
     SimChoices choices;
     choices.prefix = schedule;
     const SmallWorldRun run = small_world_run(*world, choices);
-    if (choices.diverged_at != SimChoices::kFollowed || choices.decisions.size() < schedule.size()) {
+    if (choices.diverged_at != SimChoices::kFollowed ||
+        choices.decisions.size() < schedule.size()) {
       out << "readyport-stress: --schedule " << options.explore_schedule << " does not fit "
           << world->name << ": decision " << std::min(choices.diverged_at, choices.decisions.size())
           << " cannot run the thread it names (the run had " << choices.decisions.size()
@@ -120,8 +122,8 @@ int stress_explore_main(const StressOptions& options, std::ostream& out) {
     worlds += 1;
     failed += explore_one(options, world, out, &schedules) ? 0 : 1;
   }
-  out << worlds << " world(s), " << schedules << " schedules: " << (worlds - failed)
-      << " passed, " << failed << " failed\n";
+  out << worlds << " world(s), " << schedules << " schedules: " << (worlds - failed) << " passed, "
+      << failed << " failed\n";
   return failed == 0 ? 0 : 1;
 }
 

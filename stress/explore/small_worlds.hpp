@@ -18,8 +18,8 @@
 namespace readyport {
 
 struct SmallWorld {
-  const char* name;  // the --explore NAME
-  const char* race;  // what it races, one line
+  const char* name;            // the --explore NAME
+  const char* race;            // what it races, one line
   void (*body)(World& world);  // the workload: the world's first logical thread
 };
 

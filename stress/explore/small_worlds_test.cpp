@@ -10,7 +10,8 @@
 namespace readyport {
 namespace {
 
-ExploreResult explore(const SmallWorld& world, std::uint32_t preemptions, std::set<std::uint64_t>* traces) {
+ExploreResult explore(const SmallWorld& world, std::uint32_t preemptions,
+                      std::set<std::uint64_t>* traces) {
   return SimExplorer(ExploreOptions{preemptions, 200'000}).explore([&](SimChoices& choices) {
     const SmallWorldRun run = small_world_run(world, choices);
     traces->insert(run.trace_hash);

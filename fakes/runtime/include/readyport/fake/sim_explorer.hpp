@@ -38,11 +38,11 @@ struct ExploreOptions {
 };
 
 struct ExploreResult {
-  std::uint64_t schedules = 0;     // schedules run
-  std::uint64_t decisions_max = 0;  // the most decisions one schedule took
+  std::uint64_t schedules = 0;           // schedules run
+  std::uint64_t decisions_max = 0;       // the most decisions one schedule took
   std::uint64_t distinct_schedules = 0;  // distinct SimStats::schedule_hash values (check)
-  bool complete = false;  // every schedule within the bound was run (none failed)
-  Status failure;         // the first failing schedule's verdict, or ok
+  bool complete = false;                 // every schedule within the bound was run (none failed)
+  Status failure;                        // the first failing schedule's verdict, or ok
   std::vector<std::uint32_t> failing_prefix;  // its choices (SimChoices::prefix to replay it)
   std::uint32_t failing_preemptions = 0;
 };
