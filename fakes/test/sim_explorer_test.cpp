@@ -45,7 +45,8 @@ SimExplorer::Run lost_update(SimChoices& choices) {
 }
 
 TEST(SimExplorer, NoPreemptionCannotLoseTheUpdateAndEveryScheduleIsDistinct) {
-  const ExploreResult result = SimExplorer(ExploreOptions{0, 1000}).explore(lost_update);
+  const ExploreResult result =
+      SimExplorer(ExploreOptions{.preemptions_max = 0, .schedules_max = 1000}).explore(lost_update);
   EXPECT_TRUE(result.failure.ok()) << result.failure.to_string();
   EXPECT_TRUE(result.complete);
   EXPECT_GE(result.schedules, 2u);  // at least: a first, or b first
@@ -53,7 +54,8 @@ TEST(SimExplorer, NoPreemptionCannotLoseTheUpdateAndEveryScheduleIsDistinct) {
 }
 
 TEST(SimExplorer, OnePreemptionFindsTheLostUpdateAndItsScheduleReplays) {
-  const ExploreResult result = SimExplorer(ExploreOptions{1, 1000}).explore(lost_update);
+  const ExploreResult result =
+      SimExplorer(ExploreOptions{.preemptions_max = 1, .schedules_max = 1000}).explore(lost_update);
   ASSERT_FALSE(result.failure.ok());
   EXPECT_FALSE(result.complete);
   EXPECT_EQ(result.failing_preemptions, 1u);
@@ -86,13 +88,16 @@ TEST(SimExplorer, HigherBoundsRunMoreDistinctSchedulesAndStopAtTheBudget) {
   };
   std::uint64_t previous = 0;
   for (std::uint32_t bound = 0; bound <= 3; ++bound) {
-    const ExploreResult result = SimExplorer(ExploreOptions{bound, 100000}).explore(safe);
+    const ExploreResult result =
+        SimExplorer(ExploreOptions{.preemptions_max = bound, .schedules_max = 100000})
+            .explore(safe);
     EXPECT_TRUE(result.complete) << "bound " << bound;
     EXPECT_EQ(result.distinct_schedules, result.schedules) << "bound " << bound;
     EXPECT_GT(result.schedules, previous) << "bound " << bound;
     previous = result.schedules;
   }
-  const ExploreResult cut = SimExplorer(ExploreOptions{3, 5}).explore(safe);
+  const ExploreResult cut =
+      SimExplorer(ExploreOptions{.preemptions_max = 3, .schedules_max = 5}).explore(safe);
   EXPECT_FALSE(cut.complete);
   EXPECT_EQ(cut.schedules, 5u);
 }

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -234,17 +235,23 @@ struct Parser {
                        "with --os windows: connections all seeds may open (default 300)");
     h.steps = cli_add_number(app, "--steps-max", &o.steps_max, kStepsMin, kStepsMax,
                              "scheduler steps per seed at most (default 2000000)");
-    h.faults = app.add_option("--faults", faults_text,
-                              "drawn (default: a plan drawn from each seed) | off | a plan "
-                              "SITE[@PERCENT],... and SITE#HIT pins (docs/faults.md)")
-                   ->type_name("X")
-                   ->check(CLI::Validator(
-                       [](std::string& text) {
-                         StressOptions scratch;
-                         const Status status = stress_faults_set(text, &scratch);
-                         return status.ok() ? std::string() : status.message();
-                       },
-                       "", "faults"));
+    h.faults =
+        app.add_option("--faults", faults_text,
+                       "drawn (default: a plan drawn from each seed) | off | a plan "
+                       "SITE[@PERCENT],... and SITE#HIT pins (docs/faults.md); with "
+                       "--explore, the faults a schedule may fire (default 0)")
+            ->type_name("X")
+            ->check(CLI::Validator(
+                [](std::string& text) {
+                  // A number is --explore's fault bound (checked with it in finish()).
+                  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+                    return std::string();
+                  }
+                  StressOptions scratch;
+                  const Status status = stress_faults_set(text, &scratch);
+                  return status.ok() ? std::string() : status.message();
+                },
+                "", "faults"));
     h.actions = cli_add_number(app, "--actions-max", &o.actions_max, 0, kCapMax,
                                "cap the drawn director actions");
     h.clients =
@@ -404,7 +411,9 @@ struct Parser {
       h.replay->excludes(option);
       h.check->excludes(option);
       h.engine_case->excludes(option);
-      h.explore->excludes(option);
+      if (option != h.faults) {
+        h.explore->excludes(option);  // --faults F: the faults a schedule may fire
+      }
     }
     for (CLI::Option* option : {h.replay, h.check, h.engine_case, h.runtime, h.trace_out}) {
       h.explore->excludes(option);
@@ -477,7 +486,20 @@ struct Parser {
     if (!mechanism_text.empty()) {
       (void)sim_mechanism_parse(mechanism_text, &o.mechanism);
     }
-    if (!faults_text.empty()) {
+    if (!faults_text.empty() && !o.explore.empty()) {
+      const auto [end, error] = std::from_chars(
+          faults_text.data(), faults_text.data() + faults_text.size(), o.explore_faults);
+      if (error != std::errc() || end != faults_text.data() + faults_text.size() ||
+          faults_text.find_first_not_of("0123456789") != std::string::npos ||
+          o.explore_faults > kPreemptionsMax) {
+        return "--faults with --explore: a number of faults a schedule may fire, 0 to " +
+               std::to_string(kPreemptionsMax) + " (got '" + faults_text + "')";
+      }
+    } else if (!faults_text.empty() &&
+               faults_text.find_first_not_of("0123456789") == std::string::npos) {
+      return "--faults " + faults_text +
+             ": a number bounds the faults of --explore; a run takes drawn, off or a plan";
+    } else if (!faults_text.empty()) {
       const Status status = stress_faults_set(faults_text, &o);
       if (!status.ok()) {
         return "--faults: " + status.message();

@@ -136,6 +136,7 @@ struct StressOptions {
   // (explore/explore_main.hpp).
   std::string explore;
   std::uint32_t preemptions = 2;
+  std::uint32_t explore_faults = 0;  // --faults F with --explore: faults a schedule may fire
   std::uint64_t schedules_max = 1'000'000;
   std::string explore_schedule;
   // Where every failing seed writes its bundle, seed-<S>.json (relative to the working directory).

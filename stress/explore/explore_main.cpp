@@ -53,9 +53,11 @@ bool explore_one(const StressOptions& options, const SmallWorld& world, std::ost
   const auto start = std::chrono::steady_clock::now();
   std::set<std::uint64_t> traces;
   const ExploreResult result =
-      SimExplorer(ExploreOptions{options.preemptions, options.schedules_max})
+      SimExplorer(ExploreOptions{.preemptions_max = options.preemptions,
+                                 .faults_max = options.explore_faults,
+                                 .schedules_max = options.schedules_max})
           .explore([&](SimChoices& choices) {
-            const SmallWorldRun run = small_world_run(world, choices);
+            const SmallWorldRun run = small_world_run(world, choices, options.explore_faults > 0);
             traces.insert(run.trace_hash);
             return run.run;
           });
@@ -67,9 +69,12 @@ bool explore_one(const StressOptions& options, const SmallWorld& world, std::ost
       << " distinct traces, " << result.decisions_max << " decisions at most, "
       << seconds_text(seconds) << ": ";
   if (!result.failure.ok()) {
-    out << "FAILED with " << result.failing_preemptions << " preemption(s)\n  "
-        << result.failure.to_string() << "\n  run it alone: readyport-stress --explore "
-        << world.name << " --schedule " << schedule_text(result.failing_prefix) << "\n";
+    out << "FAILED with " << result.failing_preemptions << " preemption(s) and "
+        << result.failing_faults << " fault(s)\n  " << result.failure.to_string()
+        << "\n  run it alone: readyport-stress --explore " << world.name
+        << (options.explore_faults > 0 ? " --faults " + std::to_string(options.explore_faults)
+                                       : std::string())
+        << " --schedule " << schedule_text(result.failing_prefix) << "\n";
     return false;
   }
   if (result.complete) {
@@ -94,7 +99,7 @@ int stress_explore_main(const StressOptions& options, std::ostream& out) {
     }
     SimChoices choices;
     choices.prefix = schedule;
-    const SmallWorldRun run = small_world_run(*world, choices);
+    const SmallWorldRun run = small_world_run(*world, choices, options.explore_faults > 0);
     if (choices.diverged_at != SimChoices::kFollowed ||
         choices.decisions.size() < schedule.size()) {
       out << "readyport-stress: --schedule " << options.explore_schedule << " does not fit "
@@ -105,13 +110,15 @@ int stress_explore_main(const StressOptions& options, std::ostream& out) {
     }
     out << world->name << " schedule " << options.explore_schedule << ": "
         << sim_preemptions(choices.decisions, choices.decisions.size()) << " preemption(s), "
+        << sim_choices_yes(choices.decisions, choices.decisions.size()) << " fault(s), "
         << choices.decisions.size() << " decisions, trace " << run.trace_hash << ": "
         << (run.run.verdict.ok() ? "ok" : run.run.verdict.to_string()) << "\n";
     return run.run.verdict.ok() ? 0 : 1;
   }
   out << "readyport-stress --explore " << options.explore << ": every schedule with at most "
-      << options.preemptions << " preemption(s), at most " << options.schedules_max
-      << " schedules a world; no fault choices\n";
+      << options.preemptions << " preemption(s) and " << options.explore_faults
+      << " fault(s) (each hit of a world's fault sites a choice), at most " << options.schedules_max
+      << " schedules a world\n";
   std::uint32_t worlds = 0;
   std::uint32_t failed = 0;
   std::uint64_t schedules = 0;

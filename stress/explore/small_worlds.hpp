@@ -20,6 +20,7 @@ namespace readyport {
 struct SmallWorld {
   const char* name;            // the --explore NAME
   const char* race;            // what it races, one line
+  const char* fault_sites;     // a FaultPlan: the sites whose hits are choices (--faults F)
   void (*body)(World& world);  // the workload: the world's first logical thread
 };
 
@@ -33,6 +34,7 @@ struct SmallWorldRun {
   SimExplorer::Run run;
   std::uint64_t trace_hash = 0;
 };
-SmallWorldRun small_world_run(const SmallWorld& world, SimChoices& choices);
+// With `explore_faults`, every hit of the world's fault sites is a choice (SimScheduler::choose).
+SmallWorldRun small_world_run(const SmallWorld& world, SimChoices& choices, bool explore_faults);
 
 }  // namespace readyport

@@ -12,11 +12,12 @@ namespace {
 
 ExploreResult explore(const SmallWorld& world, std::uint32_t preemptions,
                       std::set<std::uint64_t>* traces) {
-  return SimExplorer(ExploreOptions{preemptions, 200'000}).explore([&](SimChoices& choices) {
-    const SmallWorldRun run = small_world_run(world, choices);
-    traces->insert(run.trace_hash);
-    return run.run;
-  });
+  return SimExplorer(ExploreOptions{.preemptions_max = preemptions, .schedules_max = 200'000})
+      .explore([&](SimChoices& choices) {
+        const SmallWorldRun run = small_world_run(world, choices, false);
+        traces->insert(run.trace_hash);
+        return run.run;
+      });
 }
 
 TEST(SmallWorlds, EveryScheduleToOnePreemptionPasses) {

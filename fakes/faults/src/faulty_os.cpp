@@ -101,6 +101,11 @@ void FaultyOs::set_enabled(bool enabled) {
   }
 }
 
+void FaultyOs::set_chooser(FaultChooser chooser) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  chooser_ = std::move(chooser);
+}
+
 bool FaultyOs::enabled() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return enabled_;
@@ -210,6 +215,8 @@ bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* 
     --armed_[i];
     fire = true;
     armed = true;
+  } else if (enabled_ && chooser_ && plan_.active(site)) {
+    fire = chooser_(site);
   } else if (enabled_ && plan_.pinned(site)) {
     fire = plan_.fires_at(site, hit);
   } else if (enabled_ && plan_.active(site)) {

@@ -11,7 +11,11 @@ namespace readyport {
 namespace {
 
 bool is_preemption(const SimDecision& decision, std::uint32_t chosen) {
-  return decision.self_runnable && chosen != decision.self;
+  return !decision.choice && decision.self_runnable && chosen != decision.self;
+}
+
+bool is_fault(const SimDecision& decision, std::uint32_t chosen) {
+  return decision.choice && chosen == 2;
 }
 
 }  // namespace
@@ -23,6 +27,15 @@ std::uint32_t sim_preemptions(const std::vector<SimDecision>& decisions, std::si
     preemptions += is_preemption(decisions[i], decisions[i].chosen) ? 1 : 0;
   }
   return preemptions;
+}
+
+std::uint32_t sim_choices_yes(const std::vector<SimDecision>& decisions, std::size_t count) {
+  READYPORT_ASSERT(count <= decisions.size());
+  std::uint32_t yes = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    yes += is_fault(decisions[i], decisions[i].chosen) ? 1 : 0;
+  }
+  return yes;
 }
 
 ExploreResult SimExplorer::explore(const std::function<Run(SimChoices&)>& run) {
@@ -57,6 +70,7 @@ ExploreResult SimExplorer::explore(const std::function<Run(SimChoices&)>& run) {
       if (!verdict.ok()) {
         result.failure = verdict;
         result.failing_preemptions = sim_preemptions(decisions, decisions.size());
+        result.failing_faults = sim_choices_yes(decisions, decisions.size());
         for (const SimDecision& decision : decisions) {
           result.failing_prefix.push_back(decision.chosen);
         }
@@ -65,6 +79,7 @@ ExploreResult SimExplorer::explore(const std::function<Run(SimChoices&)>& run) {
       }
       // Alternatives past the prefix, deepest last so that the stack runs them first.
       std::uint32_t preemptions = sim_preemptions(decisions, choices.prefix.size());
+      std::uint32_t faults = sim_choices_yes(decisions, choices.prefix.size());
       std::vector<std::uint32_t> path = choices.prefix;
       for (std::size_t i = choices.prefix.size(); i < decisions.size(); ++i) {
         const SimDecision& decision = decisions[i];
@@ -73,7 +88,8 @@ ExploreResult SimExplorer::explore(const std::function<Run(SimChoices&)>& run) {
             continue;
           }
           const std::uint32_t cost = preemptions + (is_preemption(decision, id) ? 1 : 0);
-          if (cost > options_.preemptions_max) {
+          const std::uint32_t fault_cost = faults + (is_fault(decision, id) ? 1 : 0);
+          if (cost > options_.preemptions_max || fault_cost > options_.faults_max) {
             continue;
           }
           std::vector<std::uint32_t> next = path;
@@ -82,6 +98,7 @@ ExploreResult SimExplorer::explore(const std::function<Run(SimChoices&)>& run) {
         }
         path.push_back(decision.chosen);
         preemptions += is_preemption(decision, decision.chosen) ? 1 : 0;
+        faults += is_fault(decision, decision.chosen) ? 1 : 0;
       }
     }
   }

@@ -699,6 +699,33 @@ std::string SimScheduler::describe_threads() const {
 
 std::uint64_t SimScheduler::now_ns() const { return core_->now_ns.load(std::memory_order_relaxed); }
 
+bool SimScheduler::choose() {
+  SimCore& core = *core_;
+  std::lock_guard<std::mutex> lock(core.mutex);
+  if (core.options.strategy != SimStrategy::kExplore) {
+    return false;
+  }
+  const SimThread* self = current_thread(core);
+  READYPORT_ASSERT(self != nullptr);  // a logical thread's choice
+  SimChoices& choices = *core.options.choices;
+  SimDecision decision;
+  decision.self = self->id;
+  decision.choice = true;
+  decision.runnable = 0b11;
+  decision.chosen = 1;
+  const std::size_t index = choices.decisions.size();
+  if (index < choices.prefix.size()) {
+    const std::uint32_t wanted = choices.prefix[index];
+    if (wanted == 1 || wanted == 2) {
+      decision.chosen = wanted;
+    } else if (choices.diverged_at == SimChoices::kFollowed) {
+      choices.diverged_at = index;
+    }
+  }
+  choices.decisions.push_back(decision);
+  return decision.chosen == 2;
+}
+
 std::uint32_t SimScheduler::thread_current() const {
   const SimThread* self = current_thread(*core_);
   return self == nullptr ? 0 : self->id;

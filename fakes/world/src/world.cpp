@@ -70,6 +70,11 @@ World::World(WorldOptions options)
   faulty_ = std::make_unique<FaultyOs>(*recording_, options.plan,
                                        SeedStreams(options.seed).seed(SeedStream::kFaults), &trace_,
                                        context_.get(), clock_.get());
+  if (sim_ && options.explore_faults) {
+    READYPORT_ASSERT(options.sim.strategy == SimStrategy::kExplore);
+    SimScheduler* sim = sim_.get();
+    faulty_->set_chooser([sim](FaultSite) { return sim->choose(); });
+  }
   observer_ = std::make_unique<TraceObserver>(trace_, *context_);
   trace_.set_sink(&sink_);
   options.engine.observer = observer_.get();

@@ -91,6 +91,11 @@ class FaultyOs final : public ForwardingOs {
   // The next hit of `site` fires, once, even if the site is inactive or firing is disabled. Each
   // call arms one more firing. For property tests.
   void arm_next(FaultSite site);
+  // Every hit of an active site asks `chooser` whether it fires (outages and rates are not drawn;
+  // armed hits still fire): a systematic exploration's branch point (SimScheduler::choose). Set
+  // it before the first hit; called under this FaultyOs's mutex, from the hitting thread.
+  using FaultChooser = std::function<bool(FaultSite site)>;
+  void set_chooser(FaultChooser chooser);
   FaultCounts counts() const;
   const FaultPlan& plan() const { return plan_; }
   // The hits that fired by the plan (armed ones excluded), in firing order: at most
@@ -168,6 +173,7 @@ class FaultyOs final : public ForwardingOs {
   mutable std::mutex mutex_;
   const std::uint64_t decision_seed_;
   bool enabled_ = true;                                 // guarded by mutex_
+  FaultChooser chooser_;                                // set before the first hit
   std::array<std::uint32_t, kFaultSiteCount> armed_{};  // guarded by mutex_
   // The current outage of each site: down through this hit, or until this virtual time (0: none).
   std::array<std::uint64_t, kFaultSiteCount> down_through_hit_{};  // guarded by mutex_

@@ -9,8 +9,9 @@
 //   });
 //
 // A schedule is the list of threads picked at the run's decisions (steps at which more than one
-// thread could run). A preemption is a decision that runs another thread while the one that took
-// the step could go on; a switch at a thread's blocking call or end is free. From each schedule
+// thread could run) and of the answers to its choices (SimScheduler::choose: a fault fires or
+// not, at most `faults_max` yes). A preemption is a decision that runs another thread while the
+// one that took the step could go on; a switch at a thread's blocking call or end is free. From each schedule
 // run, every alternative at each decision past its prefix becomes a new prefix, unless it would
 // pass the bound. The scenario must be deterministic given its choices (the same prefix reaches
 // the same decisions), as every SimScheduler scenario is.
@@ -33,6 +34,8 @@ namespace readyport {
 
 struct ExploreOptions {
   std::uint32_t preemptions_max = 2;
+  // Choices answered "yes" (SimScheduler::choose: faults that fire) a schedule may have.
+  std::uint32_t faults_max = 0;
   // Schedules run at most; past it the exploration ends incomplete.
   std::uint64_t schedules_max = 1'000'000;
 };
@@ -45,10 +48,12 @@ struct ExploreResult {
   Status failure;                        // the first failing schedule's verdict, or ok
   std::vector<std::uint32_t> failing_prefix;  // its choices (SimChoices::prefix to replay it)
   std::uint32_t failing_preemptions = 0;
+  std::uint32_t failing_faults = 0;  // its choices answered "yes"
 };
 
-// The preemptions in the first `count` decisions of `decisions`.
+// The preemptions in the first `count` decisions of `decisions`, and the choices answered "yes".
 std::uint32_t sim_preemptions(const std::vector<SimDecision>& decisions, std::size_t count);
+std::uint32_t sim_choices_yes(const std::vector<SimDecision>& decisions, std::size_t count);
 
 class SimExplorer {
  public:

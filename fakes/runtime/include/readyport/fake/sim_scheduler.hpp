@@ -71,12 +71,14 @@ SimMechanism sim_mechanism_default();
 // The smallest fiber stack SimOptions::stack_bytes accepts.
 inline constexpr std::size_t kSimStackBytesMin = 64 * 1024;
 
-// kExplore: one decision of a run, a step at which more than one thread could run next.
+// kExplore: one decision of a run: a step at which more than one thread could run next, or a
+// choice (SimScheduler::choose, e.g. whether a fault fires) between 1 (no) and 2 (yes).
 struct SimDecision {
-  std::uint32_t self = 0;      // the thread that took the step
+  std::uint32_t self = 0;      // the thread that took the step (or made the choice)
   bool self_runnable = false;  // it could have gone on: running another is a preemption
+  bool choice = false;         // a choice, not a step: `runnable` is {1, 2}
   std::uint64_t runnable = 0;  // bit (id - 1) for each thread that could run next
-  std::uint32_t chosen = 0;    // the thread that ran next
+  std::uint32_t chosen = 0;    // the thread that ran next (a choice: 1 or 2)
 };
 
 // kExplore: the choices that steer one run (sim_explorer.hpp). At the i-th decision the run picks
@@ -187,6 +189,10 @@ class SimScheduler final : public Runtime {
   Result<std::unique_ptr<Thread>> thread_start(std::string_view name,
                                                std::function<void()> body) override;
   std::uint32_t thread_current() const override;
+
+  // kExplore: a yes-or-no choice the explorer branches on (a fault that may fire), recorded as a
+  // decision; "no" past the prefix. Other strategies: always false. From a logical thread.
+  bool choose();
 
  private:
   std::shared_ptr<internal::SimCore> core_;  // shared with the logical threads

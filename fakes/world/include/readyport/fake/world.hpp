@@ -55,6 +55,9 @@ struct WorldOptions {
   FaultPlan plan = FaultPlan::none();
   std::uint64_t seed = 0;  // FaultyOs draws from SeedStreams(seed)'s fault stream
   EngineOptions engine;    // the world sets its observer
+  // kSim with SimStrategy::kExplore: every hit of the plan's active sites is a choice the
+  // explorer branches on (FaultyOs::set_chooser, SimScheduler::choose) instead of a draw.
+  bool explore_faults = false;
   // Called once with the oracle's first violation, from the thread that wrote the line, under the
   // trace's mutex (it must not record): a caller keeps it even if the run then aborts.
   std::function<void(const Status&)> on_violation;
