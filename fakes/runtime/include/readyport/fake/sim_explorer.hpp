@@ -11,10 +11,10 @@
 // A schedule is the list of threads picked at the run's decisions (steps at which more than one
 // thread could run) and of the answers to its choices (SimScheduler::choose: a fault fires or
 // not, at most `faults_max` yes). A preemption is a decision that runs another thread while the
-// one that took the step could go on; a switch at a thread's blocking call or end is free. From each schedule
-// run, every alternative at each decision past its prefix becomes a new prefix, unless it would
-// pass the bound. The scenario must be deterministic given its choices (the same prefix reaches
-// the same decisions), as every SimScheduler scenario is.
+// one that took the step could go on; a switch at a thread's blocking call or end is free. From
+// each schedule run, every alternative at each decision past its prefix becomes a new prefix,
+// unless it would pass a bound. The scenario must be deterministic given its choices (the same
+// prefix reaches the same decisions), as every SimScheduler scenario is.
 //
 // Ownership: returns values. Threading: explore() calls `run` on the calling thread, one schedule
 // at a time. Errors: the first failing schedule (the one with the fewest preemptions) is kept in
