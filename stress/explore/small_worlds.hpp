@@ -18,10 +18,13 @@
 namespace readyport {
 
 struct SmallWorld {
-  const char* name;            // the --explore NAME
-  const char* race;            // what it races, one line
-  const char* fault_sites;     // a FaultPlan: the sites whose hits are choices (--faults F)
-  void (*body)(World& world);  // the workload: the world's first logical thread
+  const char* name;               // the --explore NAME
+  const char* race;               // what it races, one line
+  const char* fault_sites;        // a FaultPlan: the sites whose hits are choices (--faults F)
+  std::uint32_t connections_max;  // the engine's table
+  // The workload, the world's first logical thread: ok, or what broke a promise of the engine's
+  // contract that the oracle does not see (a refused stop(), a missing on_closed).
+  Status (*body)(World& world);
 };
 
 // Every pinned small world, in a fixed order.
