@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -12,6 +13,17 @@
 
 namespace readyport {
 namespace {
+
+// The schedule running, as the command that runs it alone: an engine assertion aborts the
+// process, and the SIGABRT handler names it (not async-signal-safe beyond the write: the process
+// is dying of an assertion already).
+std::string g_running;
+
+extern "C" void explore_on_abort(int) {
+  std::fflush(stdout);
+  std::fwrite(g_running.data(), 1, g_running.size(), stderr);
+  std::fflush(stderr);
+}
 
 std::string schedule_text(const std::vector<std::uint32_t>& schedule) {
   std::string text;
@@ -52,11 +64,21 @@ bool explore_one(const StressOptions& options, const SmallWorld& world, std::ost
                  std::uint64_t* schedules_total) {
   const auto start = std::chrono::steady_clock::now();
   std::set<std::uint64_t> traces;
+  std::uint64_t schedules_run = 0;
   const ExploreResult result =
       SimExplorer(ExploreOptions{.preemptions_max = options.preemptions,
                                  .faults_max = options.explore_faults,
                                  .schedules_max = options.schedules_max})
           .explore([&](SimChoices& choices) {
+            g_running =
+                "\nexplore: ABORTED in " + std::string(world.name) + ", schedule " +
+                std::to_string(schedules_run++) + "; run it alone: readyport-stress --explore " +
+                world.name +
+                (options.explore_faults > 0 ? " --faults " + std::to_string(options.explore_faults)
+                                            : std::string()) +
+                (choices.prefix.empty() ? std::string()
+                                        : " --schedule " + schedule_text(choices.prefix)) +
+                "\n";
             const SmallWorldRun run = small_world_run(world, choices, options.explore_faults > 0);
             traces.insert(run.trace_hash);
             return run.run;
@@ -86,48 +108,68 @@ bool explore_one(const StressOptions& options, const SmallWorld& world, std::ost
   return true;
 }
 
+// --schedule: the one schedule it names.
+int run_one_schedule(const StressOptions& options, std::ostream& out) {
+  const SmallWorld* world = small_world_find(options.explore);
+  std::vector<std::uint32_t> schedule;
+  if (world == nullptr || !schedule_parse(options.explore_schedule, &schedule)) {
+    out << "readyport-stress: --schedule needs one world (not all) and thread ids 1..64, "
+           "comma-separated\n";
+    return 2;
+  }
+  SimChoices choices;
+  choices.prefix = schedule;
+  const SmallWorldRun run = small_world_run(*world, choices, options.explore_faults > 0);
+  if (choices.diverged_at != SimChoices::kFollowed || choices.decisions.size() < schedule.size()) {
+    out << "readyport-stress: --schedule " << options.explore_schedule << " does not fit "
+        << world->name << ": decision " << std::min(choices.diverged_at, choices.decisions.size())
+        << " cannot run the thread it names (the run had " << choices.decisions.size()
+        << " decisions)\n";
+    return 2;
+  }
+  out << world->name << " schedule " << options.explore_schedule << ": "
+      << sim_preemptions(choices.decisions, choices.decisions.size()) << " preemption(s), "
+      << sim_choices_yes(choices.decisions, choices.decisions.size()) << " fault(s), "
+      << choices.decisions.size() << " decisions, trace " << run.trace_hash << ": "
+      << (run.run.verdict.ok() ? "ok" : run.run.verdict.to_string()) << "\n";
+  return run.run.verdict.ok() ? 0 : 1;
+}
+
 }  // namespace
 
 int stress_explore_main(const StressOptions& options, std::ostream& out) {
   if (!options.explore_schedule.empty()) {
-    const SmallWorld* world = small_world_find(options.explore);
-    std::vector<std::uint32_t> schedule;
-    if (world == nullptr || !schedule_parse(options.explore_schedule, &schedule)) {
-      out << "readyport-stress: --schedule needs one world (not all) and thread ids 1..64, "
-             "comma-separated\n";
-      return 2;
-    }
-    SimChoices choices;
-    choices.prefix = schedule;
-    const SmallWorldRun run = small_world_run(*world, choices, options.explore_faults > 0);
-    if (choices.diverged_at != SimChoices::kFollowed ||
-        choices.decisions.size() < schedule.size()) {
-      out << "readyport-stress: --schedule " << options.explore_schedule << " does not fit "
-          << world->name << ": decision " << std::min(choices.diverged_at, choices.decisions.size())
-          << " cannot run the thread it names (the run had " << choices.decisions.size()
-          << " decisions)\n";
-      return 2;
-    }
-    out << world->name << " schedule " << options.explore_schedule << ": "
-        << sim_preemptions(choices.decisions, choices.decisions.size()) << " preemption(s), "
-        << sim_choices_yes(choices.decisions, choices.decisions.size()) << " fault(s), "
-        << choices.decisions.size() << " decisions, trace " << run.trace_hash << ": "
-        << (run.run.verdict.ok() ? "ok" : run.run.verdict.to_string()) << "\n";
-    return run.run.verdict.ok() ? 0 : 1;
+    return run_one_schedule(options, out);
   }
+  std::signal(SIGABRT, explore_on_abort);
   out << "readyport-stress --explore " << options.explore << ": every schedule with at most "
       << options.preemptions << " preemption(s) and " << options.explore_faults
       << " fault(s) (each hit of a world's fault sites a choice), at most " << options.schedules_max
       << " schedules a world\n";
+  const auto start = std::chrono::steady_clock::now();
   std::uint32_t worlds = 0;
   std::uint32_t failed = 0;
   std::uint64_t schedules = 0;
+  std::string first_failure;
   for (const SmallWorld& world : small_worlds()) {
     if (options.explore != "all" && options.explore != world.name) {
       continue;
     }
     worlds += 1;
-    failed += explore_one(options, world, out, &schedules) ? 0 : 1;
+    if (!explore_one(options, world, out, &schedules)) {
+      failed += 1;
+      if (first_failure.empty()) {
+        // The schedules of the worlds before it count: the order is small_worlds()'s.
+        first_failure =
+            std::string(world.name) + " after " + std::to_string(schedules) +
+            " schedules in all, " +
+            seconds_text(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+    }
+  }
+  if (!first_failure.empty()) {
+    out << "first failure: " << first_failure << "\n";
   }
   out << worlds << " world(s), " << schedules << " schedules: " << (worlds - failed) << " passed, "
       << failed << " failed\n";
