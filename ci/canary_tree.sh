@@ -195,9 +195,10 @@ make_tree() {
   rm -rf "$stage"
   trap 'rm -rf "$stage"' EXIT
   mkdir -p "$stage" || return 1
-  # tar keeps each file's time (to the nanosecond in the POSIX format), so an unchanged file is
-  # not rebuilt.
-  if ! source_files | tar --null -T - --format=posix -cf - | tar -xf - -C "$stage"; then
+  # Every file is new to the copy (-m: the time of the copy, so a build of the last copy sees a
+  # changed file as changed, whatever its time in the checkout); below, a file whose content is
+  # what the last copy held gets that copy's time back, so an unchanged file is not rebuilt.
+  if ! source_files | tar --null -T - --format=posix -cf - | tar -xmf - -C "$stage"; then
     echo "$me: copying the tracked files of $root to $stage failed" >&2
     rm -rf "$stage"
     return 1
@@ -229,12 +230,16 @@ make_tree() {
     echo "tree=$tree"
     echo "canary=$name"
   } >"$stage/.readyport-tree"
-  # The patched files and the record keep their time when their content is what it was.
-  while IFS= read -r file; do
-    if [ -f "$dest/$file" ] && cmp -s "$dest/$file" "$stage/$file"; then
-      touch -r "$dest/$file" "$stage/$file"
-    fi
-  done < <(patch_files "$patch"; echo .readyport-tree)
+  # Each file (the patched ones and the record included) keeps the last copy's time when its
+  # content is what it was.
+  if [ -d "$dest" ]; then
+    while IFS= read -r -d '' file; do
+      file="${file#"$stage"/}"
+      if [ -f "$dest/$file" ] && cmp -s "$dest/$file" "$stage/$file"; then
+        touch -r "$dest/$file" "$stage/$file"
+      fi
+    done < <(find "$stage" -type f -print0)
+  fi
   rm -rf "$dest"
   mv "$stage" "$dest" || return 1
   echo "$me: $dest: $count files of $commit (tree $tree), ci/canaries/$name.patch applied"
