@@ -5,8 +5,10 @@
 # fail, and soon. Prints, per canary, the first failing seed and the seconds to it; then the same
 # on real threads (--runtime free), with the rule the oracle alone finds in that seed's trace once
 # the engine's obs.* lines are cut; and a 20-seed sweep that must run every seed and write --json
-# and --markdown even when seeds abort. The same default run passes without a canary (ctest
-# stress.default_coverage in the native leg). Then the engine property (properties/, when
+# and --markdown even when seeds abort; systematic exploration of the pinned small worlds
+# (readyport-stress --explore all, two preemptions, one fault) must find it too, and the random
+# and PCT strategies' first failing seeds are printed beside it. The same default run passes
+# without a canary (ctest stress.default_coverage in the native leg). Then the engine property (properties/, when
 # RapidCheck is installed) must catch the canary too and shrink it to at most 10 commands: its
 # pinned test EngineProperty.Canary_<name>_ShrinksToAtMost10 (docs/properties.md).
 #   bash ci/canaries.sh                      # every canary
@@ -22,6 +24,37 @@ fi
 jobs="${READYPORT_JOBS:-$(nproc)}"
 limit_s="${READYPORT_CANARY_LIMIT_S:-60}"
 survived=()
+
+# elapsed START: seconds since START (date +%s.%N), one decimal.
+elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
+
+# compare_strategies CANARY DIR SECONDS FIRST: exploration must find the canary (else it
+# survived); then the first failing seed of the random and PCT strategies, and one line with all.
+compare_strategies() {
+  local canary="$1" dir="$2" portfolio_s="$3" portfolio_first="$4" start found line strategy
+  local seed sweep=""
+  start=$(date +%s.%N)
+  "$dir/stress/readyport-stress" --explore all --preemptions 2 --faults 1 --stop-on-failure \
+    --schedules-max 200000 >"$dir.explore.log" 2>&1
+  found=$(grep -m1 -E '^first failure: |^explore: ABORTED' "$dir.explore.log" || true)
+  line="explore ${found:-NOT FOUND} ($(elapsed "$start") s)"
+  if [ -z "$found" ]; then
+    echo "canary $canary: SURVIVED exploration to 2 preemptions and 1 fault"
+    tail -n 12 "$dir.explore.log"
+    survived+=("$canary(explore)")
+  fi
+  for strategy in random pct; do
+    start=$(date +%s.%N)
+    "$dir/stress/readyport-stress" --strategy "$strategy" --stop-on-failure --corpus none \
+      --jobs 1 --seeds 2000 --bundle-dir "$dir.$strategy" >"$dir.$strategy.log" 2>&1
+    seed=$(grep -m1 -oE '^FAIL seed [0-9]+|aborted during seed [0-9]+' "$dir.$strategy.log" |
+      grep -oE '[0-9]+$' || true)
+    sweep+="; $strategy: seed ${seed:-none in 2000} ($(elapsed "$start") s)"
+  done
+  seed=$(echo "$portfolio_first" | grep -oE 'seed [0-9]+' | head -n 1 || true)
+  echo "canary $canary: first failure: $line; portfolio: ${seed:-none} (${portfolio_s} s)$sweep"
+}
+
 for canary in "${canaries[@]}"; do
   dir="build/canary-$canary"
   src="build/canary-src-$canary"
@@ -68,6 +101,10 @@ for canary in "${canaries[@]}"; do
     echo "canary $canary: caught in ${seconds} s: $first"
     grep -m1 -E '^first failure' "$dir.run.log" || true
   fi
+  # Side by side: systematic exploration (every schedule of the pinned small worlds with at most
+  # two preemptions and one fault, fewest first, stress/explore/) must find the canary too; the
+  # seed sweep under the random and PCT strategies alone, for the figures (docs/simulation.md).
+  compare_strategies "$canary" "$dir" "$seconds" "$first"
   # A sweep survives whatever one seed does: 20 seeds with --json and --markdown, no stop; a seed
   # that ends in the engine's assertion is listed as failed ("aborted"), the others still run, and
   # both files are written.

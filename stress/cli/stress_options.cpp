@@ -411,8 +411,9 @@ struct Parser {
       h.replay->excludes(option);
       h.check->excludes(option);
       h.engine_case->excludes(option);
-      if (option != h.faults) {
-        h.explore->excludes(option);  // --faults F: the faults a schedule may fire
+      // --faults F: the faults a schedule may fire; --stop-on-failure: no world after a failure.
+      if (option != h.faults && option != h.stop) {
+        h.explore->excludes(option);
       }
     }
     for (CLI::Option* option : {h.replay, h.check, h.engine_case, h.runtime, h.trace_out}) {

@@ -166,6 +166,9 @@ int stress_explore_main(const StressOptions& options, std::ostream& out) {
             seconds_text(
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       }
+      if (options.stop_on_failure) {
+        break;
+      }
     }
   }
   if (!first_failure.empty()) {
