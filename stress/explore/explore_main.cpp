@@ -72,13 +72,15 @@ bool explore_one(const StressOptions& options, const SmallWorld& world, std::ost
           .explore([&](SimChoices& choices) {
             g_running =
                 "\nexplore: ABORTED in " + std::string(world.name) + ", schedule " +
-                std::to_string(schedules_run++) + "; run it alone: readyport-stress --explore " +
-                world.name +
+                std::to_string(schedules_run) + " (" +
+                std::to_string(*schedules_total + schedules_run + 1) +
+                " schedules in all); run it alone: readyport-stress --explore " + world.name +
                 (options.explore_faults > 0 ? " --faults " + std::to_string(options.explore_faults)
                                             : std::string()) +
                 (choices.prefix.empty() ? std::string()
                                         : " --schedule " + schedule_text(choices.prefix)) +
                 "\n";
+            schedules_run += 1;
             const SmallWorldRun run = small_world_run(world, choices, options.explore_faults > 0);
             traces.insert(run.trace_hash);
             return run.run;

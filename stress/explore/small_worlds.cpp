@@ -361,6 +361,7 @@ Status verdict(const Status& run_status, const Status& workload, World& world) {
 }  // namespace
 
 const std::vector<SmallWorld>& small_worlds() {
+  // The cheap ones (one worker) first: `--explore all --stop-on-failure` reaches them soonest.
   static const std::vector<SmallWorld> worlds = {
       {"close_vs_dispatch", "close() from outside vs the worker dispatching the same connection",
        "psn.remove_fails@1,psn.enable_fails@1", 4, close_vs_dispatch},
@@ -368,15 +369,15 @@ const std::vector<SmallWorld>& small_worlds() {
        "psn.remove_fails@1,post.fails@1", 4, close_inside_vs_notify},
       {"remove_refused_in_stop", "stop() closing a connection whose REMOVE a fault may refuse",
        "psn.remove_fails@1", 4, remove_refused_in_stop},
-      {"rearm_vs_close", "two workers: a handler's re-arm vs close() from outside",
-       "psn.enable_fails@1", 4, rearm_vs_close},
-      {"poll_vs_stop", "poll() on another thread vs stop()", "post.fails@1", 4, poll_vs_stop},
-      {"slot_reuse_stale", "a table of one: a slot reused while the last owner's packet waits",
-       "psn.remove_fails@1", 1, slot_reuse_stale},
-      {"shared_batch_remove", "two workers, batches of two: a REMOVE beside another's re-arm",
-       "psn.remove_fails@1", 4, shared_batch_remove},
       {"close_twice", "two threads close() the same connection at once", "psn.remove_fails@1", 4,
        close_twice},
+      {"slot_reuse_stale", "a table of one: a slot reused while the last owner's packet waits",
+       "psn.remove_fails@1", 1, slot_reuse_stale},
+      {"poll_vs_stop", "poll() on another thread vs stop()", "post.fails@1", 4, poll_vs_stop},
+      {"rearm_vs_close", "two workers: a handler's re-arm vs close() from outside",
+       "psn.enable_fails@1", 4, rearm_vs_close},
+      {"shared_batch_remove", "two workers, batches of two: a REMOVE beside another's re-arm",
+       "psn.remove_fails@1", 4, shared_batch_remove},
   };
   return worlds;
 }
