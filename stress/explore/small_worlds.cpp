@@ -146,13 +146,13 @@ struct Conn {
   }
 };
 
-// close() from outside while the worker dispatches the same connection's IN packets and re-arms.
-// Two sends: the second may come after the handler drained the first, while its re-arm is on
-// the way, so that the re-arm's own IN packet can race the close.
-Status close_vs_dispatch(World& world) {
+// close() from outside while `workers` workers dispatch the same connection's IN packets and
+// re-arm it. Two sends: the second may come after the handler drained the first, while its
+// re-arm is on the way, so that the re-arm's own IN packet can race the close.
+Status close_after_two_sends(World& world, std::uint32_t workers) {
   Broken broken;
   Conn conn(world, false);
-  with_workers(world, 1, broken, [&] {
+  with_workers(world, workers, broken, [&] {
     conn.id = add(world, conn.pair.server, conn.handler);
     if (conn.id.ok()) {
       send_byte(world, conn.pair);
@@ -196,22 +196,10 @@ Status remove_refused_in_stop(World& world) {
   return broken.status();
 }
 
-// Two workers: one re-arms the connection after its handler ran while the other dequeues, and
-// close() comes from outside.
-Status rearm_vs_close(World& world) {
-  Broken broken;
-  Conn conn(world, false);
-  with_workers(world, 2, broken, [&] {
-    conn.id = add(world, conn.pair.server, conn.handler);
-    if (conn.id.ok()) {
-      send_byte(world, conn.pair);
-      send_byte(world, conn.pair);
-      close_id(world, conn.pair.server, conn.id.value(), broken);
-    }
-  });
-  conn.check_closed(world, broken);
-  return broken.status();
-}
+Status close_vs_dispatch(World& world) { return close_after_two_sends(world, 1); }
+
+// Two workers: one re-arms the connection after its handler ran while the other dequeues.
+Status rearm_vs_close(World& world) { return close_after_two_sends(world, 2); }
 
 // poll() on a thread of its own, again and again until the engine refuses it, while stop() runs.
 Status poll_vs_stop(World& world) {
