@@ -37,7 +37,9 @@ compare_strategies() {
   "$dir/stress/readyport-stress" --explore all --preemptions 2 --faults 1 --stop-on-failure \
     --schedules-max 200000 >"$dir.explore.log" 2>&1
   found=$(grep -m1 -E '^first failure: |^explore: ABORTED' "$dir.explore.log" || true)
-  line="explore ${found:-NOT FOUND} ($(elapsed "$start") s)"
+  found="${found#first failure: }"
+  found="${found#explore: }"
+  line="explore: ${found:-NOT FOUND} ($(elapsed "$start") s)"
   if [ -z "$found" ]; then
     echo "canary $canary: SURVIVED exploration to 2 preemptions and 1 fault"
     tail -n 12 "$dir.explore.log"
