@@ -473,20 +473,9 @@ struct Parser {
     return Status();
   }
 
-  // After a successful CLI11 parse: the values that need more than one option, and the checks
-  // across options. Errors: a message, "" when fine.
-  std::string finish() {
+  // --faults: a plan (or drawn, off) for a run, a number with --explore. A message, "" when fine.
+  std::string finish_faults() {
     StressOptions& o = options;
-    if (!strategy_text.empty()) {
-      (void)stress_strategy_parse(strategy_text, &o.strategy);
-    }
-    if (!runtime_text.empty()) {
-      (void)stress_runtime_parse(runtime_text, &o.runtime);
-    }
-    o.runtime_given = !runtime_text.empty();
-    if (!mechanism_text.empty()) {
-      (void)sim_mechanism_parse(mechanism_text, &o.mechanism);
-    }
     if (!faults_text.empty() && !o.explore.empty()) {
       const auto [end, error] = std::from_chars(
           faults_text.data(), faults_text.data() + faults_text.size(), o.explore_faults);
@@ -505,6 +494,26 @@ struct Parser {
       if (!status.ok()) {
         return "--faults: " + status.message();
       }
+    }
+    return "";
+  }
+
+  // After a successful CLI11 parse: the values that need more than one option, and the checks
+  // across options. Errors: a message, "" when fine.
+  std::string finish() {
+    StressOptions& o = options;
+    if (!strategy_text.empty()) {
+      (void)stress_strategy_parse(strategy_text, &o.strategy);
+    }
+    if (!runtime_text.empty()) {
+      (void)stress_runtime_parse(runtime_text, &o.runtime);
+    }
+    o.runtime_given = !runtime_text.empty();
+    if (!mechanism_text.empty()) {
+      (void)sim_mechanism_parse(mechanism_text, &o.mechanism);
+    }
+    if (std::string why = finish_faults(); !why.empty()) {
+      return why;
     }
     if (!shard_text.empty()) {
       (void)parse_shard(shard_text, &o.shard_index, &o.shard_count);

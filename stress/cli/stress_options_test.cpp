@@ -80,6 +80,28 @@ TEST(StressOptionsTest, BadInputIsAClearError) {
   }
 }
 
+TEST(StressOptionsTest, ExploreTakesItsBoundsAndRefusesTheRest) {
+  Result<StressOptions> explore =
+      parse({"--explore", "all", "--preemptions", "3", "--faults", "1", "--stop-on-failure"});
+  ASSERT_TRUE(explore.ok()) << explore.status().to_string();
+  EXPECT_EQ(explore.value().explore, "all");
+  EXPECT_EQ(explore.value().preemptions, 3u);
+  EXPECT_EQ(explore.value().explore_faults, 1u);
+  EXPECT_TRUE(explore.value().stop_on_failure);
+  for (std::vector<const char*> args :
+       {std::vector<const char*>{"--explore", "nowhere"},
+        {"--faults", "1"},                                     // a number bounds --explore only
+        {"--explore", "all", "--faults", "9"},                 // at most 8
+        {"--explore", "all", "--faults", "psn.call_fails@5"},  // a plan is a run's
+        {"--schedule", "1,2"},                                 // needs --explore
+        {"--preemptions", "1"},                                // needs --explore
+        {"--explore", "all", "--seeds", "5"},                  // a run's option
+        {"--explore", "all", "--replay", "x.json"}}) {
+    Result<StressOptions> options = parse(args);
+    EXPECT_FALSE(options.ok()) << args[0] << " " << (args.size() > 1 ? args[1] : "");
+  }
+}
+
 TEST(StressParametersTest, PureFunctionOfTheSeed) {
   StressOptions options;
   for (std::uint64_t seed = 0; seed < 50; ++seed) {
