@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The house format (STYLE.md, .clang-format): fails when clang-format-19 would change any tracked
+# The house format (.clang-format): fails when clang-format-19 would change any tracked
 # C++ file, or when a line of one is longer than 100 columns (clang-format cannot break every
 # line: long string literals and URLs stay).
 #

@@ -20,7 +20,7 @@
 #   pwsh ci/replay.ps1 (docs/ci.md).
 # - After ctest, passed or not: the test counts, the failed tests' names and every
 #   `observed: <question> = <reading>` line of the real-API property (PsnWindowsProperty, what
-#   Windows answered to spec/psn.md's open questions), read from the JUnit file, go to
+#   Windows answered to docs/rules.md's open questions), read from the JUnit file, go to
 #   build/logs/<preset>.summary.md and to the job summary ($env:GITHUB_STEP_SUMMARY, when set).
 # - -Target NAME builds that target only and runs no test (the nightly job builds readyport-stress
 #   this way; ci/windows_stress.ps1 then runs it).
@@ -111,7 +111,7 @@ function Write-CtestSummary([string]$Junit) {
         $out = $_.SelectSingleNode('system-out')
         if ($out) { $out.InnerText -split "`r?`n" | Where-Object { $_ -match '^\s*observed: ' } | ForEach-Object { "$name`: $($_.Trim())" } }
       } | Select-Object -First 100)
-    $lines += 'What Windows answered to the open questions of spec/psn.md (PsnWindowsProperty, the real-API property):'
+    $lines += 'What Windows answered to the open questions of docs/rules.md (PsnWindowsProperty, the real-API property):'
     $lines += ''
     if ($observed.Count -gt 0) {
       $lines += '```text'

@@ -1,6 +1,6 @@
 // The PSN rules as properties of FakeOs: a stateful RapidCheck test against the
 // reference model (PsnModel), and four lifetime rules each checked as its own property, under the
-// fake's default options and under each open-question switch of spec/psn.md ("Fake defaults").
+// fake's default options and under each open-question switch of docs/rules.md ("Fake defaults").
 // How to run one and how to reproduce a failure: docs/properties.md.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>

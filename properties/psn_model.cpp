@@ -1,4 +1,4 @@
-// PsnModel: spec/psn.md rule by rule over a plain vector per port. Each branch cites the rule it
+// PsnModel: docs/rules.md rule by rule over a plain vector per port. Each branch cites the rule it
 // follows; where the spec leaves a question open the FakeOptions switch named in the spec's "Fake
 // defaults" table decides.
 #include "psn_model.hpp"

@@ -1,5 +1,5 @@
 // properties/psn_model.hpp: PsnModel, a small reference model of ProcessSocketNotifications
-// (spec/psn.md) against which RapidCheck checks FakeOs.
+// (docs/rules.md) against which RapidCheck checks FakeOs.
 //
 // It keeps only what the rules talk about: each socket reduced to what the test did to its TCP
 // connection (bytes unread, peer shut down or closed or reset, our sending side shut), so its

@@ -1,5 +1,6 @@
 // properties/psn_model_set.hpp: PsnModelSet, one PsnModel per reading of the open questions of
-// spec/psn.md ("Fake defaults"), judged against a system that may answer them either way (Windows).
+// docs/rules.md ("Fake defaults"), judged against a system that may answer them either way
+// (Windows).
 //
 //   PsnModelSet models(base_options, kPsnSockets, kPsnPorts);   // 64 readings
 //   std::string failure = models.judge(step, predict, got);     // drops the readings that disagree

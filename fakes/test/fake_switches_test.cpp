@@ -1,4 +1,4 @@
-// FakeSwitches: both settings of every row of spec/psn.md's "Fake defaults" table, one test per
+// FakeSwitches: both settings of every row of docs/rules.md's "Fake defaults" table, one test per
 // setting, on FakeOs directly (the conformance scenarios check the defaults backend-agnostically;
 // here the other reading is selected through FakeOptions and checked too). Plus the fake's limits.
 //

@@ -1,6 +1,6 @@
 // stress/runs/stress_run.hpp: one seed of readyport-stress.
 //
-// A seed names one whole world (DESIGN.md "One simulator, one oracle"), a World
+// A seed names one whole world (one simulator, one oracle), a World
 // (readyport/fake/world.hpp): Engine(FaultyOs(RecordingOs(FakeOs))) under SimScheduler,
 // with everything drawn from the seed: the chaos workload's mix
 // (stress/workload/chaos_workload.hpp, SeedStream::kWorkload), the fake's open-question switches

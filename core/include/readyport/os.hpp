@@ -4,7 +4,7 @@
 // sockets and threads, for handlers, workloads and tests.
 //
 // Implementations: `WindowsOs` (core/, the real calls, Windows only), `FakeOs` (fakes/, a
-// deterministic model of spec/psn.md), and decorators over any Os (`ForwardingOs` and its
+// deterministic model of docs/rules.md), and decorators over any Os (`ForwardingOs` and its
 // subclasses `RecordingOs`, `FaultyOs`). Production code passes a `WindowsOs`; tests a fake.
 //
 //   readyport::FakeOs os(readyport::FakeOptions{});

@@ -1,4 +1,4 @@
-// Conformance, rules A1-A10 of spec/psn.md: the ProcessSocketNotifications call itself (return
+// Conformance, rules A1-A10 of docs/rules.md: the ProcessSocketNotifications call itself (return
 // values, what a failed call leaves behind, argument rules, timeouts, ordering of the elements).
 #include <cstdint>
 #include <memory>

@@ -1,4 +1,4 @@
-// Conformance, rules B1-B9 of spec/psn.md: the operations NONE, ENABLE, DISABLE and REMOVE, the
+// Conformance, rules B1-B9 of docs/rules.md: the operations NONE, ENABLE, DISABLE and REMOVE, the
 // completion key, one port per socket, and what counts as a socket.
 #include <cstdint>
 #include <vector>

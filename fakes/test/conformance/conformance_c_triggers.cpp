@@ -1,4 +1,4 @@
-// Conformance, rules C1-C6 of spec/psn.md: trigger flags (ONESHOT/PERSISTENT, LEVEL/EDGE).
+// Conformance, rules C1-C6 of docs/rules.md: trigger flags (ONESHOT/PERSISTENT, LEVEL/EDGE).
 #include <cstdint>
 #include <vector>
 

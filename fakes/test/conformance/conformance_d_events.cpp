@@ -1,4 +1,4 @@
-// Conformance, rules D1-D6 of spec/psn.md: which events a packet carries (ERR, REMOVE, HANGUP,
+// Conformance, rules D1-D6 of docs/rules.md: which events a packet carries (ERR, REMOVE, HANGUP,
 // failed connects, OR-ed masks, stale masks, listeners).
 #include <cstdint>
 #include <vector>

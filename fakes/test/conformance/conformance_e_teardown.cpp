@@ -1,4 +1,4 @@
-// Conformance, rules E1-E6 of spec/psn.md: teardown and lifetime (the REMOVE packet as the only
+// Conformance, rules E1-E6 of docs/rules.md: teardown and lifetime (the REMOVE packet as the only
 // safe point to free, closesocket without REMOVE, socket value reuse, fresh registrations).
 #include <cstdint>
 #include <vector>

@@ -1,4 +1,4 @@
-// Conformance, rule F1 of spec/psn.md from several threads: the hand-off. A packet queued while
+// Conformance, rule F1 of docs/rules.md from several threads: the hand-off. A packet queued while
 // threads wait is passed to the most recent waiter when it is released, so packets posted back to
 // back reach the waiters most-recent-first, and a thread that polls after the post cannot take
 // the packet passed to a released waiter (handoff_scenarios.hpp says what each backend is held

@@ -1,4 +1,4 @@
-// Conformance, rules F1-F6 of spec/psn.md: the completion port under the notifications (queue
+// Conformance, rules F1-F6 of docs/rules.md: the completion port under the notifications (queue
 // order, batches, posted packets, GetQueuedCompletionStatusEx, closing the port).
 //
 // The multi-thread halves of F1 (waiters released LIFO), F3 and F6 (a wait abandoned by closing

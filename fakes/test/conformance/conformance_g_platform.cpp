@@ -1,4 +1,4 @@
-// Conformance, rules G1-G3 of spec/psn.md: the platform.
+// Conformance, rules G1-G3 of docs/rules.md: the platform.
 //
 // G1 (Windows 10 build 20348 or later) and G2 (look ProcessSocketNotifications up at run time
 // with GetProcAddress, fail clearly where it is missing) are about the real backend only: they
