@@ -2,7 +2,8 @@
 //
 // Every question that docs/rules.md leaves open ("Fake defaults for what the record leaves
 // open") is a field here. The defaults are the spec's defaults: the harder reading for the
-// engine. A test that wants the other reading sets the field. Plus the fake's limits (everything is bounded).
+// engine. A test that wants the other reading sets the field. Plus the fake's limits
+// (everything is bounded).
 //
 //   readyport::FakeOptions options;
 //   options.remove_separate_packet = true;  // REMOVE never OR-ed into a queued packet
