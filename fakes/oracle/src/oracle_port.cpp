@@ -348,6 +348,7 @@ void LifetimeOracle::State::on_dequeue_begin(ThreadState& t) {
   }
   t.dequeue_open = true;
   t.dequeue_port = static_cast<std::uintptr_t>(port);
+  t.dequeue_begin_seq = line.seq;
 }
 
 // The psn or gqcs line of a dequeue: what it took is known now (take_entries ran). Drains and
@@ -385,8 +386,11 @@ void LifetimeOracle::State::take_entries(ThreadState& t, std::uintptr_t port) {
     if (post != posts.end()) {
       const std::uint64_t number = post->second.front();
       // While an alike post's call is open (its packet may have queued at any time within it),
-      // the order in which alike packets queued is not known: any of them may be this one.
-      if (post->second.size() > 1 && alike_post_open(post->first)) {
+      // the order in which alike packets queued is not known: any of them may be this one. So too
+      // while a dequeue that began before this one is still open: it may hold the oldest (a
+      // waiter that a post handed its packet to has its begin line there, and ends later).
+      if (post->second.size() > 1 &&
+          (alike_post_open(post->first) || earlier_dequeue_open(port, t))) {
         for (std::size_t i = 1; i < post->second.size(); ++i) {
           note_alt_drain(port, post->second[i]);
         }
@@ -471,6 +475,16 @@ void LifetimeOracle::State::stray_packet(ThreadState& t, std::uintptr_t port,
 bool LifetimeOracle::State::alike_post_open(const PostPacket& packet) const {
   for (const auto& [id, thread] : threads) {
     if (thread.post_open && thread.post_packet == packet) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool LifetimeOracle::State::earlier_dequeue_open(std::uintptr_t port, const ThreadState& t) const {
+  for (const auto& [id, other] : threads) {
+    if (id != t.id && other.dequeue_open && other.dequeue_port == port &&
+        other.dequeue_begin_seq < t.dequeue_begin_seq) {
       return true;
     }
   }

@@ -202,6 +202,7 @@ struct ThreadState {
   std::uint64_t close_handler_run = 0;  // that connection's handler run then (0: none running)
   bool dequeue_open = false;
   std::uintptr_t dequeue_port = 0;
+  std::uint64_t dequeue_begin_seq = 0;  // the open dequeue's dequeue.begin line
   bool post_open = false;  // post.begin without its post line; its packet is in `posts`
   PostPacket post_packet;
   std::uint64_t post_number = 0;
@@ -357,6 +358,9 @@ struct LifetimeOracle::State {
   bool drained_in_another_order(const Conn& conn) const;
   // Whether a post of `packet` has its call still open (its post line not yet read).
   bool alike_post_open(const PostPacket& packet) const;
+  // Another thread's dequeue on `port` began before t's and has not ended: it may hold the oldest
+  // alike packet (FIFO), so that t's is a later one.
+  bool earlier_dequeue_open(std::uintptr_t port, const ThreadState& t) const;
   bool closing(Socket socket) const;
   std::set<std::uint32_t> open_dequeuers(std::uintptr_t port, std::uint32_t except) const;
   void pend_or_fail(const char* rule, std::string text, const ThreadState& t, const Reg& reg,
