@@ -327,25 +327,6 @@ WorldOptions small_world_options(const SmallWorld& small, SimChoices& choices,
   return options;
 }
 
-Status verdict(const Status& run_status, const Status& workload, World& world) {
-  if (Status status = world.oracle().status(); !status.ok()) {
-    return status;
-  }
-  if (!run_status.ok()) {
-    return run_status;
-  }
-  if (!workload.ok()) {
-    return workload;
-  }
-  if (Status status = world.oracle().finish(); !status.ok()) {
-    return status;
-  }
-  if (Status status = world.engine_verdict(world.engine().stats()); !status.ok()) {
-    return status;
-  }
-  return world.leak_verdict();
-}
-
 }  // namespace
 
 const std::vector<SmallWorld>& small_worlds() {
@@ -385,7 +366,7 @@ SmallWorldRun small_world_run(const SmallWorld& small, SimChoices& choices, bool
   Status workload;
   const Status run_status = w->run([&small, w, &workload] { workload = small.body(*w); });
   SmallWorldRun result;
-  result.run.verdict = verdict(run_status, workload, *w);
+  result.run.verdict = w->verdict(run_status, workload, w->engine().stats());
   result.run.schedule_hash = w->sim()->stats().schedule_hash;
   result.trace_hash = w->trace().hash();
   if (!w->completed()) {

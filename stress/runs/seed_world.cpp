@@ -13,25 +13,7 @@ ChaosResult stress_run_workload(World& world, const ChaosWorkload& workload) {
 }
 
 Status stress_verdict(const Status& run_status, World& world, const ChaosResult& result) {
-  if (Status status = world.oracle().status(); !status.ok()) {
-    return status;
-  }
-  if (!run_status.ok()) {
-    return run_status;
-  }
-  if (!world.completed()) {
-    return Status(StatusCode::kInternal, "the run did not complete");
-  }
-  if (Status status = world.oracle().finish(); !status.ok()) {
-    return status;
-  }
-  if (!result.status.ok()) {
-    return result.status;
-  }
-  if (Status status = world.engine_verdict(result.engine); !status.ok()) {
-    return status;
-  }
-  return world.leak_verdict();
+  return world.verdict(run_status, result.status, result.engine);
 }
 
 void stress_fill_report(const StressOptions& options, World& world, const ChaosResult& result,

@@ -2,9 +2,9 @@
 // same for every backend (simulated, real threads, a real Os): running the chaos workload in it,
 // the verdict, and the report's figures.
 //
-// Ownership: borrows the world. Threading: stress_run_workload on the world's first thread (in
-// World::run); the others after the run, from the thread that made the world. Errors: in the
-// returned Status and the report.
+// Ownership and lifetime: borrows the world, which outlives each call. Threading:
+// stress_run_workload on the world's first thread (in World::run); the others after the run,
+// from the thread that made the world. Errors: in the returned Status and the report.
 #pragma once
 
 #include "cli/stress_options.hpp"
@@ -17,9 +17,8 @@ namespace readyport {
 // Runs both phases of the workload on the world's engine, its lines in the world's trace.
 ChaosResult stress_run_workload(World& world, const ChaosWorkload& workload);
 
-// The verdict, in order of interest: the oracle's first violation, the run itself (`run_status`,
-// a step limit or a hang), the oracle's end-of-trace judgement, the workload's own checks, the
-// engine's counts against the backend's, and the backend holding nothing.
+// The verdict (World::verdict): the oracle, the run itself (`run_status`: a step limit or a hang),
+// the workload's own checks, the engine's counts against the backend's, nothing left open.
 Status stress_verdict(const Status& run_status, World& world, const ChaosResult& result);
 
 // Everything the report carries after the verdict (report.status set): counts, coverage rows,

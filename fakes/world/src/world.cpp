@@ -107,6 +107,28 @@ Status World::run(const std::function<void()>& body) {
 
 bool World::completed() const { return !sim_ || sim_->outcome() == SimOutcome::kCompleted; }
 
+Status World::verdict(const Status& run_status, const Status& workload, const EngineStats& stats) {
+  if (Status status = oracle_.status(); !status.ok()) {
+    return status;
+  }
+  if (!run_status.ok()) {
+    return run_status;
+  }
+  if (!completed()) {
+    return Status(StatusCode::kInternal, "the run did not complete");
+  }
+  if (Status status = oracle_.finish(); !status.ok()) {
+    return status;
+  }
+  if (!workload.ok()) {
+    return workload;
+  }
+  if (Status status = engine_verdict(stats); !status.ok()) {
+    return status;
+  }
+  return leak_verdict();
+}
+
 Status World::engine_verdict(const EngineStats& stats) const {
   if (stats.connections_live != 0) {
     return Status(StatusCode::kInternal, "engine reports " +

@@ -16,10 +16,10 @@
 // unless it would pass a bound. The scenario must be deterministic given its choices (the same
 // prefix reaches the same decisions), as every SimScheduler scenario is.
 //
-// Ownership: returns values. Threading: explore() calls `run` on the calling thread, one schedule
-// at a time. Errors: the first failing schedule (the one with the fewest preemptions) is kept in
-// the result and exploration stops there; a schedule that did not follow its prefix (a
-// scenario that is not deterministic) is such a failure.
+// Ownership and lifetime: returns values; `run` is borrowed for the call. Threading: explore()
+// calls `run` on the calling thread, one schedule at a time. Errors: the first failing schedule
+// (the one with the fewest preemptions) is kept in the result and exploration stops there; a
+// schedule that did not follow its prefix (a scenario that is not deterministic) is such a failure.
 #pragma once
 
 #include <cstddef>

@@ -93,6 +93,10 @@ class World {
   bool completed() const;
 
   // ---- The end of a run, after stop(): each judges what the OS side saw. ----
+  // The whole verdict, in order of interest: the oracle's first violation, the run itself
+  // (`run_status`: a step limit, a deadlock, a hang), the oracle's end-of-trace judgement, the
+  // workload's own checks (`workload`), engine_verdict(`stats`) and leak_verdict().
+  Status verdict(const Status& run_status, const Status& workload, const EngineStats& stats);
   // The engine's own counts against the backend's: no connection live, and as many REMOVEs found
   // lost as the fake dropped (on a real Os no one can count the drops: not judged).
   Status engine_verdict(const EngineStats& stats) const;
