@@ -15,9 +15,9 @@
 #    prints its output: tests that need the real ProcessSocketNotifications, which Wine 8 lacks,
 #    are reported by ctest as skipped, not passed; the whole output of each failed test (at most
 #    READYPORT_FAILED_OUTPUT_LINES lines a test, default 400); JUnit XML in
-#    build/logs/wine.junit.xml. A failed test that printed nothing at all never ran (Wine did not
-#    start its process): it alone is launched once more, and the leg says so; a test that ran
-#    and failed is never launched again;
+#    build/logs/wine.junit.xml. A failed test that printed no verdict never finished under Wine
+#    (no process started, or one lost midway): it alone is launched once more, and the leg says
+#    so; a test that reported a failure is never launched again;
 # 5. compares the determinism tool readyport-sim-trace of this build (under Wine) with the native
 #    one's (READYPORT_NATIVE_BUILD_DIR, default build/default) over a few seeds: the fake must
 #    behave the same when compiled for Windows. The native tool is built first (only that target;
@@ -136,9 +136,12 @@ else
   total=0
 fi
 skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .*\(Skipped\)$' "$ctest_log" || true)
-# A failed test that printed nothing at all, not even gtest's first line, never ran: Wine did not
-# start its process (seen about once in 660 launches under load). Such a test, and only such a
-# test, is launched once more, and said so; one that ran and failed is a failure as it stands.
+# A failed test that printed no verdict at all never finished under Wine: either Wine started no
+# process (nothing printed, seen about once in 660 launches under load), or a process of it
+# vanished midway (a death test's output that stops after its children's first lines, with no
+# result line and no failure). Such a test, and only such a test, is launched once more, and said
+# so; one that reported a failure (an assertion's text, gtest's FAILED line) is a failure as it
+# stands. A crash that came back would fail the relaunch too; the native legs run the same tests.
 if [ "$failed" -ne 0 ]; then
   mapfile -t silent < <(python3 - "$log_dir/wine.junit.xml" "$ctest_log" <<'PY'
 import re
@@ -149,9 +152,13 @@ for line in open(sys.argv[2], encoding='utf-8', errors='replace'):
     m = re.search(r'Test +#(\d+): (.*?) \.+\*\*\*Failed', line)
     if m:
         numbers[m.group(2).strip()] = m.group(1)
+# What a test that reported its result prints: gtest's result lines, or an assertion's text.
+verdict = re.compile(r'^\[ +(OK|FAILED|SKIPPED) +\]|Failure$|^Expected|error: |assertion failed',
+                     re.M)
 for case in ET.parse(sys.argv[1]).getroot().iter('testcase'):
     out = case.find('system-out')
-    if case.get('status') == 'fail' and (out is None or not (out.text or '').strip()):
+    text = '' if out is None else (out.text or '')
+    if case.get('status') == 'fail' and not verdict.search(text):
         name = case.get('name')
         if name in numbers:
             # The name as an anchored CMake regular expression, for ctest -R.
@@ -163,11 +170,11 @@ PY
     IFS=$'\t' read -r number name pattern <<<"$entry"
     if ctest --preset mingw -R "$pattern" --no-tests=error --output-on-failure </dev/null \
         >>"$log_dir/wine.relaunched.log" 2>&1; then
-      echo "wine leg: test #$number ($name) printed nothing (Wine started no process);" \
-        "launched again, it passed (log: $log_dir/wine.relaunched.log)"
+      echo "wine leg: test #$number ($name) printed no verdict (Wine started no process, or" \
+        "lost one midway); launched again, it passed (log: $log_dir/wine.relaunched.log)"
       failed=$((failed - 1))
     else
-      echo "wine leg: test #$number ($name) printed nothing, and failed again when launched" \
+      echo "wine leg: test #$number ($name) printed no verdict, and failed again when launched" \
         "again (log: $log_dir/wine.relaunched.log)"
     fi
   done
