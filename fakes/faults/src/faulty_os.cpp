@@ -57,10 +57,11 @@ std::string site_event(FaultSite site) { return std::string(fault_site_name(site
 }  // namespace
 
 // Room for one faulted PSN call's kept elements and every element's injected code.
+// Sized by the calls (at most kRegistrationsMax entries), and kept: a world is built for every
+// run, and filling kRegistrationsMax entries up front showed in a small world's profile.
 struct FaultyOs::Scratch {
-  std::unique_ptr<SockNotifyRegistration[]> kept =
-      std::make_unique<SockNotifyRegistration[]>(kRegistrationsMax);
-  std::unique_ptr<std::uint32_t[]> codes = std::make_unique<std::uint32_t[]>(kRegistrationsMax);
+  std::vector<SockNotifyRegistration> kept;
+  std::vector<std::uint32_t> codes;
 };
 
 FaultyOs::FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
@@ -383,7 +384,9 @@ std::uint32_t FaultyOs::process_socket_notifications(Port port, std::uint32_t re
   if (registrations != nullptr && registration_count > 0 &&
       registration_count <= kRegistrationsMax) {
     scratch = scratch_take();
-    stripped = draw_elements(registrations, registration_count, scratch->codes.get());
+    scratch->kept.resize(registration_count);
+    scratch->codes.resize(registration_count);
+    stripped = draw_elements(registrations, registration_count, scratch->codes.data());
   }
   std::uint32_t inner_timeout_ms = timeout_ms;
   if (timeout_ms > 0 && completion_count > 0 && hit(FaultSite::kPsnWaitShort)) {
@@ -415,8 +418,10 @@ std::uint32_t FaultyOs::call_stripped(Scratch& scratch, Port port, std::uint32_t
                                       std::uint32_t timeout_ms, std::uint32_t completion_count,
                                       OverlappedEntry* entries, std::uint32_t* received_out) {
   READYPORT_ASSERT(registration_count <= kRegistrationsMax);
-  SockNotifyRegistration* kept = scratch.kept.get();
-  const std::uint32_t* codes = scratch.codes.get();
+  READYPORT_ASSERT(scratch.kept.size() >= registration_count &&
+                   scratch.codes.size() >= registration_count);
+  SockNotifyRegistration* kept = scratch.kept.data();
+  const std::uint32_t* codes = scratch.codes.data();
   std::uint32_t kept_count = 0;
   for (std::uint32_t i = 0; i < registration_count; ++i) {
     if (codes[i] == 0) {

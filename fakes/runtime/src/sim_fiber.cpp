@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,43 @@
 namespace readyport::internal {
 
 namespace {
+
+#if defined(READYPORT_SIM_FIBERS_UCONTEXT)
+// Stacks of finished fibers, kept for the next ones: a run starts a handful of threads, and an
+// exploration or a sweep runs millions of runs, each mapping, guarding and unmapping its stacks
+// otherwise (a fifth of a small world's time went to those system calls). At most
+// kStackPoolMax mappings are kept, of any size; a taker takes one of exactly its size.
+struct StackMapping {
+  void* map = nullptr;
+  std::size_t bytes = 0;
+};
+constexpr std::size_t kStackPoolMax = 16;
+std::mutex g_stack_pool_mutex;
+std::vector<StackMapping> g_stack_pool;  // guarded by g_stack_pool_mutex; at most kStackPoolMax
+
+void* stack_pool_take(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_stack_pool_mutex);
+  for (std::size_t i = 0; i < g_stack_pool.size(); ++i) {
+    if (g_stack_pool[i].bytes == bytes) {
+      void* map = g_stack_pool[i].map;
+      g_stack_pool[i] = g_stack_pool.back();
+      g_stack_pool.pop_back();
+      return map;
+    }
+  }
+  return nullptr;
+}
+
+// True when the pool kept the mapping (guard page and all); false: the caller unmaps it.
+bool stack_pool_give(void* map, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_stack_pool_mutex);
+  if (g_stack_pool.size() >= kStackPoolMax) {
+    return false;
+  }
+  g_stack_pool.push_back(StackMapping{map, bytes});
+  return true;
+}
+#endif
 
 #if defined(READYPORT_SIM_ASAN)
 // The context that started the switch in progress on this OS thread: the one that lands learns
@@ -102,8 +140,10 @@ SimFiber::~SimFiber() {
     // Frames left poisoned shadow; a later mapping at this address must start clean.
     ASAN_UNPOISON_MEMORY_REGION(stack_, stack_bytes_);
 #endif
-    const int unmapped = munmap(map_, map_bytes_);
-    READYPORT_ASSERT(unmapped == 0);
+    if (!stack_pool_give(map_, map_bytes_)) {
+      const int unmapped = munmap(map_, map_bytes_);
+      READYPORT_ASSERT(unmapped == 0);
+    }
   }
 #elif defined(READYPORT_SIM_FIBERS_WIN32)
   if (win32_fiber_ != nullptr && !thread_adopted_) {
@@ -157,18 +197,20 @@ Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   READYPORT_ASSERT(page > 0 && (page & (page - 1)) == 0);
   const std::size_t usable = (stack_bytes + page - 1) & ~(page - 1);
-  void* map =
-      mmap(nullptr, usable + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (map == MAP_FAILED) {
-    entry_ = nullptr;
-    return Status(StatusCode::kResourceExhausted,
-                  "SimScheduler: cannot map a fiber stack of " + std::to_string(usable) + " bytes");
+  void* map = stack_pool_take(usable + page);
+  if (map == nullptr) {
+    map = mmap(nullptr, usable + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) {
+      entry_ = nullptr;
+      return Status(StatusCode::kResourceExhausted, "SimScheduler: cannot map a fiber stack of " +
+                                                        std::to_string(usable) + " bytes");
+    }
+    // The lowest page is the guard: stacks grow down, so an overflow faults there.
+    const int guarded = mprotect(map, page, PROT_NONE);
+    READYPORT_ASSERT(guarded == 0);
   }
   map_ = map;
   map_bytes_ = usable + page;
-  // The lowest page is the guard: stacks grow down, so an overflow faults there.
-  const int guarded = mprotect(map_, page, PROT_NONE);
-  READYPORT_ASSERT(guarded == 0);
   stack_ = static_cast<char*>(map_) + page;
   stack_bytes_ = usable;
   const int got = getcontext(&context_);
