@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "readyport/fake/sim_scheduler.hpp"
 
@@ -100,6 +102,60 @@ TEST(SimExplorer, HigherBoundsRunMoreDistinctSchedulesAndStopAtTheBudget) {
       SimExplorer(ExploreOptions{.preemptions_max = 3, .schedules_max = 5}).explore(safe);
   EXPECT_FALSE(cut.complete);
   EXPECT_EQ(cut.schedules, 5u);
+}
+
+// Two threads, three steps each; each step declares the object it touches (Runtime::touch):
+// thread a's own and thread b's own (`shared` false), or one object for both.
+SimExplorer::Run two_threads_declared(SimChoices& choices, bool shared,
+                                      std::vector<std::uint64_t>* classes_out) {
+  SimOptions options;
+  options.strategy = SimStrategy::kExplore;
+  options.choices = &choices;
+  SimScheduler sim(options);
+  const Status status = sim.run([&] {
+    auto work = [&](std::uint64_t object) {
+      for (int i = 0; i < 3; ++i) {
+        sim.point("work");
+        sim.touch(SimObject::kMutex, shared ? 1 : object);
+      }
+    };
+    Result<std::unique_ptr<Thread>> a = sim.thread_start("a", [&] { work(1); });
+    Result<std::unique_ptr<Thread>> b = sim.thread_start("b", [&] { work(2); });
+    ASSERT_TRUE(a.ok() && b.ok());
+    a.value()->join();
+    b.value()->join();
+  });
+  classes_out->push_back(sim_class_hash(choices.segments));
+  return SimExplorer::Run{status, sim.stats().schedule_hash};
+}
+
+TEST(SimExplorer, SleepSetsPruneCommutingStepsAndKeepEveryClass) {
+  for (const bool shared : {false, true}) {
+    std::vector<std::uint64_t> full_classes;
+    std::vector<std::uint64_t> pruned_classes;
+    const ExploreResult full =
+        SimExplorer(ExploreOptions{.preemptions_max = 2, .sleep_sets = false})
+            .explore([&](SimChoices& c) { return two_threads_declared(c, shared, &full_classes); });
+    const ExploreResult pruned =
+        SimExplorer(ExploreOptions{.preemptions_max = 2}).explore([&](SimChoices& c) {
+          return two_threads_declared(c, shared, &pruned_classes);
+        });
+    ASSERT_TRUE(full.complete && pruned.complete) << "shared " << shared;
+    EXPECT_EQ(full.pruned, 0u);
+    sim_distinct_count(full_classes);
+    sim_distinct_count(pruned_classes);
+    EXPECT_EQ(pruned_classes, full_classes) << "shared " << shared;
+    EXPECT_LE(pruned.schedules, full.schedules);
+    if (shared) {
+      // The order of the six steps on the one object is a class each (those within the bound).
+      EXPECT_GT(full.distinct_classes, 1u);
+    } else {
+      // Every work step commutes with the other thread's: one class, far fewer schedules.
+      EXPECT_EQ(full.distinct_classes, 1u);
+      EXPECT_GT(pruned.pruned, 0u);
+      EXPECT_LT(pruned.schedules, full.schedules);
+    }
+  }
 }
 
 }  // namespace

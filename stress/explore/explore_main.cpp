@@ -63,7 +63,8 @@ std::string seconds_text(double seconds) {
 bool explore_one(const StressOptions& options, const SmallWorld& world, std::ostream& out,
                  std::uint64_t* schedules_total) {
   const auto start = std::chrono::steady_clock::now();
-  std::set<std::uint64_t> traces;
+  std::vector<std::uint64_t> traces;  // every run's trace hash and projection (8 bytes a run)
+  std::vector<std::uint64_t> projections;
   std::uint64_t schedules_run = 0;
   const ExploreResult result =
       SimExplorer(ExploreOptions{.preemptions_max = options.preemptions,
@@ -82,15 +83,20 @@ bool explore_one(const StressOptions& options, const SmallWorld& world, std::ost
                 "\n";
             schedules_run += 1;
             const SmallWorldRun run = small_world_run(world, choices, options.explore_faults > 0);
-            traces.insert(run.trace_hash);
+            traces.push_back(run.trace_hash);
+            projections.push_back(run.projection_hash);
             return run.run;
           });
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   *schedules_total += result.schedules;
-  out << world.name << ": " << result.schedules << " schedules run, 0 pruned (no partial-order "
-      << "reduction: every schedule within the bound runs), " << traces.size()
-      << " distinct traces, " << result.decisions_max << " decisions at most, "
+  const std::uint64_t traces_distinct = sim_distinct_count(traces);
+  const std::uint64_t projections_distinct = sim_distinct_count(projections);
+  out << world.name << ": " << result.schedules << " schedules run, " << result.pruned
+      << " pruned by sleep sets (" << result.runs_joined << " runs joined a class run elsewhere); "
+      << result.distinct_classes << " classes under the dependence relation, "
+      << projections_distinct << " observably distinct (each thread's own lines), "
+      << traces_distinct << " distinct traces; " << result.decisions_max << " decisions at most; "
       << seconds_text(seconds) << ": ";
   if (!result.failure.ok()) {
     out << "FAILED with " << result.failing_preemptions << " preemption(s) and "

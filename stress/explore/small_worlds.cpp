@@ -319,7 +319,8 @@ WorldOptions small_world_options(const SmallWorld& small, SimChoices& choices,
   options.sim.strategy = SimStrategy::kExplore;
   options.sim.choices = &choices;
   options.sim.steps_max = 200'000;
-  options.trace = TraceOptions{false, 40};
+  options.trace = TraceOptions{.keep_full = false, .tail_lines_max = 40, .projections = true};
+  options.scheduler_lines = false;  // a schedule is named by its choices (--schedule)
   options.engine.connections_max = small.connections_max;
   options.engine.workers_max = 3;
   options.engine.batch_count = 2;
@@ -369,6 +370,7 @@ SmallWorldRun small_world_run(const SmallWorld& small, SimChoices& choices, bool
   result.run.verdict = w->verdict(run_status, workload, w->engine().stats());
   result.run.schedule_hash = w->sim()->stats().schedule_hash;
   result.trace_hash = w->trace().hash();
+  result.projection_hash = w->trace().projection_hash();
   if (!w->completed()) {
     (void)world.release();  // its threads are parked for good and point into it
   }

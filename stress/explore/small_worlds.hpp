@@ -36,6 +36,7 @@ const SmallWorld* small_world_find(const std::string& name);
 struct SmallWorldRun {
   SimExplorer::Run run;
   std::uint64_t trace_hash = 0;
+  std::uint64_t projection_hash = 0;  // Trace::projection_hash: the run's class
 };
 // With `explore_faults`, every hit of the world's fault sites is a choice (SimScheduler::choose).
 SmallWorldRun small_world_run(const SmallWorld& world, SimChoices& choices, bool explore_faults);

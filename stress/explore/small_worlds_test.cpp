@@ -13,15 +13,22 @@ namespace {
 struct Explored {
   ExploreResult result;
   std::set<std::uint64_t> traces;
+  std::set<std::uint64_t> classes;      // sim_class_hash: the dependence relation's classes
+  std::set<std::uint64_t> projections;  // Trace::projection_hash: each thread's own lines
 };
 
-Explored explore(const SmallWorld& world, std::uint32_t preemptions, std::uint32_t faults) {
+Explored explore(const SmallWorld& world, std::uint32_t preemptions, std::uint32_t faults,
+                 bool sleep_sets = true) {
   Explored explored;
-  const ExploreOptions options{
-      .preemptions_max = preemptions, .faults_max = faults, .schedules_max = 200'000};
+  const ExploreOptions options{.preemptions_max = preemptions,
+                               .faults_max = faults,
+                               .schedules_max = 200'000,
+                               .sleep_sets = sleep_sets};
   explored.result = SimExplorer(options).explore([&](SimChoices& choices) {
     const SmallWorldRun run = small_world_run(world, choices, faults > 0);
     explored.traces.insert(run.trace_hash);
+    explored.classes.insert(sim_class_hash(choices.segments));
+    explored.projections.insert(run.projection_hash);
     return run.run;
   });
   return explored;
@@ -36,7 +43,8 @@ TEST(SmallWorlds, ExploringTwiceRunsTheSameSchedulesAndTraces) {
     EXPECT_TRUE(first.result.complete) << world.name;
     EXPECT_EQ(first.result.schedules, again.result.schedules) << world.name;
     EXPECT_EQ(first.traces, again.traces) << world.name;
-    EXPECT_EQ(first.traces.size(), first.result.schedules) << world.name;
+    // No schedule ran twice (the scheduler's own hash of each run's picks).
+    EXPECT_EQ(first.result.distinct_schedules, first.result.schedules) << world.name;
   }
 }
 
@@ -46,6 +54,33 @@ TEST(SmallWorlds, EachWorldReachesItsFaultSites) {
     const Explored one = explore(world, 0, 1);
     ASSERT_TRUE(one.result.failure.ok()) << world.name << ": " << one.result.failure.to_string();
     EXPECT_GT(one.result.schedules, none.result.schedules) << world.name;
+  }
+}
+
+// Sleep sets run fewer schedules and lose no class: with and without them, the same classes under
+// the dependence relation and the same per-thread traces (what each thread saw of the world, its
+// calls' results included), in worlds where they prune: two threads closing one connection (two
+// preemptions), poll() beside stop() (two preemptions), and a REMOVE refused in stop() (two
+// preemptions and one fault).
+TEST(SmallWorlds, SleepSetPruningLosesNoClassAndNoObservedBehaviour) {
+  struct Case {
+    const char* world;
+    std::uint32_t preemptions;
+    std::uint32_t faults;
+  };
+  for (const Case& c : {Case{"close_twice", 2, 0}, Case{"poll_vs_stop", 2, 0},
+                        Case{"remove_refused_in_stop", 2, 1}}) {
+    const SmallWorld* world = small_world_find(c.world);
+    ASSERT_NE(world, nullptr) << c.world;
+    const Explored full = explore(*world, c.preemptions, c.faults, false);
+    const Explored pruned = explore(*world, c.preemptions, c.faults, true);
+    ASSERT_TRUE(full.result.complete && full.result.failure.ok()) << c.world;
+    ASSERT_TRUE(pruned.result.complete && pruned.result.failure.ok()) << c.world;
+    EXPECT_EQ(full.result.pruned, 0u) << c.world;
+    EXPECT_GT(pruned.result.pruned + pruned.result.runs_joined, 0u) << c.world;
+    EXPECT_LT(pruned.result.schedules, full.result.schedules) << c.world;
+    EXPECT_EQ(pruned.classes, full.classes) << c.world;
+    EXPECT_EQ(pruned.projections, full.projections) << c.world;
   }
 }
 

@@ -4,8 +4,8 @@
 
 namespace readyport::fake_internal {
 
-FakeMutex::FakeMutex(std::mutex& state_mutex, Runtime& runtime, BlockHooks* hooks)
-    : state_mutex_(state_mutex), runtime_(runtime), hooks_(hooks) {}
+FakeMutex::FakeMutex(std::mutex& state_mutex, Runtime& runtime, BlockHooks* hooks, std::uint64_t id)
+    : state_mutex_(state_mutex), runtime_(runtime), hooks_(hooks), id_(id) {}
 
 FakeMutex::~FakeMutex() {
   std::lock_guard<std::mutex> guard(state_mutex_);
@@ -16,6 +16,7 @@ FakeMutex::~FakeMutex() {
 
 void FakeMutex::lock() {
   runtime_.point("lock");
+  runtime_.touch(SimObject::kMutex, id_);
   std::uint32_t word = 0;
   if (word_.compare_exchange_strong(word, kHeld, std::memory_order_acquire)) {
     return;  // free
@@ -34,10 +35,13 @@ void FakeMutex::lock() {
   Waiter waiter;
   waiters_.push_back(&waiter);
   if (hooks_ != nullptr) {
+    runtime_.touch(SimObject::kFakeState, 0);  // the port's running threads (spec F7)
     hooks_->block_begin_locked();
   }
   const ParkEnd end = runtime_.park(state, waiter, kDeadlineNone, "lock");
+  runtime_.touch(SimObject::kMutex, id_);
   if (hooks_ != nullptr) {
+    runtime_.touch(SimObject::kFakeState, 0);
     hooks_->block_end_locked();
   }
   // Handed over by unlock(): it popped us and left kHeld set on our behalf.
@@ -47,12 +51,14 @@ void FakeMutex::lock() {
 
 bool FakeMutex::try_lock() {
   runtime_.point("try_lock");
+  runtime_.touch(SimObject::kMutex, id_);
   std::uint32_t word = 0;
   return word_.compare_exchange_strong(word, kHeld, std::memory_order_acquire);
 }
 
 void FakeMutex::unlock() {
   runtime_.point("unlock");
+  runtime_.touch(SimObject::kMutex, id_);
   std::uint32_t word = kHeld;
   // Nobody waits: free it.
   if (word_.compare_exchange_strong(word, 0, std::memory_order_release)) {

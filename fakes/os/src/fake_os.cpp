@@ -104,6 +104,11 @@ FakeOs::~FakeOs() {
   check_invariants_locked();
 }
 
+void FakeOs::enter(const char* call) {
+  runtime_.point(call);
+  runtime_.touch(SimObject::kFakeState, 0);
+}
+
 // ---- ports
 // ---------------------------------------------------------------------------------------
 
@@ -113,7 +118,7 @@ FakeOs::FakePort* FakeOs::port_find(Port port) {
 }
 
 Port FakeOs::create_io_completion_port(std::uint32_t concurrency) {
-  runtime_.point("create_io_completion_port");
+  enter("create_io_completion_port");
   // Spec F7: the value limits the port's running threads when the switch models it; 0 means
   // the number of processors.
   const std::uint32_t limit =
@@ -130,7 +135,7 @@ Port FakeOs::create_io_completion_port(std::uint32_t concurrency) {
 }
 
 bool FakeOs::close_port(Port port) {
-  runtime_.point("close_port");
+  enter("close_port");
   std::lock_guard<std::mutex> lock(mutex_);
   FakePort* found = port_find(port);
   if (found == nullptr) {
@@ -228,6 +233,7 @@ std::uint32_t FakeOs::wait_and_dequeue(std::unique_lock<std::mutex>& lock, FakeP
     waiter.begins = effect_begins_current();
     port.push_waiter(waiter);
     runtime_.park(lock, waiter.waiter, deadline_ns, call);
+    runtime_.touch(SimObject::kFakeState, 0);  // the call goes on in a new step
     if (waiter.abandoned) {
       fake_internal::logical_locals().port_value = 0;  // spec F6: the port is gone
       return kErrorAbandonedWait0;                     // spec F3, F6
@@ -351,7 +357,7 @@ std::uint32_t FakeOs::process_socket_notifications(Port port, std::uint32_t regi
                                                    std::uint32_t completion_count,
                                                    OverlappedEntry* entries,
                                                    std::uint32_t* received_out) {
-  runtime_.point("process_socket_notifications");
+  enter("process_socket_notifications");
   std::unique_lock<std::mutex> lock(mutex_);
   // Spec A3: a failure of the whole call changes nothing, so everything is checked first.
   const std::uint32_t invalid = psn_validate(registration_count, registrations, timeout_ms,
@@ -381,7 +387,7 @@ std::uint32_t FakeOs::process_socket_notifications(Port port, std::uint32_t regi
 bool FakeOs::get_queued_completion_status_ex(Port port, OverlappedEntry* entries,
                                              std::uint32_t count, std::uint32_t* removed_out,
                                              std::uint32_t timeout_ms, bool alertable) {
-  runtime_.point("get_queued_completion_status_ex");
+  enter("get_queued_completion_status_ex");
   std::unique_lock<std::mutex> lock(mutex_);
   if (alertable) {
     return fail_bool(kErrorInvalidParameter);  // no APCs in readyport
@@ -406,7 +412,7 @@ bool FakeOs::get_queued_completion_status_ex(Port port, OverlappedEntry* entries
 bool FakeOs::post_queued_completion_status(Port port, std::uint32_t bytes_transferred,
                                            std::uintptr_t completion_key,
                                            std::uintptr_t overlapped) {
-  runtime_.point("post_queued_completion_status");
+  enter("post_queued_completion_status");
   std::lock_guard<std::mutex> lock(mutex_);
   FakePort* found = port_find(port);
   if (found == nullptr) {
@@ -431,12 +437,18 @@ bool FakeOs::post_queued_completion_status(Port port, std::uint32_t bytes_transf
 
 std::uint32_t FakeOs::last_error() {
   runtime_.point("last_error");
+  runtime_.touch(SimObject::kNothing, 0);  // the calling thread's own
   return fake_internal::last_error_get();
 }
 
 std::unique_ptr<Mutex> FakeOs::mutex_create() {
-  runtime_.point("mutex_create");
-  return std::make_unique<fake_internal::FakeMutex>(mutex_, runtime_, hooks_.get());
+  enter("mutex_create");
+  std::uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    id = next_mutex_id_++;
+  }
+  return std::make_unique<fake_internal::FakeMutex>(mutex_, runtime_, hooks_.get(), id);
 }
 
 Result<std::unique_ptr<Thread>> FakeOs::thread_start(std::string_view name,
@@ -445,6 +457,7 @@ Result<std::unique_ptr<Thread>> FakeOs::thread_start(std::string_view name,
   return runtime_.thread_start(name, [this, body = std::move(body)] {
     body();
     // Spec F7: a thread that ends leaves its port's running threads.
+    runtime_.touch(SimObject::kFakeState, 0);
     std::lock_guard<std::mutex> lock(mutex_);
     port_leave_locked();
   });
@@ -464,11 +477,12 @@ std::uint64_t FakeOs::thread_id() {
 
 std::uint64_t FakeOs::now_ns() {
   runtime_.point("now_ns");
+  runtime_.touch(SimObject::kClock, 0);
   return runtime_.now_ns();
 }
 
 void FakeOs::sleep_ms(std::uint32_t duration_ms) {
-  runtime_.point("sleep_ms");
+  enter("sleep_ms");
   std::unique_lock<std::mutex> lock(mutex_);
   const std::uint64_t deadline_ns = runtime_.now_ns() + duration_ms * kNsPerMs;
   // Nobody wakes a sleeper: each park ends at the deadline; loop in case a runtime ends one
@@ -479,6 +493,7 @@ void FakeOs::sleep_ms(std::uint32_t duration_ms) {
   while (runtime_.now_ns() < deadline_ns) {
     Waiter waiter;
     const ParkEnd end = runtime_.park(lock, waiter, deadline_ns, "sleep_ms");
+    runtime_.touch(SimObject::kFakeState, 0);  // the call goes on in a new step
     READYPORT_ASSERT(end == ParkEnd::kDeadline);
   }
   block_end_locked();

@@ -101,6 +101,7 @@ FakeSocket* FakeOs::wait_socket(std::unique_lock<std::mutex>& lock, FakeSocket& 
   // this asserts as a deadlock (use non-blocking sockets there).
   block_begin_locked();  // spec F7: a blocking socket call is a wait
   const ParkEnd end = runtime_.park(lock, waiter, kDeadlineNone, call);
+  runtime_.touch(SimObject::kFakeState, 0);  // the call goes on in a new step
   block_end_locked();
   READYPORT_ASSERT(end == ParkEnd::kWoken);
   FakeSocket* again = sockets_->find(value);
@@ -160,7 +161,7 @@ void FakeOs::close_listener(FakeSocket& listener) {
 // ---- socket, bind, getsockname, listen ----------------------------------------------------------
 
 Socket FakeOs::socket(int af, int type, int protocol) {
-  runtime_.point("socket");
+  enter("socket");
   std::lock_guard<std::mutex> lock(mutex_);
   if (af != kAfInet) {
     return fail_socket(kWsaEafnosupport);  // IPv4 only
@@ -182,7 +183,7 @@ Socket FakeOs::socket(int af, int type, int protocol) {
 }
 
 int FakeOs::bind(Socket s, const Ipv4Address& address) {
-  runtime_.point("bind");
+  enter("bind");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -196,7 +197,7 @@ int FakeOs::bind(Socket s, const Ipv4Address& address) {
 }
 
 int FakeOs::getsockname(Socket s, Ipv4Address* address_out) {
-  runtime_.point("getsockname");
+  enter("getsockname");
   std::lock_guard<std::mutex> lock(mutex_);
   const FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -213,7 +214,7 @@ int FakeOs::getsockname(Socket s, Ipv4Address* address_out) {
 }
 
 int FakeOs::listen(Socket s, int backlog) {
-  runtime_.point("listen");
+  enter("listen");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -248,7 +249,7 @@ int FakeOs::listen(Socket s, int backlog) {
 // -----------------------------------------------------------------------------
 
 Socket FakeOs::accept(Socket s, Ipv4Address* peer_out) {
-  runtime_.point("accept");
+  enter("accept");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* listener = sockets_->find(s);
   if (listener == nullptr) {
@@ -337,7 +338,7 @@ std::uint32_t FakeOs::connect_stream(FakeSocket& socket, const Ipv4Address& addr
 }
 
 int FakeOs::connect(Socket s, const Ipv4Address& address) {
-  runtime_.point("connect");
+  enter("connect");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -398,7 +399,7 @@ int FakeOs::send_stream(std::unique_lock<std::mutex>& lock, FakeSocket* socket, 
 }
 
 int FakeOs::send(Socket s, const void* data, int length, int flags) {
-  runtime_.point("send");
+  enter("send");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -460,7 +461,7 @@ int FakeOs::recv_stream(std::unique_lock<std::mutex>& lock, FakeSocket* socket, 
 }
 
 int FakeOs::recv(Socket s, void* data, int length, int flags) {
-  runtime_.point("recv");
+  enter("recv");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -514,7 +515,7 @@ int FakeOs::sendto_datagram(FakeSocket& socket, const void* data, int length,
 }
 
 int FakeOs::sendto(Socket s, const void* data, int length, int flags, const Ipv4Address& to) {
-  runtime_.point("sendto");
+  enter("sendto");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -574,7 +575,7 @@ int FakeOs::recvfrom_datagram(std::unique_lock<std::mutex>& lock, FakeSocket* so
 }
 
 int FakeOs::recvfrom(Socket s, void* data, int length, int flags, Ipv4Address* from_out) {
-  runtime_.point("recvfrom");
+  enter("recvfrom");
   std::unique_lock<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -597,7 +598,7 @@ int FakeOs::recvfrom(Socket s, void* data, int length, int flags, Ipv4Address* f
 // --------------------------------------------------------------
 
 int FakeOs::shutdown(Socket s, int how) {
-  runtime_.point("shutdown");
+  enter("shutdown");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -631,7 +632,7 @@ int FakeOs::shutdown(Socket s, int how) {
 }
 
 int FakeOs::closesocket(Socket s) {
-  runtime_.point("closesocket");
+  enter("closesocket");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -664,7 +665,7 @@ int FakeOs::closesocket(Socket s) {
 }
 
 int FakeOs::set_nonblocking(Socket s, bool nonblocking) {
-  runtime_.point("set_nonblocking");
+  enter("set_nonblocking");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -675,7 +676,7 @@ int FakeOs::set_nonblocking(Socket s, bool nonblocking) {
 }
 
 int FakeOs::set_linger(Socket s, bool enabled, std::uint16_t timeout_s) {
-  runtime_.point("set_linger");
+  enter("set_linger");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {
@@ -687,7 +688,7 @@ int FakeOs::set_linger(Socket s, bool enabled, std::uint16_t timeout_s) {
 }
 
 int FakeOs::get_socket_error(Socket s, std::uint32_t* error_out) {
-  runtime_.point("get_socket_error");
+  enter("get_socket_error");
   std::lock_guard<std::mutex> lock(mutex_);
   FakeSocket* socket = sockets_->find(s);
   if (socket == nullptr) {

@@ -42,6 +42,9 @@ struct SimThread {
   Waiter* waiter = nullptr;                   // while parked in park()
   std::uint64_t deadline_ns = kDeadlineNone;  // while parked
   std::uint32_t join_target = 0;              // while parked in join(): the awaited thread
+  // kExplore: its next step is declared to touch nothing until it says otherwise: a new thread's
+  // first (its code before its first point reads only what its creation ordered before it).
+  bool first_step = true;
   std::uint64_t wait_steps = 0;  // consecutive steps runnable and not picked (kFair; stats)
   std::function<void()> body;    // only its own thread touches it once started
   // kThreads: signalled when `running` becomes this id; the real thread (joined by Thread::join,
@@ -68,6 +71,8 @@ struct SimCore {
   std::size_t delay_next = 0;                       // kDelayBounded: the next delay's index
   std::uint32_t delays_now = 0;                     // kDelayBounded: delays at this step
   std::uint32_t running = 0;                        // the thread allowed to run; 0: none
+  SimFootprint footprint = 0;                       // kExplore: the running step's, so far
+  bool footprint_declared = false;                  // kExplore: touch() was called in it
   std::atomic<std::uint64_t> now_ns{0};             // written under mutex, read anywhere
   SimOutcome outcome = SimOutcome::kNotRun;
   Status status;                 // run()'s result once outcome is final

@@ -66,6 +66,8 @@ thread_local SimThread* tls_thread = nullptr;
 
 SimThread* current_thread(const SimCore& core) { return tls_core == &core ? tls_thread : nullptr; }
 
+bool exploring(const SimCore& core) { return core.options.strategy == SimStrategy::kExplore; }
+
 const char* state_name(SimThreadState state) {
   switch (state) {
     case SimThreadState::kRunnable:
@@ -309,6 +311,14 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
   READYPORT_ASSERT(held.owns_lock());
   READYPORT_ASSERT(core.outcome == SimOutcome::kRunning && core.running == self.id);
   const bool finished = self.state == SimThreadState::kFinished;
+  if (exploring(core)) {
+    // Self's step ends here; a park's step goes on when the thread is resumed.
+    SimFootprint footprint = core.footprint_declared ? core.footprint : ~SimFootprint{0};
+    if (core.options.tick_ns > 0) {
+      footprint |= sim_footprint_of(SimObject::kClock, 0);  // every step moves the clock
+    }
+    core.options.choices->segments.push_back(SimSegment{self.id, footprint});
+  }
   core.stats.steps += 1;
   if (core.stats.steps > core.options.steps_max) {
     end_run(core, self, SimOutcome::kStepLimit);
@@ -341,6 +351,11 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
   }
   SimThread* next = internal::strategy_pick(core, self);
   count_waits(core, *next);
+  // The next step starts undeclared (a resumed call declares again what it touches), except a new
+  // thread's first.
+  core.footprint = 0;
+  core.footprint_declared = next->first_step;
+  next->first_step = false;
   if (core.runnable.size() > 1) {
     core.stats.decisions += 1;
   }
@@ -367,6 +382,10 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
 void finish_thread(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self) {
   self.state = SimThreadState::kFinished;
   self.last_call = "finish";
+  if (exploring(core)) {
+    core.footprint |= sim_footprint_of(SimObject::kThread, self.id);
+    core.footprint_declared = true;
+  }
   for (const auto& thread : core.threads) {
     if (thread->state == SimThreadState::kParked && thread->join_target == self.id) {
       thread->state = SimThreadState::kRunnable;
@@ -521,6 +540,11 @@ void SimThreadHandle::join() {
     // A join is a scheduling point whether or not it blocks.
     step(core, held, *self, "Thread::join");
     READYPORT_ASSERT(target_->state == SimThreadState::kFinished);
+    if (exploring(core)) {
+      // The step after the join's point reads the target's end.
+      core.footprint |= sim_footprint_of(SimObject::kThread, target_->id);
+      core.footprint_declared = true;
+    }
     self->join_target = 0;
   }
   std::thread real = std::move(target_->thread);
@@ -533,6 +557,18 @@ void SimThreadHandle::join() {
 }
 
 }  // namespace
+
+SimFootprint sim_footprint_of(SimObject object, std::uint64_t id) {
+  if (object == SimObject::kAnything) {
+    return ~SimFootprint{0};
+  }
+  // SplitMix64's finaliser over (kind, id): a fixed function, the same on every compiler.
+  std::uint64_t x = (std::uint64_t{static_cast<std::uint8_t>(object)} << 56) ^ id;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return SimFootprint{1} << (x % 64);
+}
 
 const char* sim_mechanism_name(SimMechanism mechanism) {
   switch (mechanism) {
@@ -713,6 +749,9 @@ bool SimScheduler::choose() {
   decision.choice = true;
   decision.runnable = 0b11;
   decision.chosen = 1;
+  decision.segment = choices.segments.size();  // the running step, not yet appended
+  core.footprint = sim_footprint_of(SimObject::kAnything, 0);
+  core.footprint_declared = true;
   const std::size_t index = choices.decisions.size();
   if (index < choices.prefix.size()) {
     const std::uint32_t wanted = choices.prefix[index];
@@ -724,6 +763,19 @@ bool SimScheduler::choose() {
   }
   choices.decisions.push_back(decision);
   return decision.chosen == 2;
+}
+
+void SimScheduler::touch(SimObject object, std::uint64_t id) {
+  SimCore& core = *core_;
+  if (!exploring(core)) {
+    return;
+  }
+  const SimThread* self = current_thread(core);
+  std::lock_guard<std::mutex> lock(core.mutex);
+  if (self != nullptr && core.running == self->id) {
+    core.footprint |= object == SimObject::kNothing ? 0 : sim_footprint_of(object, id);
+    core.footprint_declared = true;
+  }
 }
 
 std::uint32_t SimScheduler::thread_current() const {
@@ -831,6 +883,10 @@ Result<std::unique_ptr<Thread>> SimScheduler::thread_start(std::string_view name
                       "') from a thread the scheduler did not start: start threads inside run()");
   }
   std::lock_guard<std::mutex> guard(core.mutex);
+  if (exploring(core)) {
+    core.footprint |= sim_footprint_of(SimObject::kThreadIds, 0);
+    core.footprint_declared = true;
+  }
   Result<SimThread*> created = create_thread(core_, name, std::move(body));
   if (!created.ok()) {
     return created.status();

@@ -107,6 +107,7 @@ SimThread* explore_pick(SimCore& core, const SimThread& self) {
     fallback = self_runnable != nullptr ? self_runnable : core.runnable.front();
   }
   decision.chosen = fallback->id;
+  decision.segment = choices.segments.size();  // self's step was appended: the next one
   choices.decisions.push_back(decision);
   return fallback;
 }
@@ -134,6 +135,7 @@ void strategy_init(SimCore& core) {
       READYPORT_ASSERT(options.choices != nullptr);
       READYPORT_ASSERT(options.threads_max <= 64);  // SimDecision::runnable is a 64-bit set
       options.choices->decisions.clear();
+      options.choices->segments.clear();
       break;
     case SimStrategy::kRandom:
     case SimStrategy::kRoundRobin:

@@ -49,7 +49,7 @@ World::World(WorldOptions options)
   } else {
     Runtime* runtime = nullptr;
     if (backend_ == Backend::kSim) {
-      options.sim.trace = &trace_;
+      options.sim.trace = options.scheduler_lines ? &trace_ : nullptr;
       sim_ = std::make_unique<SimScheduler>(options.sim);
       runtime = sim_.get();
     } else {

@@ -177,6 +177,9 @@ class FakeOs final : public Os {
   using FakeSocket = fake_internal::FakeSocket;
 
   // Ports.
+  // The start of a seam call that reads or writes the model: a scheduling point, and the step
+  // touches SimObject::kFakeState.
+  void enter(const char* call);
   FakePort* port_find(Port port);
   // The calling thread's associated port in this FakeOs (spec F7), or null.
   FakePort* associated_port();
@@ -236,6 +239,7 @@ class FakeOs final : public Os {
   std::map<std::uintptr_t, std::unique_ptr<FakePort>> ports_;
   std::uintptr_t next_port_value_ = kFakePortFirst;
   std::uint64_t next_registration_id_ = 1;
+  std::uint64_t next_mutex_id_ = 1;    // FakeMutex ids (SimObject::kMutex)
   std::uint64_t removes_dropped_ = 0;  // FakeStats::removes_dropped
   // Tells this FakeOs's threads' port associations from another's (logical_locals.hpp); unique
   // in the process, never 0, and affects nothing else.

@@ -47,6 +47,25 @@ struct Waiter {
   void* runtime_data = nullptr;               // the runtime's own, set by park()
 };
 
+// The shared objects a step of a logical thread may touch: the terms of the dependence relation
+// that SimStrategy::kExplore prunes by (docs/simulation.md#the-dependence-relation). A step is
+// what a thread does from one scheduling point to the next. Two steps that touch no common object
+// commute: run in either order from one state, they reach the same state. A step's code between
+// its points may touch only its own memory and memory that a touched object guards (the engine's
+// state under its mutex); a step that declares nothing (Runtime::touch never called in it) is
+// taken to touch everything.
+enum class SimObject : std::uint8_t {
+  kNothing = 0,    // declared: the step touches nothing shared (the last error, the clock's read)
+  kFakeState = 1,  // everything under a FakeOs's state mutex: ports, sockets, handles, the
+                   // early-wake draws (one object: every call of the fake reaches the one port of
+                   // a small world, so a finer split would prune nothing there)
+  kMutex = 2,      // one FakeMutex (id: its creation number): its holder and its waiters
+  kThread = 3,     // one logical thread's end (id: the thread): what join() waits for
+  kThreadIds = 4,  // the next logical thread id (thread_start)
+  kClock = 5,      // the virtual clock, where every step moves it (SimOptions::tick_ns > 0)
+  kAnything = 6,   // not known: depends on every step that touches something (a fault's choice)
+};
+
 enum class ParkEnd : std::uint8_t {
   kWoken,     // wake(waiter) was called
   kDeadline,  // the virtual clock reached the deadline first
@@ -73,6 +92,15 @@ class Runtime {
   // Marks `waiter` woken and makes its thread runnable. Called with the state mutex held.
   // Waking a waiter twice is harmless.
   virtual void wake(Waiter& waiter) = 0;
+
+  // Declares that the calling logical thread's step touches `object` `id` (SimObject); call it
+  // right after the step's point, and again after park() returns (a resumed thread runs a new
+  // step). Only SimScheduler under kExplore records it; the others ignore it. Never a scheduling
+  // point.
+  virtual void touch(SimObject object, std::uint64_t id) {
+    (void)object;
+    (void)id;
+  }
 
   // Starts a thread running `body` (Os::thread_start forwards here). Fails with a Status where
   // the runtime cannot run threads (InlineRuntime).

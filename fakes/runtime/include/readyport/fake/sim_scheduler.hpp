@@ -71,6 +71,21 @@ SimMechanism sim_mechanism_default();
 // The smallest fiber stack SimOptions::stack_bytes accepts.
 inline constexpr std::size_t kSimStackBytesMin = 64 * 1024;
 
+// kExplore: the objects one step touched (Runtime::touch), as a set of bits: each object sets one
+// bit, chosen by a fixed hash of it; SimObject::kAnything sets them all. Two steps are dependent
+// when their sets intersect, so a collision only makes two steps dependent that were not (less
+// pruning, never a lost schedule). A step that touched nothing commutes with every step.
+using SimFootprint = std::uint64_t;
+SimFootprint sim_footprint_of(SimObject object, std::uint64_t id);
+inline bool sim_dependent(SimFootprint a, SimFootprint b) { return (a & b) != 0; }
+
+// kExplore: one step of a run: what `thread` did from the point it was picked at (or resumed
+// from a park) to its next scheduling point, park or end.
+struct SimSegment {
+  std::uint32_t thread = 0;
+  SimFootprint footprint = 0;
+};
+
 // kExplore: one decision of a run: a step at which more than one thread could run next, or a
 // choice (SimScheduler::choose, e.g. whether a fault fires) between 1 (no) and 2 (yes).
 struct SimDecision {
@@ -79,17 +94,21 @@ struct SimDecision {
   bool choice = false;         // a choice, not a step: `runnable` is {1, 2}
   std::uint64_t runnable = 0;  // bit (id - 1) for each thread that could run next
   std::uint32_t chosen = 0;    // the thread that ran next (a choice: 1 or 2)
+  // SimChoices::segments' index of the step the chosen thread runs next (a step's decision) or
+  // of the step the choice is made in (a choice).
+  std::size_t segment = 0;
 };
 
 // kExplore: the choices that steer one run (sim_explorer.hpp). At the i-th decision the run picks
 // prefix[i]; past the prefix it goes on with the thread that took the step when it can, else with
 // the lowest runnable id (no preemption). Every decision is appended to `decisions`. A prefix
 // entry that names no runnable thread is not followed (the default choice is made instead) and
-// the first such decision's index is kept in `diverged_at`.
+// the first such decision's index is kept in `diverged_at`. Every step is appended to `segments`.
 struct SimChoices {
   static constexpr std::size_t kFollowed = ~std::size_t{0};
   std::vector<std::uint32_t> prefix;
   std::vector<SimDecision> decisions;
+  std::vector<SimSegment> segments;
   std::size_t diverged_at = kFollowed;
 };
 
@@ -184,6 +203,11 @@ class SimScheduler final : public Runtime {
   ParkEnd park(std::unique_lock<std::mutex>& lock, Waiter& waiter, std::uint64_t deadline_ns,
                const char* call) override;
   void wake(Waiter& waiter) override;
+  // kExplore: adds the object to the running step's footprint (SimSegment). A step that declares
+  // nothing touches everything, except a new thread's first step (its code before its first
+  // point), which touches nothing; a thread resumed from a park starts a new step, and its call
+  // must declare again what it touches.
+  void touch(SimObject object, std::uint64_t id) override;
   // From a logical thread only; from any other thread fails with kFailedPrecondition. Fails with
   // kResourceExhausted past threads_max. The new thread is runnable; it runs when picked.
   Result<std::unique_ptr<Thread>> thread_start(std::string_view name,
@@ -191,7 +215,9 @@ class SimScheduler final : public Runtime {
   std::uint32_t thread_current() const override;
 
   // kExplore: a yes-or-no choice the explorer branches on (a fault that may fire), recorded as a
-  // decision; "no" past the prefix. Other strategies: always false. From a logical thread.
+  // decision; "no" past the prefix. Its step's footprint becomes SimObject::kAnything (what the
+  // other answer would touch is not known). Other strategies: always false. From a logical
+  // thread.
   bool choose();
 
  private:

@@ -47,6 +47,8 @@ struct TraceOptions {
   bool keep_full = true;
   // Keep the last this many lines for tail() (0: none). Bounded memory when keep_full is false.
   std::uint32_t tail_lines_max = 64;
+  // Keep projection_hash() (one more hash of each line).
+  bool projections = false;
 };
 
 // Receives every line of a Trace as it is recorded
@@ -100,6 +102,11 @@ class Trace {
   // FNV-1a 64 of the text so far (of every line ever recorded, kept or not).
   std::uint64_t hash() const;
   std::string hash_hex() const { return readyport::hash_hex(hash()); }
+  // A hash of each thread's own lines in its own order (time and event, without the seq and the
+  // scheduler's sched.* lines), combined in thread order: two runs that differ only in the order
+  // of commuting steps of different threads have the same one (a run's class, for SimExplorer's
+  // pruning checks), where their hash() differs. TraceOptions::projections must be set.
+  std::uint64_t projection_hash() const;
   std::uint64_t line_count() const;
   bool keeps_full() const { return options_.keep_full; }
   // The full text. Asserts keep_full.
@@ -120,6 +127,7 @@ class Trace {
   mutable std::mutex mutex_;
   std::uint64_t hash_ = kFnv1a64OffsetBasis;  // guarded by mutex_
   std::uint64_t line_count_ = 0;              // guarded by mutex_
+  std::vector<std::uint64_t> thread_hashes_;  // guarded by mutex_; index: the thread
   std::string text_;                          // guarded by mutex_; only with keep_full
   std::deque<std::string> tail_;              // guarded by mutex_; at most tail_lines_max
   std::string line_;                          // guarded by mutex_; scratch, reused

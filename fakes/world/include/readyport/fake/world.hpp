@@ -47,7 +47,11 @@ struct WorldOptions {
     kOs,    // a real Os (`os`), on its own threads
   };
   Backend backend = Backend::kSim;
-  SimOptions sim;    // kSim; its `trace` is set to the world's trace
+  SimOptions sim;  // kSim; its `trace` is set to the world's trace (see scheduler_lines)
+  // kSim: the scheduler writes its own sched.* lines (picks, parks, starts) to the trace. The
+  // oracle reads none of them; an exploration, which builds a world per schedule, leaves them out
+  // (a fifth of a small world's time) and names its schedules by their choices instead.
+  bool scheduler_lines = true;
   FreeOptions free;  // kFree; without a hang_detail, the world's (what the fake and oracle hold)
   FakeOptions fake;  // kSim, kFree
   Os* os = nullptr;  // kOs: borrowed, must outlive the world

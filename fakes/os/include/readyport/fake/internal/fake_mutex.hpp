@@ -41,8 +41,10 @@ class BlockHooks {
 
 class FakeMutex final : public Mutex {
  public:
-  // `hooks` may be null; it must outlive the mutex.
-  FakeMutex(std::mutex& state_mutex, Runtime& runtime, BlockHooks* hooks = nullptr);
+  // `hooks` may be null; it must outlive the mutex. `id` names it to Runtime::touch
+  // (SimObject::kMutex): distinct for the mutexes of one FakeOs.
+  FakeMutex(std::mutex& state_mutex, Runtime& runtime, BlockHooks* hooks = nullptr,
+            std::uint64_t id = 0);
   ~FakeMutex() override;
   FakeMutex(const FakeMutex&) = delete;
   FakeMutex& operator=(const FakeMutex&) = delete;
@@ -58,6 +60,7 @@ class FakeMutex final : public Mutex {
   std::mutex& state_mutex_;  // the FakeOs state mutex: guards waiters_ and setting kWaiters
   Runtime& runtime_;
   BlockHooks* const hooks_;
+  const std::uint64_t id_;
   std::atomic<std::uint32_t> word_{0};  // kHeld | kWaiters
   std::deque<Waiter*> waiters_;         // FIFO; each lives on its parked thread's stack
 };
