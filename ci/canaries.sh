@@ -34,8 +34,9 @@ compare_strategies() {
   local canary="$1" dir="$2" portfolio_s="$3" portfolio_first="$4" start found line strategy
   local seed sweep=""
   start=$(date +%s.%N)
+  rm -rf "$dir.explore"
   "$dir/stress/readyport-stress" --explore all --preemptions 2 --faults 1 --stop-on-failure \
-    --schedules-max 200000 >"$dir.explore.log" 2>&1
+    --schedules-max 200000 --bundle-dir "$dir.explore" >"$dir.explore.log" 2>&1
   found=$(grep -m1 -E '^first failure: |^explore: ABORTED' "$dir.explore.log" || true)
   found="${found#first failure: }"
   found="${found#explore: }"
@@ -44,6 +45,22 @@ compare_strategies() {
     echo "canary $canary: SURVIVED exploration to 2 preemptions and 1 fault"
     tail -n 12 "$dir.explore.log"
     survived+=("$canary(explore)")
+  fi
+  # A failing schedule (not an abort) leaves a bundle: --replay must reproduce it exactly.
+  local bundle
+  bundle=$(find "$dir.explore" -name 'explore-*.json' 2>/dev/null | head -n 1)
+  if [ -n "$bundle" ]; then
+    if "$dir/stress/readyport-stress" --replay "$bundle" >"$dir.explore.replay.log" 2>&1 &&
+      grep -q '^replay: reproduced exactly' "$dir.explore.replay.log"; then
+      line+=", its bundle replays exactly"
+    else
+      echo "canary $canary: the exploration's bundle $bundle did NOT replay exactly"
+      tail -n 6 "$dir.explore.replay.log"
+      survived+=("$canary(explore replay)")
+    fi
+  elif [ -n "$found" ] && [ "${found#ABORTED}" = "$found" ]; then
+    echo "canary $canary: exploration failed a schedule but wrote no bundle"
+    survived+=("$canary(explore bundle)")
   fi
   for strategy in random pct; do
     start=$(date +%s.%N)

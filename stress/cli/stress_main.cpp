@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
     return readyport::check_trace(options);
   }
   if (!options.explore.empty()) {
-    return readyport::stress_explore_main(options, std::cout);
+    return readyport::stress_explore_main(options, command_line, std::cout);
   }
   if (!options.replay.empty()) {
     return readyport::stress_replay_main(options, command_line);

@@ -24,7 +24,6 @@ constexpr std::uint64_t kStepsMax = 1'000'000'000;
 constexpr std::uint32_t kCapMax = 1'000'000;
 constexpr std::uint32_t kSecondsMax = 86'400;
 constexpr std::uint32_t kConnectionsMax = 100'000;
-constexpr std::uint32_t kPreemptionsMax = 8;
 constexpr std::uint64_t kSchedulesMax = 1'000'000'000;
 
 const char* const kExamples =
@@ -59,7 +58,8 @@ const char* const kExamples =
     "--replay of a bundle: 0 the same verdict and trace hash, 3 the same verdict with another\n"
     "trace, 4 not reproduced (another verdict); of a corpus entry: 0 it passes, 1 it fails.\n"
     "--explore: 0 every schedule passed (complete to the bound, or cut by --schedules-max: said\n"
-    "so), 1 a schedule failed (the one with the fewest preemptions, with its --schedule).\n"
+    "so), 1 a schedule failed (the one with the fewest preemptions, with its --schedule; its\n"
+    "bundle explore-<world>.json in --bundle-dir replays with --replay).\n"
     "--shrink: 0 a failing seed was shrunk (its minimal case printed and written), 1 the seed\n"
     "passes (nothing to shrink), 2 an output could not be written. --check-trace: 0 the trace\n"
     "holds, 1 a violation, 2 an unreadable trace or a --runtime that contradicts its header.\n"
@@ -382,7 +382,7 @@ struct Parser {
                                "to --preemptions, each judged as a seed")
                     ->type_name("NAME")
                     ->check(CLI::IsMember(names));
-    h.preemptions = cli_add_number(app, "--preemptions", &o.preemptions, 0, kPreemptionsMax,
+    h.preemptions = cli_add_number(app, "--preemptions", &o.preemptions, 0, kStressExploreBoundMax,
                                    "with --explore: preemptions a schedule may have (default 2)");
     h.schedules_max = cli_add_number(app, "--schedules-max", &o.schedules_max, 1, kSchedulesMax,
                                      "with --explore: schedules a world may run (default 1000000)");
@@ -411,8 +411,9 @@ struct Parser {
       h.replay->excludes(option);
       h.check->excludes(option);
       h.engine_case->excludes(option);
-      // --faults F: the faults a schedule may fire; --stop-on-failure: no world after a failure.
-      if (option != h.faults && option != h.stop) {
+      // --faults F: the faults a schedule may fire; --stop-on-failure: no world after a failure;
+      // --bundle-dir: where a failing schedule's bundle goes.
+      if (option != h.faults && option != h.stop && option != h.bundle_dir) {
         h.explore->excludes(option);
       }
     }
@@ -481,9 +482,9 @@ struct Parser {
           faults_text.data(), faults_text.data() + faults_text.size(), o.explore_faults);
       if (error != std::errc() || end != faults_text.data() + faults_text.size() ||
           faults_text.find_first_not_of("0123456789") != std::string::npos ||
-          o.explore_faults > kPreemptionsMax) {
+          o.explore_faults > kStressExploreBoundMax) {
         return "--faults with --explore: a number of faults a schedule may fire, 0 to " +
-               std::to_string(kPreemptionsMax) + " (got '" + faults_text + "')";
+               std::to_string(kStressExploreBoundMax) + " (got '" + faults_text + "')";
       }
     } else if (!faults_text.empty() &&
                faults_text.find_first_not_of("0123456789") == std::string::npos) {

@@ -79,6 +79,9 @@ inline constexpr std::uint32_t kStressScaleConnectionsMin = 8;
 inline constexpr std::uint32_t kStressScaleConnectionsMax = 20'000;
 inline constexpr std::uint32_t kStressScaleWorkersMax = 64;
 
+// --explore's largest --preemptions and --faults.
+inline constexpr std::uint32_t kStressExploreBoundMax = 8;
+
 struct StressOptions {
   std::uint64_t first_seed = 1;
   std::uint64_t seeds = 300;      // seeds run (before sharding)
@@ -135,7 +138,7 @@ struct StressOptions {
   // most `schedules_max` schedules a world; --schedule LIST runs the one schedule LIST names
   // (explore/explore_main.hpp).
   std::string explore;
-  std::uint32_t preemptions = 2;
+  std::uint32_t preemptions = 2;     // at most kStressExploreBoundMax, as explore_faults
   std::uint32_t explore_faults = 0;  // --faults F with --explore: faults a schedule may fire
   std::uint64_t schedules_max = 1'000'000;
   std::string explore_schedule;

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "explore/small_worlds.hpp"
+#include "files/bundle.hpp"
+#include "files/file_io.hpp"
+#include "readyport/fake/trace.hpp"
 
 namespace readyport {
 namespace {
@@ -59,8 +62,48 @@ std::string seconds_text(double seconds) {
   return text;
 }
 
+// Runs the failing schedule again (a run is a function of its choices) and writes its bundle;
+// prints where and how to replay it. False when the bundle could not be written.
+bool write_failure_bundle(const StressOptions& options, const SmallWorld& world,
+                          const ExploreResult& result, const std::vector<std::string>& command_line,
+                          std::ostream& out) {
+  SimChoices choices;
+  choices.prefix = result.failing_prefix;
+  const SmallWorldRun run = small_world_run(world, choices, options.explore_faults > 0, true);
+  StressExploreFailure failure;
+  failure.world = world.name;
+  failure.preemptions_max = options.preemptions;
+  failure.faults_max = options.explore_faults;
+  failure.schedule = schedule_text(result.failing_prefix);
+  failure.preemptions = result.failing_preemptions;
+  failure.faults = result.failing_faults;
+  failure.verdict = run.run.verdict;
+  failure.trace_hash = hash_hex(run.trace_hash);
+  failure.trace_lines = run.trace_lines;
+  failure.trace_tail = run.trace_tail;
+  const std::string path = stress_explore_bundle_path(options.bundle_dir, world.name);
+  const StressBundleContext context{
+      command_line, path,
+      "explore " + std::string(world.name) + " (" + std::to_string(options.preemptions) +
+          " preemptions, " + std::to_string(options.explore_faults) + " faults at most)"};
+  const Status written = stress_file_write(
+      path, stress_explore_bundle_json(failure, context).dump(2) + "\n", StressWriteMode::kReplace);
+  if (!written.ok()) {
+    out << "  bundle: NOT written: " << written.to_string() << "\n";
+    return false;
+  }
+  const std::string program = command_line.empty() ? "readyport-stress" : command_line[0];
+  out << "  bundle: " << path << "\n  replay it: " << program << " --replay " << path << "\n";
+  if (run.run.verdict.code() != result.failure.code() ||
+      run.run.verdict.message() != result.failure.message()) {
+    out << "  note: the failing schedule run again gave " << run.run.verdict.to_string() << "\n";
+  }
+  return true;
+}
+
 // Explores one world; prints its line; true when every schedule passed.
-bool explore_one(const StressOptions& options, const SmallWorld& world, std::ostream& out,
+bool explore_one(const StressOptions& options, const SmallWorld& world,
+                 const std::vector<std::string>& command_line, std::ostream& out,
                  std::uint64_t* schedules_total) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> traces;  // every run's trace hash and projection (8 bytes a run)
@@ -105,6 +148,7 @@ bool explore_one(const StressOptions& options, const SmallWorld& world, std::ost
         << (options.explore_faults > 0 ? " --faults " + std::to_string(options.explore_faults)
                                        : std::string())
         << " --schedule " << schedule_text(result.failing_prefix) << "\n";
+    (void)write_failure_bundle(options, world, result, command_line, out);
     return false;
   }
   if (result.complete) {
@@ -118,34 +162,52 @@ bool explore_one(const StressOptions& options, const SmallWorld& world, std::ost
 
 // --schedule: the one schedule it names.
 int run_one_schedule(const StressOptions& options, std::ostream& out) {
-  const SmallWorld* world = small_world_find(options.explore);
-  std::vector<std::uint32_t> schedule;
-  if (world == nullptr || !schedule_parse(options.explore_schedule, &schedule)) {
-    out << "readyport-stress: --schedule needs one world (not all) and thread ids 1..64, "
-           "comma-separated\n";
+  const Result<StressScheduleRun> run = stress_explore_run_schedule(
+      options.explore, options.explore_schedule, options.explore_faults);
+  if (!run.ok()) {
+    out << "readyport-stress: --schedule: " << run.status().message() << "\n";
     return 2;
   }
-  SimChoices choices;
-  choices.prefix = schedule;
-  const SmallWorldRun run = small_world_run(*world, choices, options.explore_faults > 0);
-  if (choices.diverged_at != SimChoices::kFollowed || choices.decisions.size() < schedule.size()) {
-    out << "readyport-stress: --schedule " << options.explore_schedule << " does not fit "
-        << world->name << ": decision " << std::min(choices.diverged_at, choices.decisions.size())
-        << " cannot run the thread it names (the run had " << choices.decisions.size()
-        << " decisions)\n";
-    return 2;
-  }
-  out << world->name << " schedule " << options.explore_schedule << ": "
-      << sim_preemptions(choices.decisions, choices.decisions.size()) << " preemption(s), "
-      << sim_choices_yes(choices.decisions, choices.decisions.size()) << " fault(s), "
-      << choices.decisions.size() << " decisions, trace " << run.trace_hash << ": "
-      << (run.run.verdict.ok() ? "ok" : run.run.verdict.to_string()) << "\n";
-  return run.run.verdict.ok() ? 0 : 1;
+  const StressScheduleRun& r = run.value();
+  out << options.explore << " schedule " << options.explore_schedule << ": " << r.preemptions
+      << " preemption(s), " << r.faults << " fault(s), " << r.decisions << " decisions, trace "
+      << r.trace_hash << ": " << (r.verdict.ok() ? "ok" : r.verdict.to_string()) << "\n";
+  return r.verdict.ok() ? 0 : 1;
 }
 
 }  // namespace
 
-int stress_explore_main(const StressOptions& options, std::ostream& out) {
+Result<StressScheduleRun> stress_explore_run_schedule(const std::string& world_name,
+                                                      const std::string& schedule_list,
+                                                      std::uint32_t faults) {
+  const SmallWorld* world = small_world_find(world_name);
+  std::vector<std::uint32_t> schedule;
+  if (world == nullptr || !schedule_parse(schedule_list, &schedule)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "needs one small world (not all) and thread ids 1..64, comma-separated (got '" +
+                      world_name + "', '" + schedule_list + "')");
+  }
+  SimChoices choices;
+  choices.prefix = schedule;
+  const SmallWorldRun run = small_world_run(*world, choices, faults > 0);
+  if (choices.diverged_at != SimChoices::kFollowed || choices.decisions.size() < schedule.size()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "schedule " + schedule_list + " does not fit " + world_name + ": decision " +
+                      std::to_string(std::min(choices.diverged_at, choices.decisions.size())) +
+                      " cannot run the thread it names (the run had " +
+                      std::to_string(choices.decisions.size()) + " decisions)");
+  }
+  StressScheduleRun result;
+  result.verdict = run.run.verdict;
+  result.trace_hash = hash_hex(run.trace_hash);
+  result.preemptions = sim_preemptions(choices.decisions, choices.decisions.size());
+  result.faults = sim_choices_yes(choices.decisions, choices.decisions.size());
+  result.decisions = choices.decisions.size();
+  return result;
+}
+
+int stress_explore_main(const StressOptions& options, const std::vector<std::string>& command_line,
+                        std::ostream& out) {
   if (!options.explore_schedule.empty()) {
     return run_one_schedule(options, out);
   }
@@ -164,7 +226,7 @@ int stress_explore_main(const StressOptions& options, std::ostream& out) {
       continue;
     }
     worlds += 1;
-    if (!explore_one(options, world, out, &schedules)) {
+    if (!explore_one(options, world, command_line, out, &schedules)) {
       failed += 1;
       if (first_failure.empty()) {
         // The schedules of the worlds before it count: the order is small_worlds()'s.

@@ -361,7 +361,8 @@ const SmallWorld* small_world_find(const std::string& name) {
   return nullptr;
 }
 
-SmallWorldRun small_world_run(const SmallWorld& small, SimChoices& choices, bool explore_faults) {
+SmallWorldRun small_world_run(const SmallWorld& small, SimChoices& choices, bool explore_faults,
+                              bool keep_tail) {
   auto world = std::make_unique<World>(small_world_options(small, choices, explore_faults));
   World* w = world.get();
   Status workload;
@@ -371,6 +372,10 @@ SmallWorldRun small_world_run(const SmallWorld& small, SimChoices& choices, bool
   result.run.schedule_hash = w->sim()->stats().schedule_hash;
   result.trace_hash = w->trace().hash();
   result.projection_hash = w->trace().projection_hash();
+  result.trace_lines = w->trace().line_count();
+  if (keep_tail) {
+    result.trace_tail = w->trace().tail();
+  }
   if (!w->completed()) {
     (void)world.release();  // its threads are parked for good and point into it
   }

@@ -36,9 +36,12 @@ const SmallWorld* small_world_find(const std::string& name);
 struct SmallWorldRun {
   SimExplorer::Run run;
   std::uint64_t trace_hash = 0;
-  std::uint64_t projection_hash = 0;  // Trace::projection_hash: the run's class
+  std::uint64_t projection_hash = 0;  // Trace::projection_hash: each thread's own lines
+  std::uint64_t trace_lines = 0;
+  std::vector<std::string> trace_tail;  // the last lines, with `keep_tail`
 };
 // With `explore_faults`, every hit of the world's fault sites is a choice (SimScheduler::choose).
-SmallWorldRun small_world_run(const SmallWorld& world, SimChoices& choices, bool explore_faults);
+SmallWorldRun small_world_run(const SmallWorld& world, SimChoices& choices, bool explore_faults,
+                              bool keep_tail = false);
 
 }  // namespace readyport

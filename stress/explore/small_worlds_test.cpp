@@ -3,9 +3,15 @@
 // allowed adds schedules). ctest stress.explore runs them all to a bound and judges every schedule.
 #include "explore/small_worlds.hpp"
 
+#include "explore/explore_main.hpp"
+#include "readyport/fake/trace.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace readyport {
 namespace {
@@ -55,6 +61,38 @@ TEST(SmallWorlds, EachWorldReachesItsFaultSites) {
     ASSERT_TRUE(one.result.failure.ok()) << world.name << ": " << one.result.failure.to_string();
     EXPECT_GT(one.result.schedules, none.result.schedules) << world.name;
   }
+}
+
+// Every explored schedule, run alone by its choices (what --schedule and an explore bundle's
+// --replay do), gives the same verdict and trace as when it was explored.
+TEST(SmallWorlds, AScheduleRunAloneGivesItsExploredTrace) {
+  const SmallWorld* world = small_world_find("close_inside_vs_notify");
+  ASSERT_NE(world, nullptr);
+  std::vector<std::pair<std::string, std::uint64_t>> explored;  // schedule, trace hash
+  const ExploreResult result =
+      SimExplorer(ExploreOptions{.preemptions_max = 1, .faults_max = 1})
+          .explore([&](SimChoices& choices) {
+            const SmallWorldRun run = small_world_run(*world, choices, true);
+            std::string schedule;
+            for (const SimDecision& decision : choices.decisions) {
+              schedule += (schedule.empty() ? "" : ",") + std::to_string(decision.chosen);
+            }
+            explored.emplace_back(schedule, run.trace_hash);
+            return run.run;
+          });
+  ASSERT_TRUE(result.complete && result.failure.ok());
+  ASSERT_GT(explored.size(), 100u);
+  for (std::size_t i = 0; i < explored.size(); i += explored.size() / 16) {
+    const Result<StressScheduleRun> alone =
+        stress_explore_run_schedule(world->name, explored[i].first, 1);
+    ASSERT_TRUE(alone.ok()) << alone.status().to_string();
+    EXPECT_TRUE(alone.value().verdict.ok()) << explored[i].first;
+    EXPECT_EQ(alone.value().trace_hash, hash_hex(explored[i].second)) << explored[i].first;
+  }
+  // A schedule that names a thread that cannot run is refused, not run otherwise.
+  const Result<StressScheduleRun> misfit = stress_explore_run_schedule(world->name, "9,9,9", 1);
+  ASSERT_FALSE(misfit.ok());
+  EXPECT_NE(misfit.status().message().find("does not fit"), std::string::npos);
 }
 
 // Sleep sets run fewer schedules and lose no class: with and without them, the same classes under

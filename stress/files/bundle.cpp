@@ -283,7 +283,95 @@ Status read_failure_and_trace(const Json& document, const std::string& where,
   return Status();
 }
 
+// The bundle's "explore" object, when it has one (an exploration's failure).
+Status read_explore(const Json& document, const std::string& where, StressBundle& bundle) {
+  if (!document.contains("explore")) {
+    return Status();
+  }
+  const Json* explore = nullptr;
+  if (Status s = json_field_object(document, where, "explore", &explore); !s.ok()) {
+    return s;
+  }
+  const std::string explore_where = where + ".explore";
+  if (Status s = json_field_string(*explore, explore_where, "world", &bundle.explore_world);
+      !s.ok()) {
+    return s;
+  }
+  std::uint64_t faults = 0;
+  if (Status s =
+          json_field_u64(*explore, explore_where, "faults_max", 0, kStressExploreBoundMax, &faults);
+      !s.ok()) {
+    return s;
+  }
+  bundle.explore_faults = static_cast<std::uint32_t>(faults);
+  if (Status s = json_field_string(*explore, explore_where, "schedule", &bundle.explore_schedule);
+      !s.ok()) {
+    return s;
+  }
+  if (bundle.explore_world.empty() || bundle.explore_schedule.empty() ||
+      bundle.explore_schedule.find_first_not_of("0123456789,") != std::string::npos) {
+    return Status(StatusCode::kInvalidArgument,
+                  explore_where + ": needs a world and a schedule of thread ids and commas");
+  }
+  return Status();
+}
+
 }  // namespace
+
+std::string stress_explore_bundle_path(const std::string& dir, std::string_view world) {
+  std::string base = dir;
+  if (!base.empty() && base.back() != '/' && base.back() != '\\') {
+    base += '/';
+  }
+  base += "explore-" + std::string(world);
+  std::string path = base + ".json";
+  std::error_code error;  // a path that cannot be checked counts as free
+  for (std::uint32_t run = 2; run <= kStressBundleRunsMax && std::filesystem::exists(path, error);
+       ++run) {
+    path = base + ".run" + std::to_string(run) + ".json";
+  }
+  return path;
+}
+
+Json stress_explore_bundle_json(const StressExploreFailure& failure,
+                                const StressBundleContext& context) {
+  Json bundle = Json::object();
+  bundle["format"] = kStressBundleFormat;
+  bundle["format_version"] = kStressBundleFormatVersion;
+  bundle["readyport"] = readyport_json();
+  bundle["origin"] = context.origin;
+  bundle["command_line"] = context.command_line;
+  bundle["seed"] = 0;  // an exploration draws nothing: the schedule names the run
+  bundle["options"] = stress_run_options_json(StressOptions{});
+  Json explore = Json::object();
+  explore["world"] = failure.world;
+  explore["preemptions_max"] = failure.preemptions_max;
+  explore["faults_max"] = failure.faults_max;
+  explore["schedule"] = failure.schedule;
+  explore["preemptions"] = failure.preemptions;
+  explore["faults"] = failure.faults;
+  bundle["explore"] = std::move(explore);
+  Json result = Json::object();
+  result["status"] = status_code_name(failure.verdict.code());
+  result["message"] = failure.verdict.message();
+  result["signature"] = stress_failure_signature(failure.verdict);
+  bundle["failure"] = std::move(result);
+  Json trace = Json::object();
+  trace["hash"] = failure.trace_hash;
+  trace["lines"] = failure.trace_lines;
+  Json tail = Json::array();
+  for (const std::string& line : failure.trace_tail) {
+    tail.push_back(trimmed_line(line));
+  }
+  trace["tail"] = std::move(tail);
+  bundle["trace"] = std::move(trace);
+  const std::string program =
+      context.command_line.empty() ? std::string("readyport-stress") : context.command_line[0];
+  bundle["replay"] = program + " --replay " + context.path;
+  bundle["replay_flags"] = program + " --explore " + failure.world + " --faults " +
+                           std::to_string(failure.faults_max) + " --schedule " + failure.schedule;
+  return bundle;
+}
 
 Result<StressBundle> stress_bundle_from_json(const Json& document, std::string_view name) {
   const std::string where = std::string(name);
@@ -311,6 +399,9 @@ Result<StressBundle> stress_bundle_from_json(const Json& document, std::string_v
     return s;
   }
   if (Status s = read_failure_and_trace(document, where, bundle); !s.ok()) {
+    return s;
+  }
+  if (Status s = read_explore(document, where, bundle); !s.ok()) {
     return s;
   }
   return bundle;

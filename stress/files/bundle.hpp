@@ -19,6 +19,11 @@
 //   fired_hits                    the plan of the faults that fired, when the run reports it
 //   sim                           scheduler steps, decisions, switches, virtual end time
 //   replay, replay_flags          "<argv0> --replay <bundle>", and the same as plain flags
+//   explore                       an exploration's failure only (--explore, explore-<world>.json):
+//                                 world, preemptions_max, faults_max (the bounds explored),
+//                                 schedule (its choices, as --schedule takes them), preemptions
+//                                 and faults (the failing schedule's own); seed 0 and default
+//                                 options, no parameters
 //
 //   Json bundle = stress_bundle_json(options, report, context);
 //   Status s = stress_file_write(context.path, bundle.dump(2) + "\n", StressWriteMode::kReplace);
@@ -66,6 +71,25 @@ struct StressBundle {
   std::string message;
   std::string signature;
   std::string trace_hash;  // "" when the run aborted the process
+  // An exploration's failure (--explore): the world ("" for a seed's bundle), the faults it
+  // allowed and the failing schedule's choices; --replay runs that one schedule.
+  std::string explore_world;
+  std::uint32_t explore_faults = 0;
+  std::string explore_schedule;
+};
+
+// An exploration's failing schedule, for its bundle.
+struct StressExploreFailure {
+  std::string world;
+  std::uint32_t preemptions_max = 0;  // the bounds explored
+  std::uint32_t faults_max = 0;
+  std::string schedule;           // the choices, "2,1,1,..."
+  std::uint32_t preemptions = 0;  // the schedule's own
+  std::uint32_t faults = 0;
+  Status verdict;
+  std::string trace_hash;
+  std::uint64_t trace_lines = 0;
+  std::vector<std::string> trace_tail;
 };
 
 // "<dir>/seed-<seed><suffix>.json" (suffix e.g. "-shrunk"; "" for none), or, when that file
@@ -82,6 +106,12 @@ Json stress_bundle_json(const StressOptions& options, const SeedReport& report,
 // hash; `violation` is what the oracle had found, if anything.
 Json stress_abort_bundle_json(const StressOptions& options, const SeedParameters& parameters,
                               std::string_view violation, const StressBundleContext& context);
+
+// "<dir>/explore-<world>.json", or the first free ".run<N>.json" as stress_bundle_path.
+std::string stress_explore_bundle_path(const std::string& dir, std::string_view world);
+// The bundle of an exploration's failure.
+Json stress_explore_bundle_json(const StressExploreFailure& failure,
+                                const StressBundleContext& context);
 
 // Reads a bundle back. `name` (the file) is used in messages.
 Result<StressBundle> stress_bundle_parse(std::string_view text, std::string_view name);

@@ -113,6 +113,47 @@ TEST_F(BundleTest, AnAbortBundleHasNoTraceHashAndStillReadsBack) {
   EXPECT_NE(back.value().message.find("the oracle had found: O2"), std::string::npos);
 }
 
+// An exploration's failure: its bundle reads back with the world, the faults allowed and the
+// schedule that --replay runs; a bundle whose schedule is not thread ids is a clear error.
+TEST(ExploreBundleTest, RoundTripsWithItsScheduleAndIsRefusedWhenMalformed) {
+  StressExploreFailure failure;
+  failure.world = "close_vs_dispatch";
+  failure.preemptions_max = 2;
+  failure.faults_max = 1;
+  failure.schedule = "1,1,2,1";
+  failure.preemptions = 1;
+  failure.faults = 1;
+  failure.verdict = Status(StatusCode::kInternal, "O12 engine misreports at line 54: planted");
+  failure.trace_hash = "c371e571c95841a9";
+  failure.trace_lines = 120;
+  failure.trace_tail = {"118 0 T1 a\n", "119 0 T2 b\n"};
+  const StressBundleContext context{{"build/x/readyport-stress", "--explore", "all"},
+                                    "dir/explore-close_vs_dispatch.json",
+                                    "explore"};
+  const Json document = stress_explore_bundle_json(failure, context);
+  Result<StressBundle> back = stress_bundle_parse(document.dump(2), "explore.json");
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back.value().explore_world, "close_vs_dispatch");
+  EXPECT_EQ(back.value().explore_faults, 1u);
+  EXPECT_EQ(back.value().explore_schedule, "1,1,2,1");
+  EXPECT_EQ(back.value().trace_hash, "c371e571c95841a9");
+  EXPECT_EQ(back.value().signature, stress_failure_signature(failure.verdict));
+  EXPECT_EQ(document["replay"].get<std::string>(),
+            "build/x/readyport-stress --replay dir/explore-close_vs_dispatch.json");
+  EXPECT_NE(document["replay_flags"].get<std::string>().find("--schedule 1,1,2,1"),
+            std::string::npos);
+  EXPECT_EQ(document["trace"]["tail"][1].get<std::string>(), "119 0 T2 b");
+  for (const auto& [key, value] : {std::pair<std::string, Json>{"schedule", Json("1,x")},
+                                   std::pair<std::string, Json>{"world", Json("")},
+                                   std::pair<std::string, Json>{"faults_max", Json(99)}}) {
+    const Result<StressBundle> bad =
+        stress_bundle_parse(edited(document, {"explore", key}, value), "bad.json");
+    ASSERT_FALSE(bad.ok()) << key;
+    EXPECT_NE(bad.status().message().find("explore"), std::string::npos)
+        << key << ": " << bad.status().message();
+  }
+}
+
 TEST_F(BundleTest, EveryWrongFieldIsAClearError) {
   const Json good = stress_bundle_json(failing_options(), *report_, context_for(5));
   const Json gone = Json(Json::value_t::discarded);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/build_info.hpp"
+#include "explore/explore_main.hpp"
 #include "files/bundle.hpp"
 #include "files/corpus.hpp"
 #include "files/file_io.hpp"
@@ -63,8 +64,9 @@ Result<ReplayInput> read_input(const std::string& path) {
 // same verdict (failure signature) and the same trace hash, kStressReplaySameVerdictOtherTrace
 // the same verdict with another trace (or none recorded: the recorded run aborted), and
 // kStressReplayNotReproduced another verdict.
-int print_record_comparison(const StressBundle& bundle, const SeedReport& report) {
-  const std::string signature = report.status.ok() ? "" : stress_failure_signature(report.status);
+int print_record_comparison(const StressBundle& bundle, const Status& status,
+                            const std::string& trace_hash) {
+  const std::string signature = status.ok() ? "" : stress_failure_signature(status);
   std::string compared = "the same";
   if (signature.empty()) {
     compared = "now none: it passes";
@@ -73,13 +75,12 @@ int print_record_comparison(const StressBundle& bundle, const SeedReport& report
   }
   std::printf("recorded: %s: %s (signature %s: %s)\n", bundle.status.c_str(),
               bundle.message.c_str(), bundle.signature.c_str(), compared.c_str());
-  const bool same_trace = !bundle.trace_hash.empty() && report.trace_hash == bundle.trace_hash;
+  const bool same_trace = !bundle.trace_hash.empty() && trace_hash == bundle.trace_hash;
   if (bundle.trace_hash.empty()) {
-    std::printf("trace hash: %s (none recorded: the recorded run aborted)\n",
-                report.trace_hash.c_str());
+    std::printf("trace hash: %s (none recorded: the recorded run aborted)\n", trace_hash.c_str());
   } else {
-    std::printf("trace hash: %s (recorded %s: %s)\n", report.trace_hash.c_str(),
-                bundle.trace_hash.c_str(), same_trace ? "matches" : "DIFFERS");
+    std::printf("trace hash: %s (recorded %s: %s)\n", trace_hash.c_str(), bundle.trace_hash.c_str(),
+                same_trace ? "matches" : "DIFFERS");
   }
   if (signature != bundle.signature) {
     std::printf("replay: NOT reproduced (exit %d)\n", kStressReplayNotReproduced);
@@ -98,8 +99,11 @@ int print_record_comparison(const StressBundle& bundle, const SeedReport& report
 void print_replay_header(const StressOptions& options, const ReplayInput& input) {
   const StressBundle& bundle = input.bundle;
   const StressBuildInfo build = stress_build_info();
-  std::printf("replay: seed %llu from %s (%s%s%s)\n", static_cast<unsigned long long>(bundle.seed),
-              options.replay.c_str(), bundle.origin.c_str(), input.recorded ? ", commit " : "",
+  // An exploration's bundle names its run by a schedule, a seed's by the seed.
+  const std::string what = bundle.explore_world.empty() ? "seed " + std::to_string(bundle.seed)
+                                                        : "a schedule of " + bundle.explore_world;
+  std::printf("replay: %s from %s (%s%s%s)\n", what.c_str(), options.replay.c_str(),
+              bundle.origin.c_str(), input.recorded ? ", commit " : "",
               input.recorded ? bundle.commit.c_str() : "");
   if (input.recorded && bundle.commit != build.commit) {
     std::printf(
@@ -124,6 +128,25 @@ void print_replay_header(const StressOptions& options, const ReplayInput& input)
   }
 }
 
+// An exploration's bundle: its one schedule of its small world, judged as when it was explored.
+int replay_explore(const StressBundle& bundle) {
+  std::printf("explore: world %s, schedule %s, %u fault(s) allowed\n", bundle.explore_world.c_str(),
+              bundle.explore_schedule.c_str(), bundle.explore_faults);
+  std::fflush(stdout);
+  const Result<StressScheduleRun> run = stress_explore_run_schedule(
+      bundle.explore_world, bundle.explore_schedule, bundle.explore_faults);
+  if (!run.ok()) {
+    std::printf("replay: the bundle's schedule does not run here: %s (exit %d)\n",
+                run.status().message().c_str(), kStressReplayNotReproduced);
+    return kStressReplayNotReproduced;
+  }
+  const StressScheduleRun& r = run.value();
+  std::printf("schedule: %u preemption(s), %u fault(s), %llu decisions\n", r.preemptions, r.faults,
+              static_cast<unsigned long long>(r.decisions));
+  std::printf("verdict: %s\n", r.verdict.ok() ? "ok" : r.verdict.to_string().c_str());
+  return print_record_comparison(bundle, r.verdict, r.trace_hash);
+}
+
 }  // namespace
 
 int stress_replay_main(const StressOptions& options, const std::vector<std::string>& command_line) {
@@ -134,6 +157,9 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
   }
   const StressBundle& bundle = input.value().bundle;
   print_replay_header(options, input.value());
+  if (!bundle.explore_world.empty()) {
+    return replay_explore(bundle);
+  }
   if (bundle.options.os == StressOs::kWindows) {
     // Its threads ran on a real OS: neither the fake nor this machine's scheduler reproduces it.
     std::printf(
@@ -183,7 +209,7 @@ int stress_replay_main(const StressOptions& options, const std::vector<std::stri
   }
   std::printf("verdict: %s\n", report.status.ok() ? "ok" : report.status.to_string().c_str());
   if (input.value().recorded) {
-    return print_record_comparison(bundle, report);
+    return print_record_comparison(bundle, report.status, report.trace_hash);
   }
   // A corpus entry records no failure: it must pass.
   std::printf("trace hash: %s (a corpus entry records none)\n", report.trace_hash.c_str());

@@ -80,10 +80,13 @@ void Trace::record(std::uint64_t time_ns, std::uint32_t thread, std::string_view
     text_.append(line_);
   }
   if (options_.tail_lines_max > 0) {
-    if (tail_.size() == options_.tail_lines_max) {
-      tail_.pop_front();
+    // A ring: once full, the oldest line's string is overwritten in place (no allocation).
+    if (tail_.size() < options_.tail_lines_max) {
+      tail_.push_back(line_);
+    } else {
+      tail_[tail_oldest_].assign(line_);
+      tail_oldest_ = (tail_oldest_ + 1) % tail_.size();
     }
-    tail_.push_back(line_);
   }
   // Under the mutex: the sink sees the lines one at a time and in seq order.
   if (sink_ != nullptr) {
@@ -138,7 +141,12 @@ bool Trace::try_text(std::string* text_out) const {
 
 std::vector<std::string> Trace::tail() const {
   std::lock_guard<std::mutex> guard(mutex_);
-  return std::vector<std::string>(tail_.begin(), tail_.end());
+  std::vector<std::string> lines;
+  lines.reserve(tail_.size());
+  for (std::size_t i = 0; i < tail_.size(); ++i) {
+    lines.push_back(tail_[(tail_oldest_ + i) % tail_.size()]);
+  }
+  return lines;
 }
 
 void Trace::clear() {
@@ -148,6 +156,7 @@ void Trace::clear() {
   thread_hashes_.clear();
   text_.clear();
   tail_.clear();
+  tail_oldest_ = 0;
 }
 
 }  // namespace readyport

@@ -25,7 +25,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -129,7 +128,8 @@ class Trace {
   std::uint64_t line_count_ = 0;              // guarded by mutex_
   std::vector<std::uint64_t> thread_hashes_;  // guarded by mutex_; index: the thread
   std::string text_;                          // guarded by mutex_; only with keep_full
-  std::deque<std::string> tail_;              // guarded by mutex_; at most tail_lines_max
+  std::vector<std::string> tail_;             // guarded by mutex_; a ring of tail_lines_max
+  std::size_t tail_oldest_ = 0;               // guarded by mutex_; tail_'s oldest, once full
   std::string line_;                          // guarded by mutex_; scratch, reused
   TraceSink* sink_ = nullptr;                 // guarded by mutex_; not owned
 };
