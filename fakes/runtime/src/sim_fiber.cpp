@@ -40,6 +40,55 @@
 #include <windows.h>
 #endif
 
+#if defined(READYPORT_SIM_SWITCH_ASM)
+// readyport_sim_switch(from_sp, to_sp): pushes the System V callee-saved registers (rbp, rbx,
+// r12-r15), then MXCSR and the x87 control word, on the running stack; stores the stack pointer
+// in *from_sp; loads to_sp; pops the same from there and returns into the context that pushed
+// them. A new fiber's stack is laid out as if it had switched away into readyport_sim_start
+// (SimFiber::start), which calls r12(rbx) on a 16-byte aligned stack.
+extern "C" void readyport_sim_switch(void** from_sp, void* to_sp);
+extern "C" void readyport_sim_start();
+asm(R"(
+  .text
+  .globl readyport_sim_switch
+  .type readyport_sim_switch, @function
+readyport_sim_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size readyport_sim_switch, .-readyport_sim_switch
+
+  .globl readyport_sim_start
+  .type readyport_sim_start, @function
+readyport_sim_start:
+  andq $-16, %rsp
+  movq %rbx, %rdi
+  callq *%r12
+  ud2
+  .size readyport_sim_start, .-readyport_sim_start
+  .section .note.GNU-stack, "", @progbits
+  .text
+)");
+#endif
+
 namespace readyport::internal {
 
 namespace {
@@ -213,6 +262,23 @@ Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
   map_bytes_ = usable + page;
   stack_ = static_cast<char*>(map_) + page;
   stack_bytes_ = usable;
+#if defined(READYPORT_SIM_SWITCH_ASM)
+  // The frame readyport_sim_switch pops, at the top of the stack (which is page aligned): the
+  // control words (MXCSR's default, the x87's default), r15, r14, r13, r12 = asm_entry, rbx =
+  // this, rbp = 0 (the end of a backtrace), then the return address: readyport_sim_start.
+  auto* top = reinterpret_cast<std::uint64_t*>(static_cast<char*>(stack_) + stack_bytes_);
+  std::uint64_t* frame = top - 9;
+  frame[0] = 0x1F80 | (std::uint64_t{0x037F} << 32);
+  frame[1] = 0;  // r15
+  frame[2] = 0;  // r14
+  frame[3] = 0;  // r13
+  frame[4] = reinterpret_cast<std::uintptr_t>(&SimFiber::asm_entry);  // r12
+  frame[5] = reinterpret_cast<std::uintptr_t>(this);                  // rbx
+  frame[6] = 0;                                                       // rbp
+  frame[7] = reinterpret_cast<std::uintptr_t>(&readyport_sim_start);  // the return address
+  frame[8] = 0;
+  stack_pointer_ = frame;
+#else
   const int got = getcontext(&context_);
   READYPORT_ASSERT(got == 0);
   context_.uc_stack.ss_sp = stack_;
@@ -221,6 +287,7 @@ Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
   const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(this));
   makecontext(&context_, reinterpret_cast<void (*)()>(&SimFiber::trampoline), 2,
               static_cast<unsigned int>(address >> 32), static_cast<unsigned int>(address));
+#endif
 #elif defined(READYPORT_SIM_FIBERS_WIN32)
   win32_fiber_ = CreateFiber(stack_bytes, &SimFiber::win32_entry, this);
   if (win32_fiber_ == nullptr) {
@@ -267,7 +334,9 @@ void SimFiber::switch_to(SimFiber& from, SimFiber& to) {
 #if defined(READYPORT_SIM_TSAN)
   __tsan_switch_to_fiber(to.tsan_fiber_, 0);
 #endif
-#if defined(READYPORT_SIM_FIBERS_UCONTEXT)
+#if defined(READYPORT_SIM_SWITCH_ASM)
+  readyport_sim_switch(&from.stack_pointer_, to.stack_pointer_);
+#elif defined(READYPORT_SIM_FIBERS_UCONTEXT)
   const int swapped = swapcontext(&from.context_, &to.context_);
   READYPORT_ASSERT(swapped == 0);
 #elif defined(READYPORT_SIM_FIBERS_WIN32)
@@ -288,7 +357,9 @@ void SimFiber::switch_final([[maybe_unused]] SimFiber& from, SimFiber& to) {
 #if defined(READYPORT_SIM_TSAN)
   __tsan_switch_to_fiber(to.tsan_fiber_, 0);
 #endif
-#if defined(READYPORT_SIM_FIBERS_UCONTEXT)
+#if defined(READYPORT_SIM_SWITCH_ASM)
+  readyport_sim_switch(&from.stack_pointer_, to.stack_pointer_);  // never returns here
+#elif defined(READYPORT_SIM_FIBERS_UCONTEXT)
   setcontext(&to.context_);
 #elif defined(READYPORT_SIM_FIBERS_WIN32)
   SwitchToFiber(to.win32_fiber_);
@@ -313,6 +384,15 @@ void SimFiber::abandon() {
   }
 #endif
 }
+
+#if defined(READYPORT_SIM_SWITCH_ASM)
+void SimFiber::asm_entry(void* self_raw) {
+  auto* self = static_cast<SimFiber*>(self_raw);
+  finish_switch(nullptr);
+  self->entry_(self->argument_);
+  READYPORT_UNREACHABLE();  // the entry ends with switch_final()
+}
+#endif
 
 #if defined(READYPORT_SIM_FIBERS_UCONTEXT)
 void SimFiber::trampoline(unsigned int high, unsigned int low) {

@@ -1,13 +1,17 @@
 // sim_fiber.hpp: SimScheduler internals. One user-space execution context (a "fiber"): its own
 // stack, entered and left only by explicit switches on one OS thread, without the kernel.
 //
-// Mechanism. POSIX: ucontext (getcontext/makecontext/swapcontext, glibc on x86-64 and aarch64),
-// with a stack mapped by mmap below a PROT_NONE guard page, so an overflow faults at once instead
-// of corrupting a neighbour. ucontext is portable and needs no assembly; its swapcontext saves and
-// restores the signal mask with one rt_sigprocmask system call per switch (~0.1-0.2 us), which
-// readyport-sim-bench measured within the 1 M switched calls/s target (see the header
-// sim_scheduler.hpp). Windows: Win32 fibers (ConvertThreadToFiber, CreateFiber, SwitchToFiber);
-// their stacks get the system's guard page.
+// Mechanism. POSIX: a stack mapped by mmap below a PROT_NONE guard page, so an overflow faults at
+// once instead of corrupting a neighbour. On x86-64 Linux a switch is a few instructions of
+// assembly (sim_fiber.cpp, readyport_sim_switch: the System V callee-saved registers, MXCSR and
+// the x87 control word pushed on the old stack, the stack pointer swapped, popped from the new):
+// no system call. Elsewhere ucontext (getcontext/makecontext/swapcontext), portable and without
+// assembly, whose swapcontext saves and restores the signal mask with one rt_sigprocmask system
+// call per switch (~0.1-0.2 us: a tenth of a small world's time went to it). The signal mask is
+// the OS thread's and no fiber changes it, so the assembly switch need not carry it.
+// READYPORT_SIM_FIBERS_UCONTEXT_ONLY (a compile definition) keeps ucontext on x86-64 too.
+// Windows: Win32 fibers (ConvertThreadToFiber, CreateFiber, SwitchToFiber); their stacks get the
+// system's guard page.
 //
 // Sanitizers. Under AddressSanitizer every switch is wrapped in __sanitizer_start_switch_fiber /
 // __sanitizer_finish_switch_fiber (so ASan knows which stack is current), and a fiber's stack is
@@ -34,6 +38,9 @@
 #elif defined(__linux__) || defined(__APPLE__) || defined(__unix__)
 #define READYPORT_SIM_FIBERS_UCONTEXT 1
 #include <ucontext.h>
+#if defined(__x86_64__) && defined(__linux__) && !defined(READYPORT_SIM_FIBERS_UCONTEXT_ONLY)
+#define READYPORT_SIM_SWITCH_ASM 1  // the stack is mapped as for ucontext; the switch is ours
+#endif
 #endif
 
 namespace readyport::internal {
@@ -83,6 +90,10 @@ class SimFiber {
   static void finish_switch(void* fake_stack);
 #if defined(READYPORT_SIM_FIBERS_UCONTEXT)
   static void trampoline(unsigned int high, unsigned int low);
+#if defined(READYPORT_SIM_SWITCH_ASM)
+  static void asm_entry(void* self);
+  void* stack_pointer_ = nullptr;  // while switched away: where its registers were pushed
+#endif
   ucontext_t context_{};
   void* map_ = nullptr;  // the mapping: guard page then stack
   std::size_t map_bytes_ = 0;
