@@ -117,8 +117,10 @@ bool explore_one(const StressOptions& options, const SmallWorld& world,
             g_running =
                 "\nexplore: ABORTED in " + std::string(world.name) + ", schedule " +
                 std::to_string(schedules_run) + " (" +
-                std::to_string(*schedules_total + schedules_run + 1) +
-                " schedules in all); run it alone: readyport-stress --explore " + world.name +
+                std::to_string(*schedules_total + schedules_run + 1) + " schedules in all; " +
+                std::to_string(choices.prefix_preemptions) + " preemption(s), " +
+                std::to_string(choices.prefix_faults) +
+                " fault(s)); run it alone: readyport-stress --explore " + world.name +
                 (options.explore_faults > 0 ? " --faults " + std::to_string(options.explore_faults)
                                             : std::string()) +
                 (choices.prefix.empty() ? std::string()

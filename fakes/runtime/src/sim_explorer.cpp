@@ -84,6 +84,8 @@ struct Sleeper {
 struct Pending {
   std::vector<std::uint8_t> prefix;  // thread ids (at most 64) and answers: a byte each
   std::vector<Sleeper> sleep;
+  std::uint8_t preemptions = 0;  // the prefix's (at most ExploreOptions' bounds, below 256)
+  std::uint8_t faults = 0;
 };
 
 bool asleep(const std::vector<Sleeper>& sleep, std::uint32_t thread) {
@@ -105,6 +107,7 @@ class Search {
  public:
   Search(const ExploreOptions& options, const std::function<SimExplorer::Run(SimChoices&)>& run)
       : options_(options), run_(run), pending_(options.preemptions_max + 1) {
+    READYPORT_ASSERT(options.preemptions_max < 256 && options.faults_max < 256);  // Pending's bytes
     pending_[0].push_back(Pending{});
   }
 
@@ -149,6 +152,8 @@ class Search {
   bool run_one(Pending item) {
     SimChoices choices;
     choices.prefix.assign(item.prefix.begin(), item.prefix.end());
+    choices.prefix_preemptions = item.preemptions;
+    choices.prefix_faults = item.faults;
     const SimExplorer::Run outcome = run_(choices);
     result_.schedules += 1;
     hashes_.push_back(outcome.schedule_hash);
@@ -253,6 +258,8 @@ class Search {
       next.prefix = w.path;
       next.prefix.push_back(static_cast<std::uint8_t>(id));
       next.sleep = sleep;
+      next.preemptions = static_cast<std::uint8_t>(cost);
+      next.faults = static_cast<std::uint8_t>(fault_cost);
       pending_[cost].push_back(std::move(next));
     }
   }

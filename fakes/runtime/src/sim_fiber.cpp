@@ -269,9 +269,9 @@ Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
   auto* top = reinterpret_cast<std::uint64_t*>(static_cast<char*>(stack_) + stack_bytes_);
   std::uint64_t* frame = top - 9;
   frame[0] = 0x1F80 | (std::uint64_t{0x037F} << 32);
-  frame[1] = 0;  // r15
-  frame[2] = 0;  // r14
-  frame[3] = 0;  // r13
+  frame[1] = 0;                                                       // r15
+  frame[2] = 0;                                                       // r14
+  frame[3] = 0;                                                       // r13
   frame[4] = reinterpret_cast<std::uintptr_t>(&SimFiber::asm_entry);  // r12
   frame[5] = reinterpret_cast<std::uintptr_t>(this);                  // rbx
   frame[6] = 0;                                                       // rbp

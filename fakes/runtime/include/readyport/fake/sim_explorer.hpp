@@ -42,6 +42,7 @@
 namespace readyport {
 
 struct ExploreOptions {
+  // Each bound below 256.
   std::uint32_t preemptions_max = 2;
   // Choices answered "yes" (SimScheduler::choose: faults that fire) a schedule may have.
   std::uint32_t faults_max = 0;

@@ -110,6 +110,10 @@ struct SimChoices {
   std::vector<SimDecision> decisions;
   std::vector<SimSegment> segments;
   std::size_t diverged_at = kFollowed;
+  // Set by SimExplorer before the run: the preemptions and the faults (choices answered yes) its
+  // prefix makes; past the prefix a run adds none. For reports of a run that ends the process.
+  std::uint32_t prefix_preemptions = 0;
+  std::uint32_t prefix_faults = 0;
 };
 
 struct SimOptions {
