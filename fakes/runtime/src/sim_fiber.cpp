@@ -236,13 +236,8 @@ void SimFiber::release_thread() {
   thread_adopted_ = false;
 }
 
-Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
-  READYPORT_ASSERT(!started());
-  READYPORT_ASSERT(entry != nullptr);
-  READYPORT_ASSERT(stack_bytes > 0);
-  entry_ = entry;
-  argument_ = argument;
 #if defined(READYPORT_SIM_FIBERS_UCONTEXT)
+Status SimFiber::map_stack(std::size_t stack_bytes) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   READYPORT_ASSERT(page > 0 && (page & (page - 1)) == 0);
   const std::size_t usable = (stack_bytes + page - 1) & ~(page - 1);
@@ -250,7 +245,6 @@ Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
   if (map == nullptr) {
     map = mmap(nullptr, usable + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED) {
-      entry_ = nullptr;
       return Status(StatusCode::kResourceExhausted, "SimScheduler: cannot map a fiber stack of " +
                                                         std::to_string(usable) + " bytes");
     }
@@ -262,6 +256,10 @@ Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
   map_bytes_ = usable + page;
   stack_ = static_cast<char*>(map_) + page;
   stack_bytes_ = usable;
+  return Status();
+}
+
+void SimFiber::prepare_context() {
 #if defined(READYPORT_SIM_SWITCH_ASM)
   // The frame readyport_sim_switch pops, at the top of the stack (which is page aligned): the
   // control words (MXCSR's default, the x87's default), r15, r14, r13, r12 = asm_entry, rbx =
@@ -288,7 +286,23 @@ Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
   makecontext(&context_, reinterpret_cast<void (*)()>(&SimFiber::trampoline), 2,
               static_cast<unsigned int>(address >> 32), static_cast<unsigned int>(address));
 #endif
+}
+#endif
+
+Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
+  READYPORT_ASSERT(!started());
+  READYPORT_ASSERT(entry != nullptr);
+  READYPORT_ASSERT(stack_bytes > 0);
+#if defined(READYPORT_SIM_FIBERS_UCONTEXT)
+  if (Status mapped = map_stack(stack_bytes); !mapped.ok()) {
+    return mapped;
+  }
+  entry_ = entry;
+  argument_ = argument;
+  prepare_context();
 #elif defined(READYPORT_SIM_FIBERS_WIN32)
+  entry_ = entry;
+  argument_ = argument;
   win32_fiber_ = CreateFiber(stack_bytes, &SimFiber::win32_entry, this);
   if (win32_fiber_ == nullptr) {
     entry_ = nullptr;
@@ -297,7 +311,8 @@ Status SimFiber::start(std::size_t stack_bytes, Entry entry, void* argument) {
   }
   stack_bytes_ = stack_bytes;
 #else
-  entry_ = nullptr;
+  (void)entry;
+  (void)argument;
   return Status(StatusCode::kFailedPrecondition, "SimScheduler: no fibers on this platform");
 #endif
   asan_bottom_ = stack_;

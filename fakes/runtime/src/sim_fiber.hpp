@@ -89,6 +89,10 @@ class SimFiber {
  private:
   static void finish_switch(void* fake_stack);
 #if defined(READYPORT_SIM_FIBERS_UCONTEXT)
+  // start()'s parts: the stack (from the pool or mapped, with its guard page), then the context
+  // that enters entry_ on it.
+  Status map_stack(std::size_t stack_bytes);
+  void prepare_context();
   static void trampoline(unsigned int high, unsigned int low);
 #if defined(READYPORT_SIM_SWITCH_ASM)
   static void asm_entry(void* self);
