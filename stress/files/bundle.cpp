@@ -115,6 +115,50 @@ std::string trimmed_line(const std::string& line) {
   return text;
 }
 
+// The "failure" object: the status, its message and its signature ("" for ok).
+Json failure_json(const Status& status) {
+  Json failure = Json::object();
+  failure["status"] = status_code_name(status.code());
+  failure["message"] = status.message();
+  failure["signature"] = status.ok() ? std::string() : stress_failure_signature(status);
+  return failure;
+}
+
+// The "trace" object: hash, line count and the tail, each line without its newline.
+Json trace_json(const std::string& hash, std::uint64_t lines,
+                const std::vector<std::string>& tail_lines) {
+  Json trace = Json::object();
+  trace["hash"] = hash;
+  trace["lines"] = lines;
+  Json tail = Json::array();
+  for (const std::string& line : tail_lines) {
+    tail.push_back(trimmed_line(line));
+  }
+  trace["tail"] = std::move(tail);
+  return trace;
+}
+
+// "<base>.json", or the first of "<base>.run2.json" to ".run<kStressBundleRunsMax>.json" that does
+// not exist (past the last, the last).
+std::string free_bundle_path(const std::string& base) {
+  std::string path = base + ".json";
+  std::error_code error;  // a path that cannot be checked counts as free
+  for (std::uint32_t run = 2; run <= kStressBundleRunsMax && std::filesystem::exists(path, error);
+       ++run) {
+    path = base + ".run" + std::to_string(run) + ".json";
+  }
+  return path;
+}
+
+// "<dir>/" (or "" for no directory).
+std::string dir_prefix(const std::string& dir) {
+  std::string base = dir;
+  if (!base.empty() && base.back() != '/' && base.back() != '\\') {
+    base += '/';
+  }
+  return base;
+}
+
 // Everything but the outcome: shared by the two kinds of bundle.
 Json bundle_head(const StressOptions& options, const SeedParameters& parameters,
                  const StressBundleContext& context) {
@@ -144,38 +188,14 @@ void add_replay(Json& bundle, const StressOptions& options, std::uint64_t seed,
 
 std::string stress_bundle_path(const std::string& dir, std::uint64_t seed,
                                std::string_view suffix) {
-  std::string base = dir;
-  if (!base.empty() && base.back() != '/' && base.back() != '\\') {
-    base += '/';
-  }
-  base += "seed-" + std::to_string(seed) + std::string(suffix);
-  std::string path = base + ".json";
-  std::error_code error;  // a path that cannot be checked counts as free
-  for (std::uint32_t run = 2; run <= kStressBundleRunsMax && std::filesystem::exists(path, error);
-       ++run) {
-    path = base + ".run" + std::to_string(run) + ".json";
-  }
-  return path;
+  return free_bundle_path(dir_prefix(dir) + "seed-" + std::to_string(seed) + std::string(suffix));
 }
 
 Json stress_bundle_json(const StressOptions& options, const SeedReport& report,
                         const StressBundleContext& context) {
   Json bundle = bundle_head(options, report.parameters, context);
-  Json failure = Json::object();
-  failure["status"] = status_code_name(report.status.code());
-  failure["message"] = report.status.message();
-  failure["signature"] =
-      report.status.ok() ? std::string() : stress_failure_signature(report.status);
-  bundle["failure"] = std::move(failure);
-  Json trace = Json::object();
-  trace["hash"] = report.trace_hash;
-  trace["lines"] = report.trace_lines;
-  Json tail = Json::array();
-  for (const std::string& line : report.trace_tail) {
-    tail.push_back(trimmed_line(line));
-  }
-  trace["tail"] = std::move(tail);
-  bundle["trace"] = std::move(trace);
+  bundle["failure"] = failure_json(report.status);
+  bundle["trace"] = trace_json(report.trace_hash, report.trace_lines, report.trace_tail);
   // How each rule fared on this seed: what it could not judge is never silently a pass.
   bundle["oracle_judgement"] = stress_judgement_json(report.oracle.judgement);
   bundle["faults_fired"] = faults_fired_json(report);
@@ -319,18 +339,7 @@ Status read_explore(const Json& document, const std::string& where, StressBundle
 }  // namespace
 
 std::string stress_explore_bundle_path(const std::string& dir, std::string_view world) {
-  std::string base = dir;
-  if (!base.empty() && base.back() != '/' && base.back() != '\\') {
-    base += '/';
-  }
-  base += "explore-" + std::string(world);
-  std::string path = base + ".json";
-  std::error_code error;  // a path that cannot be checked counts as free
-  for (std::uint32_t run = 2; run <= kStressBundleRunsMax && std::filesystem::exists(path, error);
-       ++run) {
-    path = base + ".run" + std::to_string(run) + ".json";
-  }
-  return path;
+  return free_bundle_path(dir_prefix(dir) + "explore-" + std::string(world));
 }
 
 Json stress_explore_bundle_json(const StressExploreFailure& failure,
@@ -351,20 +360,8 @@ Json stress_explore_bundle_json(const StressExploreFailure& failure,
   explore["preemptions"] = failure.preemptions;
   explore["faults"] = failure.faults;
   bundle["explore"] = std::move(explore);
-  Json result = Json::object();
-  result["status"] = status_code_name(failure.verdict.code());
-  result["message"] = failure.verdict.message();
-  result["signature"] = stress_failure_signature(failure.verdict);
-  bundle["failure"] = std::move(result);
-  Json trace = Json::object();
-  trace["hash"] = failure.trace_hash;
-  trace["lines"] = failure.trace_lines;
-  Json tail = Json::array();
-  for (const std::string& line : failure.trace_tail) {
-    tail.push_back(trimmed_line(line));
-  }
-  trace["tail"] = std::move(tail);
-  bundle["trace"] = std::move(trace);
+  bundle["failure"] = failure_json(failure.verdict);
+  bundle["trace"] = trace_json(failure.trace_hash, failure.trace_lines, failure.trace_tail);
   const std::string program =
       context.command_line.empty() ? std::string("readyport-stress") : context.command_line[0];
   bundle["replay"] = program + " --replay " + context.path;
