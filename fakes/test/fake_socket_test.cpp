@@ -3,8 +3,12 @@
 // suite (conformance/); fake_psn_test.cpp has a few PSN paths of the fake itself.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "readyport/fake/fake_os.hpp"
 
@@ -91,6 +95,126 @@ TEST(FakeSocket, BindEphemeralPortsAreLowestFirstAndConflictsFail) {
   EXPECT_EQ(os.last_error(), kWsaEaddrnotavail);
   EXPECT_EQ(os.closesocket(a), 0);
   EXPECT_EQ(os.bind(b, first), 0);  // the port is free again
+}
+
+// A socket of `type` bound to an ephemeral port (port 0): its port, or 0 with the error in
+// *error_out when bind fails.
+std::uint16_t bind_ephemeral(FakeOs& os, int type, Socket* socket_out,
+                             std::uint32_t* error_out = nullptr) {
+  *socket_out = os.socket(kAfInet, type, 0);
+  EXPECT_NE(*socket_out, kInvalidSocket);
+  if (os.bind(*socket_out, Ipv4Address{kLoopbackHost, 0}) != 0) {
+    if (error_out != nullptr) {
+      *error_out = os.last_error();
+    }
+    return 0;
+  }
+  Ipv4Address address{};
+  EXPECT_EQ(os.getsockname(*socket_out, &address), 0);
+  return address.port;
+}
+
+constexpr std::uint32_t kEphemeralPorts =
+    std::uint32_t{kFakeEphemeralPortLast} - kFakeEphemeralPortFirst + 1;
+
+// Closed ports are re-used lowest first, across the 64-port words of the fake's port bitmap;
+// explicitly bound ports in the range are skipped; TCP and UDP keep separate ranges.
+TEST(FakeSocket, BindEphemeralReusesTheLowestFreedPort) {
+  FakeOs os;
+  std::vector<Socket> tcp(130);
+  for (std::size_t i = 0; i < tcp.size(); ++i) {
+    EXPECT_EQ(bind_ephemeral(os, kSockStream, &tcp[i]), kFakeEphemeralPortFirst + i);
+  }
+  // Free the ports at offsets 129, 64 and 3 (the last, a word's first, one in the first word).
+  for (std::size_t i : {129u, 64u, 3u}) {
+    EXPECT_EQ(os.closesocket(tcp[i]), 0);
+  }
+  // UDP has its own range: its first port is the range's first.
+  Socket udp = kInvalidSocket;
+  EXPECT_EQ(bind_ephemeral(os, kSockDgram, &udp), kFakeEphemeralPortFirst);
+  // An explicit bind takes offset 64 (in the range): the ephemeral pick passes over it.
+  Socket explicit_bound = os.socket(kAfInet, kSockStream, 0);
+  EXPECT_EQ(os.bind(explicit_bound, Ipv4Address{0, kFakeEphemeralPortFirst + 64}), 0);
+  Socket s = kInvalidSocket;
+  EXPECT_EQ(bind_ephemeral(os, kSockStream, &s), kFakeEphemeralPortFirst + 3);
+  EXPECT_EQ(bind_ephemeral(os, kSockStream, &s), kFakeEphemeralPortFirst + 129);
+  EXPECT_EQ(bind_ephemeral(os, kSockStream, &s), kFakeEphemeralPortFirst + 130);
+  // Closing the explicit one frees offset 64 for the next pick.
+  EXPECT_EQ(os.closesocket(explicit_bound), 0);
+  EXPECT_EQ(bind_ephemeral(os, kSockStream, &s), kFakeEphemeralPortFirst + 64);
+  EXPECT_EQ(bind_ephemeral(os, kSockStream, &s), kFakeEphemeralPortFirst + 131);
+  os.check_invariants();
+}
+
+// Every ephemeral port bound: WSAENOBUFS; ports freed anywhere in the range come back lowest first.
+TEST(FakeSocket, BindEphemeralExhaustsTheRangeThenReusesFreedPorts) {
+  FakeOptions options;
+  options.sockets_max = kEphemeralPorts + 8;
+  FakeOs os(options);
+  std::vector<Socket> udp(kEphemeralPorts);
+  for (std::uint32_t i = 0; i < kEphemeralPorts; ++i) {
+    ASSERT_EQ(bind_ephemeral(os, kSockDgram, &udp[i]), kFakeEphemeralPortFirst + i);
+  }
+  Socket s = kInvalidSocket;
+  std::uint32_t error = 0;
+  EXPECT_EQ(bind_ephemeral(os, kSockDgram, &s, &error), 0);
+  EXPECT_EQ(error, kWsaEnobufs);
+  EXPECT_EQ(os.closesocket(s), 0);
+  // The last port, and ports in the middle of the range, in no particular order.
+  for (std::uint32_t offset : {kEphemeralPorts - 1, 10'000u, 777u}) {
+    EXPECT_EQ(os.closesocket(udp[offset]), 0);
+  }
+  EXPECT_EQ(bind_ephemeral(os, kSockDgram, &s), kFakeEphemeralPortFirst + 777);
+  EXPECT_EQ(bind_ephemeral(os, kSockDgram, &s), kFakeEphemeralPortFirst + 10'000);
+  EXPECT_EQ(bind_ephemeral(os, kSockDgram, &s), kFakeEphemeralPortLast);
+  EXPECT_EQ(bind_ephemeral(os, kSockDgram, &s, &error), 0);
+  EXPECT_EQ(error, kWsaEnobufs);
+  // TCP's range is untouched.
+  EXPECT_EQ(bind_ephemeral(os, kSockStream, &s), kFakeEphemeralPortFirst);
+  os.check_invariants();
+}
+
+// Random binds (ephemeral and explicit) and closes against a model: the ephemeral pick is always
+// the lowest port of the range that no open socket holds, and an explicit bind of a held port
+// fails with WSAEADDRINUSE.
+TEST(FakeSocket, BindEphemeralMatchesALowestFreeModel) {
+  FakeOptions options;
+  options.sockets_max = 1'000;
+  FakeOs os(options);
+  std::mt19937 random(20261126);         // fixed: the same walk every run
+  std::map<std::uint16_t, Socket> held;  // the model: bound port -> its socket
+  // Ports near the range's start, so that binds and closes keep meeting the same words.
+  std::uniform_int_distribution<std::uint32_t> offsets(0, 199);
+  for (int step = 0; step < 5'000; ++step) {
+    const std::uint32_t choice = random() % 8;
+    if (choice < 4 && held.size() < 180) {
+      std::uint16_t lowest = kFakeEphemeralPortFirst;
+      while (held.count(lowest) != 0) {
+        ++lowest;
+      }
+      Socket s = kInvalidSocket;
+      ASSERT_EQ(bind_ephemeral(os, kSockStream, &s), lowest) << "step " << step;
+      held.emplace(lowest, s);
+    } else if (choice < 7 && !held.empty()) {
+      auto victim = held.begin();
+      std::advance(victim, random() % held.size());
+      ASSERT_EQ(os.closesocket(victim->second), 0);
+      held.erase(victim);
+    } else {
+      const auto port = static_cast<std::uint16_t>(kFakeEphemeralPortFirst + offsets(random));
+      Socket s = os.socket(kAfInet, kSockStream, 0);
+      if (held.count(port) != 0) {
+        ASSERT_EQ(os.bind(s, Ipv4Address{kLoopbackHost, port}), kSocketError);
+        ASSERT_EQ(os.last_error(), kWsaEaddrinuse);
+        ASSERT_EQ(os.closesocket(s), 0);
+      } else {
+        ASSERT_EQ(os.bind(s, Ipv4Address{kLoopbackHost, port}), 0);
+        held.emplace(port, s);
+      }
+    }
+  }
+  EXPECT_EQ(os.stats().sockets_open, held.size());
+  os.check_invariants();
 }
 
 TEST(FakeSocket, TcpConnectAcceptSendRecv) {

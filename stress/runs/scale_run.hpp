@@ -13,8 +13,8 @@
 //   FakeOptions::backlog_max         N / 2 (every client's connect queued before one accept)
 //   StressOptions::steps_max         at least kScaleStepsPerConnection * N
 // --connections stops at kStressScaleConnectionsMax (20,000): each client binds one of the fake's
-// 16,384 ephemeral ports (fake_socket.hpp), and the fake picks the lowest free one with a scan,
-// so a run's cost grows with the square of the clients.
+// 16,384 ephemeral ports (fake_socket.hpp; the fake finds the lowest free one in a bitmap, so
+// the time per connection stays flat as N grows: README's --scale table).
 // Under --runtime free the engine's threads are real (the ThreadSanitizer build checks them).
 //
 //   int exit_status = stress_scale_main(options);   // prints the figures of each seed

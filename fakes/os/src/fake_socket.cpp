@@ -1,5 +1,7 @@
 #include "readyport/fake/internal/fake_socket.hpp"
 
+#include <bit>
+
 #include "readyport/assert.hpp"
 
 namespace readyport::fake_internal {
@@ -55,6 +57,47 @@ std::uint32_t socket_conditions(const FakeSocket& socket, std::uint32_t receive_
       return kSockNotifyEventErr | kSockNotifyEventHangup;
   }
   READYPORT_UNREACHABLE();
+}
+
+bool EphemeralPortBitmap::contains(std::uint16_t port) const {
+  READYPORT_ASSERT(in_range(port));
+  const std::uint32_t offset = std::uint32_t{port} - kEphemeralPortFirst;
+  return ((bound_words_[offset / kWordBits] >> (offset % kWordBits)) & 1) != 0;
+}
+
+void EphemeralPortBitmap::insert(std::uint16_t port) {
+  READYPORT_ASSERT(!contains(port));
+  const std::uint32_t offset = std::uint32_t{port} - kEphemeralPortFirst;
+  const std::uint32_t word = offset / kWordBits;
+  bound_words_[word] |= std::uint64_t{1} << (offset % kWordBits);
+  if (bound_words_[word] == ~std::uint64_t{0}) {
+    full_words_[word / kWordBits] |= std::uint64_t{1} << (word % kWordBits);
+  }
+}
+
+void EphemeralPortBitmap::erase(std::uint16_t port) {
+  READYPORT_ASSERT(contains(port));
+  const std::uint32_t offset = std::uint32_t{port} - kEphemeralPortFirst;
+  const std::uint32_t word = offset / kWordBits;
+  bound_words_[word] &= ~(std::uint64_t{1} << (offset % kWordBits));
+  full_words_[word / kWordBits] &= ~(std::uint64_t{1} << (word % kWordBits));
+}
+
+std::uint16_t EphemeralPortBitmap::free_lowest() const {
+  for (std::uint32_t summary = 0; summary < kSummaryCount; ++summary) {
+    const std::uint64_t not_full = ~full_words_[summary];
+    if (not_full == 0) {
+      continue;
+    }
+    // The first word with a free port, then its first free port: ports in ascending order.
+    const std::uint32_t word = summary * kWordBits + std::countr_zero(not_full);
+    READYPORT_ASSERT(bound_words_[word] != ~std::uint64_t{0});
+    const std::uint32_t bit = std::countr_zero(~bound_words_[word]);
+    const std::uint32_t port = kEphemeralPortFirst + word * kWordBits + bit;
+    READYPORT_ASSERT(port <= kEphemeralPortLast);
+    return static_cast<std::uint16_t>(port);
+  }
+  return 0;
 }
 
 SocketTable::SocketTable(const FakeOptions& options) : options_(options) {
@@ -122,6 +165,9 @@ void SocketTable::destroy(FakeSocket& socket) {
     // Accepted sockets share their listener's port without owning it.
     if (found != bound_.end() && found->second == &socket) {
       bound_.erase(found);
+      if (EphemeralPortBitmap::in_range(socket.local.port)) {
+        ephemeral_ports(socket.kind).erase(socket.local.port);
+      }
     }
   }
   const Socket value = socket.value;
@@ -137,6 +183,12 @@ std::uint32_t SocketTable::port_key(SocketKind kind, std::uint16_t port) {
   return (static_cast<std::uint32_t>(kind) << 16) | port;
 }
 
+EphemeralPortBitmap& SocketTable::ephemeral_ports(SocketKind kind) {
+  const auto index = static_cast<std::size_t>(kind);
+  READYPORT_ASSERT(index < ephemeral_bound_.size());
+  return ephemeral_bound_[index];
+}
+
 std::uint32_t SocketTable::bind(FakeSocket& socket, const Ipv4Address& address) {
   if (socket.bound) {
     return kWsaEinval;
@@ -145,22 +197,22 @@ std::uint32_t SocketTable::bind(FakeSocket& socket, const Ipv4Address& address) 
   if (address.host != 0 && address.host != kLoopbackHost) {
     return kWsaEaddrnotavail;
   }
+  EphemeralPortBitmap& ephemeral = ephemeral_ports(socket.kind);
   std::uint16_t port = address.port;
   if (port == 0) {
-    // The lowest free ephemeral port: deterministic. A bounded scan of the range.
-    std::uint32_t candidate = kEphemeralPortFirst;
-    while (candidate <= kEphemeralPortLast &&
-           bound_.count(port_key(socket.kind, static_cast<std::uint16_t>(candidate))) != 0) {
-      ++candidate;
-    }
-    if (candidate > kEphemeralPortLast) {
+    // The lowest free ephemeral port: deterministic. The bitmap mirrors bound_ in the range.
+    port = ephemeral.free_lowest();
+    if (port == 0) {
       return kWsaEnobufs;
     }
-    port = static_cast<std::uint16_t>(candidate);
   } else if (bound_.count(port_key(socket.kind, port)) != 0) {
     return kWsaEaddrinuse;
   }
-  bound_.emplace(port_key(socket.kind, port), &socket);
+  const bool inserted = bound_.emplace(port_key(socket.kind, port), &socket).second;
+  READYPORT_ASSERT(inserted);  // an ephemeral pick too: the bitmap agrees with bound_
+  if (EphemeralPortBitmap::in_range(port)) {
+    ephemeral.insert(port);
+  }
   socket.bound = true;
   socket.local = Ipv4Address{address.host, port};
   return 0;

@@ -10,6 +10,7 @@
 // Errors: methods that can fail return a Winsock code (0 = success); misuse asserts.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -99,6 +100,39 @@ std::uint32_t socket_conditions(const FakeSocket& socket, std::uint32_t receive_
 // Free bytes in a stream socket's receive buffer.
 std::size_t stream_space(const FakeSocket& socket, std::uint32_t receive_buffer_bytes);
 
+// The bound ports of one socket kind inside the ephemeral range, as a two-level bitmap: a bit per
+// port, and a summary bit per word of ports saying that word is full. free_lowest() reads the
+// summary (4 words) and one word of ports, whatever the number of sockets: bind()'s lowest free
+// port without a search of the bound ports below it. About 4 KiB for both kinds, no allocation.
+// Ownership: a plain value (no pointers), inside the SocketTable; lifetime: the table's.
+// Threading: none of its own (the FakeOs state mutex). Errors: none; a port outside the range,
+// inserting a bound port or erasing a free one asserts.
+class EphemeralPortBitmap {
+ public:
+  static constexpr std::uint32_t kPortCount =
+      std::uint32_t{kEphemeralPortLast} - kEphemeralPortFirst + 1;
+
+  // Whether the port is in the ephemeral range (the ports this bitmap tracks).
+  static bool in_range(std::uint16_t port) {
+    return std::uint32_t{port} - kEphemeralPortFirst < kPortCount;  // below the range wraps
+  }
+  bool contains(std::uint16_t port) const;
+  void insert(std::uint16_t port);
+  void erase(std::uint16_t port);
+  // The lowest port of the range that is not bound, or 0 when every one is.
+  std::uint16_t free_lowest() const;
+
+ private:
+  static constexpr std::uint32_t kWordBits = 64;
+  static constexpr std::uint32_t kWordCount = kPortCount / kWordBits;
+  static constexpr std::uint32_t kSummaryCount = kWordCount / kWordBits;
+  static_assert(kPortCount % (kWordBits * kWordBits) == 0,
+                "the ephemeral range fills whole summary words");
+
+  std::array<std::uint64_t, kWordCount> bound_words_{};    // bit set: that port is bound
+  std::array<std::uint64_t, kSummaryCount> full_words_{};  // bit set: that word is all bound
+};
+
 class SocketTable {
  public:
   explicit SocketTable(const FakeOptions& options);
@@ -137,12 +171,15 @@ class SocketTable {
 
  private:
   static std::uint32_t port_key(SocketKind kind, std::uint16_t port);
+  EphemeralPortBitmap& ephemeral_ports(SocketKind kind);
 
   const FakeOptions& options_;
   std::map<Socket, std::unique_ptr<FakeSocket>> sockets_;
   std::set<Socket> free_values_;  // closed values below next_value_ (reuse on)
   Socket next_value_ = kFakeSocketFirst;
   std::map<std::uint32_t, FakeSocket*> bound_;  // (kind, port) -> the socket bound to it
+  // The ephemeral-range keys of bound_, by kind (index SocketKind): bind()'s lowest free port.
+  std::array<EphemeralPortBitmap, 2> ephemeral_bound_{};
   std::uint64_t next_serial_ = 1;
 };
 
