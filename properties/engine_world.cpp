@@ -139,7 +139,8 @@ struct CaseWorld {
     }
   }
 
-  void record(std::string_view line) { kit.record(line); }
+  void record(TraceEvent&& event) { kit.record(event); }
+  void record_text(std::string_view line) { kit.record_text(line); }
   void fail(const std::string& rule, const std::string& sentence) {
     std::lock_guard<std::mutex> lock(mutex);
     if (failure.empty()) {
@@ -235,8 +236,8 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
   }
   if (stop_inside) {
     const Status status = world_.kit.engine().stop();
-    world_.record("prop.stop_inside s=" + std::to_string(socket_) + " id=" + trace_id_text(id) +
-                  " -> " + trace_status_text(status));
+    world_.record_text("prop.stop_inside s=" + std::to_string(socket_) +
+                       " id=" + trace_id_text(id) + " -> " + trace_status_text(status));
     if (status.code() != StatusCode::kFailedPrecondition) {
       world_.fail("misuse", "stop() from the handler of " + trace_id_text(id) + " returned " +
                                 status.to_string() + ", not failed_precondition");
@@ -543,8 +544,8 @@ void CaseWorld::add_again(Conn& conn) {
   const EngineStats before = kit.engine().stats();
   const Result<ConnId> id =
       kit.engine().add(conn.socket, kInterestIn, Mode::kOneshotLevel, refused);
-  record("prop.add_again s=" + std::to_string(conn.socket) + " -> " +
-         (id.ok() ? std::string("ok") : status_code_name(id.status().code())));
+  record_text("prop.add_again s=" + std::to_string(conn.socket) + " -> " +
+              (id.ok() ? std::string("ok") : status_code_name(id.status().code())));
   if (id.ok()) {
     fail("misuse", "add() of socket " + std::to_string(conn.socket) + " already added as " +
                        trace_id_text(conn.id) + " succeeded as " + trace_id_text(id.value()));
@@ -571,7 +572,8 @@ void CaseWorld::add_again(Conn& conn) {
 void CaseWorld::close_foreign(std::uint32_t slot) {
   const ConnId foreign{slot, 0};  // generation 0: never handed out (generations start at 1)
   const Status status = kit.engine().close(foreign);
-  record("prop.close_foreign id=" + trace_id_text(foreign) + " -> " + trace_status_text(status));
+  record_text("prop.close_foreign id=" + trace_id_text(foreign) + " -> " +
+              trace_status_text(status));
   if (status.code() != StatusCode::kNotFound) {
     fail("misuse", "close() of " + trace_id_text(foreign) + ", an id never handed out, returned " +
                        status.to_string() + ", not not_found");
@@ -579,7 +581,7 @@ void CaseWorld::close_foreign(std::uint32_t slot) {
 }
 
 void CaseWorld::liveness() {
-  record("phase liveness");
+  record(phase_line("liveness"));
   for (std::uint32_t round = 0; round < kLivenessRounds && !failed() && kit.oracle().status().ok();
        ++round) {
     kit.os().sleep_ms(kLivenessRoundMs);
@@ -613,7 +615,7 @@ void CaseWorld::liveness() {
 }
 
 void CaseWorld::main() {
-  record("phase start");
+  record(phase_line("start"));
   const Status started = kit.engine().start();
   READYPORT_ASSERT(started.ok());
   for (std::uint32_t i = 0; i < engine_case.workers; ++i) {
@@ -628,7 +630,7 @@ void CaseWorld::main() {
   READYPORT_ASSERT(kit.recording().getsockname(listener, &listener_address) == 0);
   READYPORT_ASSERT(kit.recording().listen(listener, kSomaxconn) == 0);
   READYPORT_ASSERT(kit.recording().set_nonblocking(listener, true) == 0);
-  record("phase commands");
+  record(phase_line("commands"));
   for (std::size_t i = 0; i < engine_case.commands.size(); ++i) {
     execute(engine_case.commands[i]);
     if (!kit.oracle().status().ok() || failed()) {
@@ -639,12 +641,12 @@ void CaseWorld::main() {
   if (!failed() && kit.oracle().status().ok()) {
     liveness();
   }
-  record("phase stop");
+  record(phase_line("stop"));
   const Status stopped = kit.engine().stop();
   for (auto& worker : workers) {
     worker->join();
   }
-  record("phase end");
+  record(phase_line("end"));
   if (!stopped.ok()) {
     fail("stop", "stop() failed: " + stopped.to_string());
   }

@@ -948,7 +948,7 @@ TEST(LifetimeOracleCoverage, FixedRowsThenFaultSitesByName) {
 // ---- The parser, the sink, the observer ---------------------------------------------------------
 
 TEST(TraceParse, SplitsAPsnLine) {
-  TraceLine line;
+  TraceEvent line;
   const std::string text =
       "12 3000 T4 psn port=2 regs=[s=256/key=7/filter=0x3/op=ENABLE/trig=0x5/res=0,"
       "s=257/key=8/filter=0x0/op=REMOVE/trig=0x0/res=WSAEINVAL] timeout=10 count=8 -> "
@@ -958,7 +958,7 @@ TEST(TraceParse, SplitsAPsnLine) {
   EXPECT_EQ(line.time_ns, 3000u);
   EXPECT_EQ(line.thread, 4u);
   EXPECT_EQ(line.name, "psn");
-  EXPECT_EQ(line.result, "ERROR_SUCCESS");
+  EXPECT_EQ(line.result.text, "ERROR_SUCCESS");
   ASSERT_EQ(line.regs.size(), 2u);
   EXPECT_EQ(line.regs[0].socket, 256u);
   EXPECT_EQ(line.regs[0].key, 7u);
@@ -981,22 +981,20 @@ TEST(TraceParse, SplitsAPsnLine) {
 }
 
 TEST(TraceParse, WordsResultsAndIds) {
-  TraceLine line;
+  TraceEvent line;
   ASSERT_TRUE(parse_trace_line("0 0 T1 fault psn.remove_fails s=260 code=WSAEINVAL", &line).ok());
   ASSERT_EQ(line.words.size(), 1u);
-  EXPECT_EQ(line.words[0], "psn.remove_fails");
+  EXPECT_EQ(line.words[0].text, "psn.remove_fails");
   EXPECT_FALSE(line.has_result);
   ASSERT_TRUE(parse_trace_line("1 0 T2 wl.add s=5 -> ok id=3/9\r\n", &line).ok());
-  EXPECT_EQ(line.result, "ok");
-  std::string_view id;
-  ASSERT_TRUE(line.find("id", &id));
+  EXPECT_EQ(line.result.text, "ok");
   std::uint32_t slot = 0;
   std::uint32_t generation = 0;
-  ASSERT_TRUE(parse_trace_conn_id(id, &slot, &generation));
+  ASSERT_TRUE(line.find_id("id", &slot, &generation));
   EXPECT_EQ(slot, 3u);
   EXPECT_EQ(generation, 9u);
   ASSERT_TRUE(parse_trace_line("2 0 T1 thread_start name=w -> FAIL invalid_argument", &line).ok());
-  EXPECT_EQ(line.result, "FAIL");
+  EXPECT_EQ(line.result.text, "FAIL");
   EXPECT_FALSE(parse_trace_line("x 0 T1 psn", &line).ok());
   EXPECT_FALSE(parse_trace_line("1 0 1 psn", &line).ok());
   EXPECT_FALSE(parse_trace_line("1 0 T1 psn regs=[s=1/key=x/op=ENABLE]", &line).ok());
@@ -1098,7 +1096,7 @@ struct RunWorld {
         os(world.os()),
         engine(world.engine()) {}
   // A line of the workload (wl.*, hnd.*), on the calling logical thread.
-  void record(const std::string& event) { world.record(event); }
+  void record(TraceEvent&& event) { world.record(event); }
   // engine.close / engine.notify with their wl.* lines (from a handler or from outside).
   void close(Socket socket, ConnId id) {
     record(workload_line_close(socket, id, engine.close(id)));

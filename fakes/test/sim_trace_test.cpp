@@ -10,6 +10,7 @@
 #include "readyport/fake/recording_os.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
 #include "readyport/fake/trace.hpp"
+#include "readyport/fake/trace_parse.hpp"
 
 namespace readyport {
 namespace {
@@ -30,8 +31,10 @@ TEST(Trace, LinesHaveSequenceTimeThreadAndEvent) {
   trace.record(1500, 3, "second x=1 -> 2");
   EXPECT_EQ(trace.text(), "0 0 T0 first\n1 1500 T3 second x=1 -> 2\n");
   EXPECT_EQ(trace.line_count(), 2u);
-  EXPECT_EQ(trace.hash(), fnv1a64(trace.text()));
-  EXPECT_EQ(trace.hash_hex(), hash_hex(fnv1a64(trace.text())));
+  // A line recorded as text is hashed as its bytes, with its time and thread (not its seq).
+  const std::uint64_t first = trace_text_hash("first", 0, 0, kFnv1a64OffsetBasis);
+  EXPECT_EQ(trace.hash(), trace_text_hash("second x=1 -> 2", 1500, 3, first));
+  EXPECT_EQ(trace.hash_hex(), hash_hex(trace.hash()));
   trace.clear();
   EXPECT_EQ(trace.line_count(), 0u);
   EXPECT_EQ(trace.hash(), kFnv1a64OffsetBasis);
@@ -69,7 +72,81 @@ TEST(Trace, RecordIsSafeFromSeveralThreads) {
     thread.join();
   }
   EXPECT_EQ(trace.line_count(), 800u);
-  EXPECT_EQ(trace.hash(), fnv1a64(trace.text()));
+  // The hash is the lines' in the order the text shows them: no line lost or torn.
+  std::uint64_t hash = kFnv1a64OffsetBasis;
+  TraceEvent line;
+  const std::string text = trace.text();
+  std::size_t at = 0;
+  for (std::uint64_t seq = 0; at < text.size(); ++seq) {
+    const std::size_t end = text.find('\n', at);
+    ASSERT_TRUE(parse_trace_line(text.substr(at, end - at), &line).ok());
+    EXPECT_EQ(line.seq, seq);
+    hash = trace_text_hash(line.name, line.time_ns, line.thread, hash);
+    at = end + 1;
+  }
+  EXPECT_EQ(trace.hash(), hash);
+}
+
+// An event recorded as values: its text is rendered as a recorder would have written it, and its
+// hash covers the values (their kinds included), not that text.
+TEST(Trace, EventsRenderTheirTextAndHashTheirValues) {
+  const SockNotifyRegistration regs[2] = {{256, 7, 0x3, kSockNotifyOpEnable, 0x5, 0},
+                                          {260, 9, 0x1, kSockNotifyOpRemove, 0x1, 10022}};
+  const OverlappedEntry entries[1] = {{7, 0, 0, 0x81}};
+  const std::uint64_t threads[2] = {1, 4};
+  TraceEvent psn("psn");
+  psn.num("port", 2).registrations(regs, 2, true).num_signed("delta", -3).hex("mask", 0x1f);
+  psn.arrow_error(0).num("n", 1).completions(entries, 1);
+  TraceEvent pick("sched.pick");
+  pick.word_thread(3).list("of", TraceValueKind::kThread, threads, 2).text("at", "lock");
+  TraceEvent add("wl.add");
+  add.id("id", 3, 9).address("addr", Ipv4Address{kLoopbackHost, 49152}).arrow_text("ok");
+  Trace trace;
+  trace.record(10, 1, psn);
+  trace.record(20, 2, pick);
+  trace.record(30, 3, add);
+  const std::string expected =
+      "0 10 T1 psn port=2 regs=[s=256/key=7/filter=0x3/op=ENABLE/trig=0x5/res=0,"
+      "s=260/key=9/filter=0x1/op=REMOVE/trig=0x1/res=WSAEINVAL] delta=-3 mask=0x1f -> "
+      "ERROR_SUCCESS n=1 entries=[key=7/mask=0x81]\n"
+      "1 20 T2 sched.pick T3 of=[T1,T4] at=lock\n"
+      "2 30 T3 wl.add id=3/9 addr=127.0.0.1:49152 -> ok\n";
+  EXPECT_EQ(trace.text(), expected);
+  EXPECT_EQ(trace.tail(),
+            (std::vector<std::string>{expected.substr(0, expected.find('\n') + 1),
+                                      "1 20 T2 sched.pick T3 of=[T1,T4] at=lock\n",
+                                      "2 30 T3 wl.add id=3/9 addr=127.0.0.1:49152 -> ok\n"}));
+  EXPECT_EQ(
+      trace.hash(),
+      trace_event_hash(add, trace_event_hash(pick, trace_event_hash(psn, kFnv1a64OffsetBasis))));
+  // The parser reads the text back as the same values (as text), and renders it the same.
+  const std::string first_line = expected.substr(0, expected.find('\n') + 1);  // outlives parsed
+  TraceEvent parsed;
+  ASSERT_TRUE(parse_trace_line(first_line, &parsed).ok());
+  std::string rendered;
+  trace_event_render(parsed, &rendered);
+  EXPECT_EQ(rendered, first_line);
+  ASSERT_EQ(parsed.regs.size(), 2u);
+  EXPECT_FALSE(parsed.regs[1].applied);
+  // One value changed: another hash. The same text from a number or from a text: another hash too
+  // (a value's kind is part of the encoding; a recorder always writes a field the same way).
+  TraceEvent changed("wl.add");
+  changed.id("id", 3, 8).address("addr", Ipv4Address{kLoopbackHost, 49152}).arrow_text("ok");
+  EXPECT_NE(trace_event_hash(changed, 1), trace_event_hash(add, 1));
+  TraceEvent as_number("x");
+  as_number.num("n", 5);
+  TraceEvent as_text("x");
+  as_text.text("n", "5");
+  EXPECT_NE(trace_event_hash(as_number, 1), trace_event_hash(as_text, 1));
+  // Time and thread are part of it; the seq is not (it is the event's place in the trace).
+  const std::uint64_t before = trace_event_hash(add, 1);
+  add.seq = 99;
+  EXPECT_EQ(trace_event_hash(add, 1), before);
+  add.thread += 1;
+  EXPECT_NE(trace_event_hash(add, 1), before);
+  add.thread -= 1;
+  add.time_ns += 1;
+  EXPECT_NE(trace_event_hash(add, 1), before);
 }
 
 TEST(Trace, CountingContextNumbersThreadsInFirstUseOrder) {

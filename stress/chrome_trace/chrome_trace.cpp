@@ -44,7 +44,7 @@ bool is_numbered_call(std::string_view name, std::string_view letters, std::stri
   return true;
 }
 
-LineKind classify(const TraceLine& line) {
+LineKind classify(const TraceEvent& line) {
   const std::string_view name = line.name;
   // Prefixes first: the workload's lines may carry ` -> ` too (`wl.add s=256 -> ok id=0/1`) and
   // are still not seam calls.
@@ -214,7 +214,7 @@ Status ChromeTraceWriter::note_thread(std::uint32_t thread) {
   return Status();
 }
 
-Status ChromeTraceWriter::check_limits_and_order(const TraceLine& line) {
+Status ChromeTraceWriter::check_limits_and_order(const TraceEvent& line) {
   if (have_seq_ && line.seq <= last_seq_) {
     return Status(StatusCode::kInvalidArgument,
                   "seq " + std::to_string(line.seq) + " does not follow seq " +
@@ -281,7 +281,7 @@ Status ChromeTraceWriter::add_line(std::string_view text) {
 // Writes the event of the line in parsed_ (checked by check_limits_and_order) and updates its
 // thread's track; a sched.start also names and starts the new thread's track.
 Status ChromeTraceWriter::convert_line(std::string_view text) {
-  const TraceLine& line = parsed_;
+  const TraceEvent& line = parsed_;
   const bool sequence = options_.clock == ChromeTraceClock::kSequence;
   const std::uint64_t now = sequence ? line.seq : line.time_ns;  // ns, or lines
   const double unit_us = sequence ? 1.0 : 1000.0;                // clock units per ts unit
@@ -290,7 +290,7 @@ Status ChromeTraceWriter::convert_line(std::string_view text) {
 
   Json event;
   event["name"] = kind == LineKind::kFault && !line.words.empty()
-                      ? "fault " + std::string(line.words.front())
+                      ? "fault " + std::string(line.words.front().text)
                       : std::string(line.name);
   event["cat"] = category(kind);
   if (kind == LineKind::kCall) {
@@ -318,10 +318,11 @@ Status ChromeTraceWriter::convert_line(std::string_view text) {
 }
 
 // `sched.start T<n> name=<name>`: thread n exists from now, under that name.
-Status ChromeTraceWriter::start_thread(const TraceLine& line, std::uint64_t now) {
+Status ChromeTraceWriter::start_thread(const TraceEvent& line, std::uint64_t now) {
   std::uint64_t started = 0;
-  if (line.words.empty() || line.words.front().size() < 2 || line.words.front()[0] != 'T' ||
-      !parse_trace_u64(line.words.front().substr(1), &started) ||
+  // A parsed line: every value is text.
+  const std::string_view first = line.words.empty() ? std::string_view() : line.words.front().text;
+  if (first.size() < 2 || first[0] != 'T' || !parse_trace_u64(first.substr(1), &started) ||
       started > std::numeric_limits<std::uint32_t>::max()) {
     return Status(StatusCode::kInvalidArgument, "sched.start names no T<thread>");
   }
@@ -330,9 +331,9 @@ Status ChromeTraceWriter::start_thread(const TraceLine& line, std::uint64_t now)
     return status;
   }
   ThreadTrack& track = threads_.at(thread);
-  std::string_view name;
-  if (track.name.empty() && line.find("name", &name)) {
-    track.name = std::string(name);
+  const TraceValue* name = line.find("name");
+  if (track.name.empty() && name != nullptr) {
+    track.name = std::string(name->text);
   }
   if (!track.has_time) {
     track.has_time = true;

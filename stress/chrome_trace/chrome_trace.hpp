@@ -81,9 +81,9 @@ class ChromeTraceWriter {
   };
 
   Status fail(Status status);
-  Status check_limits_and_order(const TraceLine& line);
+  Status check_limits_and_order(const TraceEvent& line);
   Status convert_line(std::string_view text);
-  Status start_thread(const TraceLine& line, std::uint64_t now);
+  Status start_thread(const TraceEvent& line, std::uint64_t now);
   Status note_thread(std::uint32_t thread);
   void write_event(const std::string& json_text);
   void begin_document();
@@ -98,7 +98,7 @@ class ChromeTraceWriter {
   std::uint64_t line_count_ = 0;
   std::uint64_t event_count_ = 0;
   std::string partial_;                           // add_text's unfinished line, < line_bytes_max
-  TraceLine parsed_;                              // reused for every line
+  TraceEvent parsed_;                             // reused for every line
   std::map<std::uint32_t, ThreadTrack> threads_;  // ordered: the metadata's order is stable
 };
 

@@ -328,12 +328,13 @@ std::set<std::uint32_t> threads_in(const std::string& text) {
   std::set<std::uint32_t> threads;
   std::istringstream lines(text);
   std::string line;
-  TraceLine parsed;
+  TraceEvent parsed;
   while (std::getline(lines, line)) {
     EXPECT_TRUE(parse_trace_line(line, &parsed).ok()) << line;
     threads.insert(parsed.thread);
     std::uint64_t started = 0;
-    if (parsed.name == "sched.start" && parse_trace_u64(parsed.words.at(0).substr(1), &started)) {
+    if (parsed.name == "sched.start" && !parsed.words.empty() &&
+        parse_trace_u64(parsed.words[0].text.substr(1), &started)) {
       threads.insert(static_cast<std::uint32_t>(started));
     }
   }

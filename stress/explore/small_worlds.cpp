@@ -99,7 +99,7 @@ void with_workers(World& world, std::uint32_t workers, Broken& broken, Body body
     threads.push_back(std::move(worker).value());
   }
   body();
-  world.record("phase stop");
+  world.record(phase_line("stop"));
   const Status stopped = engine.stop();
   broken.check(stopped.ok(), "stop() failed: " + stopped.to_string());
   for (auto& thread : threads) {
@@ -222,7 +222,7 @@ Status poll_vs_stop(World& world) {
     }
   });
   READYPORT_ASSERT(poller.ok());
-  world.record("phase stop");
+  world.record(phase_line("stop"));
   const Status stopped = engine.stop();
   broken.check(stopped.ok(), "stop() failed: " + stopped.to_string());
   poller.value()->join();

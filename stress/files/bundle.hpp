@@ -2,7 +2,8 @@
 // file, `<bundle dir>/seed-<S>.json`, holding everything needed to see and to replay the failure;
 // and `readyport-stress --replay FILE` reads it back (docs/replay.md has a whole example):
 //
-//   format, format_version        "readyport-stress-bundle", 2 (since trace format 2)
+//   format, format_version        "readyport-stress-bundle", 3 (since trace format 3: the trace
+//                                 hash is of events; a version 2 bundle's hash is of text)
 //   readyport                     version, git commit, compiler, build (configuration and
 //                                 sanitizer: "RelWithDebInfo", "Debug thread"), planted canary
 //                                 ("" normally)
@@ -46,7 +47,7 @@
 namespace readyport {
 
 inline constexpr const char* kStressBundleFormat = "readyport-stress-bundle";
-inline constexpr std::uint64_t kStressBundleFormatVersion = 2;
+inline constexpr std::uint64_t kStressBundleFormatVersion = 3;
 // A bundle is a few tens of kB (the trace tail is bounded); refuse to read anything far larger.
 inline constexpr std::uint64_t kStressBundleBytesMax = 16u << 20;
 

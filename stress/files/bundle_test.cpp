@@ -168,7 +168,7 @@ TEST_F(BundleTest, EveryWrongFieldIsAClearError) {
       {{"seed"}, -5, "seed-5.json.seed: expected a whole number"},
       {{"seed"}, 5.5, "seed-5.json.seed: expected a whole number"},
       {{"format"}, "something-else", "seed-5.json.format: 'something-else'"},
-      {{"format_version"}, 1, "seed-5.json.format_version: 1, this build reads 2"},
+      {{"format_version"}, 1, "seed-5.json.format_version: 1, this build reads 3"},
       {{"readyport", "commit"}, gone, "seed-5.json.readyport.commit: missing"},
       {{"options"}, gone, "seed-5.json.options: missing"},
       {{"options"}, "mixed", "seed-5.json.options: expected an object"},

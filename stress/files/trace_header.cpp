@@ -40,11 +40,11 @@ Result<StressTraceHeader> stress_trace_header_parse(std::string_view text) {
     const std::string value(equals == std::string_view::npos ? std::string_view()
                                                              : field.substr(equals + 1));
     if (key == "format") {
-      if (value != "1" && value != "2") {
+      if (value != "1" && value != "2" && value != "3") {
         return Status(StatusCode::kInvalidArgument,
-                      "trace header: format " + value + " is not one this build reads (1, 2)");
+                      "trace header: format " + value + " is not one this build reads (1, 2, 3)");
       }
-      header.format = value == "1" ? 1 : 2;
+      header.format = static_cast<std::uint32_t>(value[0] - '0');
       format_seen = true;
     } else if (key == "runtime") {
       if (!stress_runtime_parse(value, &header.runtime)) {

@@ -5,7 +5,8 @@
 //       fake=key_strict=1,drop_on_disable=0,... [end=abort]
 // (one line; fake= only over the fake; end=abort when the run was cut there by an assertion)
 //
-// format 2 records ordering calls as intervals (recording_os.hpp), 1 as points; runtime: sim
+// format 2 records ordering calls as intervals (recording_os.hpp), 1 as points; 3 is 2's text
+// under a new trace hash (of events, not text); runtime: sim
 // (SimScheduler) or free (real threads); os: fake or windows (WindowsOs); fake: the seed's drawn
 // FakeOptions. The oracle judges every trace the same way (its intervals say what may lag); the
 // header says what the trace is. It is written by readyport-stress with the text (--trace-out, a
@@ -28,8 +29,10 @@
 namespace readyport {
 
 inline constexpr std::string_view kStressTraceHeaderPrefix = "# readyport-trace ";
-// The trace text's format: 2 since ordering calls are intervals (CHANGELOG, 0.2.0).
-inline constexpr std::uint32_t kTraceFormat = 2;
+// The trace's format: 2 since ordering calls are intervals (CHANGELOG, 0.2.0); 3 since the trace
+// hash covers the recorded events' values, not their text (trace_event.hpp; the text itself is
+// format 2's, so a reader reads 2 and 3 alike).
+inline constexpr std::uint32_t kTraceFormat = 3;
 
 struct StressTraceHeader {
   bool has = false;  // the text began with a header line

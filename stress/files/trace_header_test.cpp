@@ -54,7 +54,7 @@ TEST(TraceHeaderTest, MalformedFieldsAreRefusedByName) {
     const char* fields;
     const char* named;
   } cases[] = {
-      {"format=3 runtime=sim os=fake", "format 3"},
+      {"format=4 runtime=sim os=fake", "format 4"},
       {"runtime=sim os=fake", "no format"},
       {"format=1 runtime=fast os=fake", "runtime 'fast'"},
       {"format=1 runtime=sim os=linux", "os 'linux'"},

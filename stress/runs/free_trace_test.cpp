@@ -44,8 +44,8 @@ std::string os_side_text(const std::vector<std::string>& lines) {
   return text;
 }
 
-TraceLine parsed(const std::string& line) {
-  TraceLine out;
+TraceEvent parsed(const std::string& line) {
+  TraceEvent out;
   EXPECT_TRUE(parse_trace_line(line, &out).ok()) << line;
   return out;
 }
@@ -63,7 +63,7 @@ bool find_plant(const std::vector<std::string>& lines, Plant* plant_out) {
   std::map<std::uintptr_t, Socket> remove_key_socket;  // key of a REMOVE element -> its socket
   std::map<std::uint32_t, std::size_t> open_dequeue;   // thread -> its dequeue.begin line
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const TraceLine line = parsed(lines[i]);
+    const TraceEvent line = parsed(lines[i]);
     if (line.name == "psn.begin") {
       for (const TraceReg& reg : line.regs) {
         if (reg.operation == kSockNotifyOpRemove) {

@@ -7,7 +7,7 @@ namespace readyport {
 
 ChaosResult stress_run_workload(World& world, const ChaosWorkload& workload) {
   ChaosHooks hooks;
-  hooks.record = [&world](std::string_view line) { world.record(line); };
+  hooks.record = [&world](TraceEvent& event) { world.record(event); };
   hooks.set_faults_enabled = [&world](bool enabled) { world.os().set_enabled(enabled); };
   return run_chaos_workload(world.os(), world.engine(), workload, hooks);
 }

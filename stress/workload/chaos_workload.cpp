@@ -357,7 +357,7 @@ void chaos_phase(WorkloadState& world, std::vector<Peer>& peers) {
 }
 
 Status liveness_phase(WorkloadState& world, std::vector<Peer>& peers) {
-  world.record("phase liveness");
+  world.record(phase_line("liveness"));
   if (world.hooks.set_faults_enabled) {
     world.hooks.set_faults_enabled(false);
   }
@@ -473,7 +473,7 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
     return result;
   }
   WorkloadState world(os, engine, workload, hooks);
-  world.record("phase chaos");
+  world.record(phase_line("chaos"));
   result.status = start_engine(world);
   if (!result.status.ok()) {
     return result;
@@ -509,16 +509,16 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
     world.stopping = true;
   }
   if (workload.faults_at_stop && world.hooks.set_faults_enabled) {
-    world.record("phase stop faults=on");
+    world.record(phase_line("stop", /*faults_on=*/true));
     world.hooks.set_faults_enabled(true);
   } else {
-    world.record("phase stop");
+    world.record(phase_line("stop"));
   }
   const Status stopped = engine.stop();
   for (std::unique_ptr<Thread>& worker : workers) {
     worker->join();
   }
-  world.record("phase end");
+  world.record(phase_line("end"));
   if (result.status.ok() && !stopped.ok()) {
     result.status = stopped;
   }

@@ -39,6 +39,7 @@
 #include <string_view>
 
 #include "readyport/engine.hpp"
+#include "readyport/fake/trace_event.hpp"
 #include "readyport/os.hpp"
 #include "readyport/status.hpp"
 
@@ -124,8 +125,8 @@ struct ChaosResult {
 
 // What the driver lends the workload.
 struct ChaosHooks {
-  // Writes one trace line for the oracle (`wl.*`, `hnd.*`, `phase *`). Required.
-  std::function<void(std::string_view)> record;
+  // Records one event for the oracle (`wl.*`, `hnd.*`, `phase *`; trace_lines.hpp). Required.
+  std::function<void(TraceEvent&)> record;
   // Turns fault injection on or off (the liveness phase turns it off). May be empty.
   std::function<void(bool)> set_faults_enabled;
 };

@@ -119,7 +119,7 @@ struct WorkloadState {
   WorkloadState(Os& os_in, Engine& engine_in, const ChaosWorkload& workload_in,
                 const ChaosHooks& hooks_in);
 
-  void record(const std::string& line) { hooks.record(line); }
+  void record(TraceEvent&& event) { hooks.record(event); }
   void fail(const std::string& sentence);  // keeps the first
   std::uint64_t draw_below(std::uint64_t bound);
   bool draw_percent(std::uint32_t percent);

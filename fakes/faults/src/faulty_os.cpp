@@ -52,7 +52,12 @@ void injected_clear_if(const FaultyOs* owner) {
 
 std::size_t index_of(FaultSite site) { return static_cast<std::size_t>(site); }
 
-std::string site_event(FaultSite site) { return std::string(fault_site_name(site)); }
+// A `fault <site>` event, to which the call adds its fields.
+TraceEvent site_event(FaultSite site) {
+  TraceEvent event("fault");
+  event.word(fault_site_name(site));
+  return event;
+}
 
 }  // namespace
 
@@ -279,12 +284,13 @@ std::uint32_t FaultyOs::draw_elements(const SockNotifyRegistration* registration
       continue;
     }
     if (r.operation == kSockNotifyOpRemove) {
-      record_fault(site_event(FaultSite::kPsnRemoveFails) + " s=" + std::to_string(r.socket) +
-                   " code=" + os_error_name(codes_out[i]));
+      record_fault(
+          site_event(FaultSite::kPsnRemoveFails).num("s", r.socket).error("code", codes_out[i]));
     } else {
-      record_fault(site_event(FaultSite::kPsnEnableFails) + " s=" + std::to_string(r.socket) +
-                   " op=" + (r.operation == kSockNotifyOpEnable ? "ENABLE" : "DISABLE") +
-                   " code=" + os_error_name(codes_out[i]));
+      record_fault(site_event(FaultSite::kPsnEnableFails)
+                       .num("s", r.socket)
+                       .text("op", r.operation == kSockNotifyOpEnable ? "ENABLE" : "DISABLE")
+                       .error("code", codes_out[i]));
     }
   }
   return stripped;
@@ -311,13 +317,11 @@ void FaultyOs::scratch_give(std::unique_ptr<Scratch> scratch) {
 
 // ---- Trace and last error ---------------------------------------------------------------------
 
-void FaultyOs::record_fault(std::string_view event) {
+void FaultyOs::record_fault(TraceEvent& event) {
   if (trace_ == nullptr) {
     return;
   }
-  std::string line = "fault ";
-  line += event;
-  trace_->record(*context_, line);
+  trace_->record(*context_, event);
 }
 
 void FaultyOs::inject_last_error(std::uint32_t code) {
@@ -338,7 +342,7 @@ std::uint32_t FaultyOs::last_error() {
 }
 
 int FaultyOs::fail_socket_call(FaultSite site, Socket s, std::uint32_t code) {
-  record_fault(site_event(site) + " s=" + std::to_string(s));
+  record_fault(site_event(site).num("s", s));
   inject_last_error(code);
   return kSocketError;
 }
@@ -348,8 +352,7 @@ int FaultyOs::fail_socket_call(FaultSite site, Socket s, std::uint32_t code) {
 Port FaultyOs::create_io_completion_port(std::uint32_t concurrency) {
   before_call();
   if (hit(FaultSite::kPortCreateFails)) {
-    record_fault(site_event(FaultSite::kPortCreateFails) +
-                 " code=" + os_error_name(kErrorNotEnoughMemory));
+    record_fault(site_event(FaultSite::kPortCreateFails).error("code", kErrorNotEnoughMemory));
     inject_last_error(kErrorNotEnoughMemory);
     return kInvalidPort;
   }
@@ -369,9 +372,10 @@ std::uint32_t FaultyOs::process_socket_notifications(Port port, std::uint32_t re
   if (call_fails) {
     // Spec A3: the whole call fails before anything is applied or dequeued.
     const std::uint32_t code = kCallFailCodes[choice];
-    std::string event = site_event(FaultSite::kPsnCallFails) + " code=" + os_error_name(code);
+    TraceEvent event = site_event(FaultSite::kPsnCallFails);
+    event.error("code", code);
     if (registration_count > 0) {
-      event += " regs=" + trace_registrations(registrations, registration_count, false);
+      event.registrations(registrations, registration_count, false);
     }
     record_fault(event);
     if (received_out != nullptr) {
@@ -390,14 +394,15 @@ std::uint32_t FaultyOs::process_socket_notifications(Port port, std::uint32_t re
   }
   std::uint32_t inner_timeout_ms = timeout_ms;
   if (timeout_ms > 0 && completion_count > 0 && hit(FaultSite::kPsnWaitShort)) {
-    record_fault(site_event(FaultSite::kPsnWaitShort) + " timeout=" + std::to_string(timeout_ms));
+    record_fault(site_event(FaultSite::kPsnWaitShort).num("timeout", timeout_ms));
     inner_timeout_ms = 0;
   }
   std::uint32_t inner_count = completion_count;
   if (completion_count >= 2 && hit(FaultSite::kPsnDequeueFewer, completion_count - 1, &choice)) {
     inner_count = 1 + static_cast<std::uint32_t>(choice);  // in [1, completion_count - 1]
-    record_fault(site_event(FaultSite::kPsnDequeueFewer) + " count=" +
-                 std::to_string(completion_count) + " to=" + std::to_string(inner_count));
+    record_fault(site_event(FaultSite::kPsnDequeueFewer)
+                     .num("count", completion_count)
+                     .num("to", inner_count));
   }
   if (stripped == 0) {
     if (scratch != nullptr) {
@@ -455,8 +460,7 @@ bool FaultyOs::post_queued_completion_status(Port port, std::uint32_t bytes_tran
   const bool post_fails = hit(FaultSite::kPostFails);
   note_run(Run::kPost, post_fails);
   if (post_fails) {
-    record_fault(site_event(FaultSite::kPostFails) +
-                 " code=" + os_error_name(kErrorNotEnoughMemory));
+    record_fault(site_event(FaultSite::kPostFails).error("code", kErrorNotEnoughMemory));
     inject_last_error(kErrorNotEnoughMemory);
     return false;
   }
@@ -527,7 +531,7 @@ int FaultyOs::closesocket(Socket s) {
   }
   if (eligible && hit(FaultSite::kCloseAbortive)) {
     // SO_LINGER {on, 0}: the close becomes a reset (spec D2: the peer sees ERR).
-    record_fault(site_event(FaultSite::kCloseAbortive) + " s=" + std::to_string(s));
+    record_fault(site_event(FaultSite::kCloseAbortive).num("s", s));
     (void)inner().set_linger(s, true, 0);
   }
   return inner().closesocket(s);
@@ -541,7 +545,7 @@ Result<std::unique_ptr<Thread>> FaultyOs::thread_start(std::string_view name,
   const bool start_fails = hit(FaultSite::kThreadStartFails);
   note_run(Run::kThreadStart, start_fails);
   if (start_fails) {
-    record_fault(site_event(FaultSite::kThreadStartFails) + " name=" + std::string(name));
+    record_fault(site_event(FaultSite::kThreadStartFails).text("name", trace_intern(name)));
     return Status(StatusCode::kOsError, "injected: thread_start failed");
   }
   return inner().thread_start(name, std::move(body));

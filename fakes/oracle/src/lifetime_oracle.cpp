@@ -29,6 +29,11 @@ void LifetimeOracle::on_trace_line(std::string_view line) {
   state_->read(line);
 }
 
+void LifetimeOracle::on_trace_event(const TraceEvent& event) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  state_->read_event(event);
+}
+
 void LifetimeOracle::observe_text(std::string_view text) {
   std::lock_guard<std::mutex> guard(mutex_);
   while (!text.empty()) {

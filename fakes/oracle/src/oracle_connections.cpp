@@ -11,7 +11,7 @@ namespace readyport {
 // ==== Workload and handler lines =================================================================
 
 void LifetimeOracle::State::on_workload(ThreadState& t) {
-  const std::string_view name = line.name;
+  const std::string_view name = line->name;
   if (name == "wl.add") {
     on_wl_add(t);
   } else if (name == "wl.adding") {
@@ -51,9 +51,9 @@ void LifetimeOracle::State::on_wl_close(const ThreadState& t) {
     return;
   }
   Conn* conn = conn_by_id(id);
-  if (line.result == "ok" && conn != nullptr && !conn->close_returned) {
+  if (result_is("ok") && conn != nullptr && !conn->close_returned) {
     conn->close_returned = true;
-    conn->close_seq = line.seq;
+    conn->close_seq = line->seq;
   }
 }
 
@@ -62,7 +62,7 @@ void LifetimeOracle::State::on_wl_notify() {
   if (!need_id("id", &id) || !need_result()) {
     return;
   }
-  if (line.result != "ok") {
+  if (!result_is("ok")) {
     return;
   }
   ++counts.notifies;
@@ -82,7 +82,7 @@ void LifetimeOracle::State::on_wl_task(bool posted) {
     ++counts.tasks_run;
     return;
   }
-  if (!need_result() || line.result != "ok") {
+  if (!need_result() || !result_is("ok")) {
     return;
   }
   ++tasks[task].posted;
@@ -121,7 +121,7 @@ void LifetimeOracle::State::on_wl_add(ThreadState& t) {
     return fail(kInconsistent, "wl.add s=" + num(socket) + " without wl.adding");
   }
   judge(kO4);
-  if (line.result == "ok") {
+  if (result_is("ok")) {
     IdKey id;
     if (!need_id("id", &id)) {
       return;
@@ -138,10 +138,10 @@ void LifetimeOracle::State::on_wl_add(ThreadState& t) {
   // Failed: no connection, no on_closed; the socket stays the workload's.
   if (conn->closed) {
     fail(kO9, "on_closed was called for socket " + num(socket) + ", whose add() failed (" +
-                  std::string(line.result) + ")");
+                  result_text() + ")");
   } else if (conn->entries > 0) {
-    fail(kO4, "a handler ran for socket " + num(socket) + ", whose add() failed (" +
-                  std::string(line.result) + ")");
+    fail(kO4, "a handler ran for socket " + num(socket) + ", whose add() failed (" + result_text() +
+                  ")");
   }
   conn->add = AddState::kFailed;
   drop_conn(*conn);
@@ -188,7 +188,7 @@ void LifetimeOracle::State::judge_entry_overlap_and_cause(const ThreadState& t, 
     if (open_posts > 0) {
       // A notify's wl.notify is written after its post: judged when that thread's call ends.
       if (debts.insert(conn.number).second) {
-        conn.debt_seq = line.seq;
+        conn.debt_seq = line->seq;
       }
     } else {
       fail(kO5, "handler of " + conn_text(conn) + " entered " + num(conn.entries) +
@@ -282,7 +282,7 @@ void LifetimeOracle::State::on_hnd_leave(ThreadState& t) {
   t.left_id_known = conn != nullptr && conn->id_known;
   t.left_id = t.left_id_known ? conn->id : IdKey();
   t.left_ret = result;
-  t.left_seq = line.seq;
+  t.left_seq = line->seq;
 }
 
 // O9: on_closed comes after the socket was closed and the REMOVE packet was dequeued (or, the
@@ -307,7 +307,7 @@ void LifetimeOracle::State::judge_on_closed(const Conn& conn) {
       if (reg == nullptr) {
         fail(kO9, text);
       } else {
-        pend_or_fail(kO9, std::move(text), threads[line.thread], *reg, /*settle=*/false);
+        pend_or_fail(kO9, std::move(text), threads[line->thread], *reg, /*settle=*/false);
       }
     } else if (!drained_for(conn)) {
       // Drained in another order of alike posts: not forced, so not a violation.
@@ -372,7 +372,7 @@ void LifetimeOracle::State::on_hnd_closed() {
   }
   judge_on_closed(*conn);
   conn->closed = true;
-  conn->closed_seq = line.seq;
+  conn->closed_seq = line->seq;
   ++counts.connections_closed;
   if (conn->refused_live) {
     ++coverage.remove_refused_quarantined;
@@ -384,14 +384,14 @@ void LifetimeOracle::State::on_hnd_closed() {
 void LifetimeOracle::State::check_expected_close(ThreadState& t) {
   t.expect_close = false;
   std::uint64_t value = 0;
-  const bool closes = (line.name == "closesocket" || line.name == "closesocket.begin") &&
-                      line.find_u64("s", &value) && static_cast<Socket>(value) == t.expect_socket;
+  const bool closes = (line->name == "closesocket" || line->name == "closesocket.begin") &&
+                      line->find_u64("s", &value) && static_cast<Socket>(value) == t.expect_socket;
   if (closes) {
     return;
   }
   fail(kO12, "obs.socket_closed s=" + num(t.expect_socket) + " on T" + num(t.id) + " at line " +
                  num(t.expect_seq) + " was not followed by T" + num(t.id) + "'s closesocket(" +
-                 num(t.expect_socket) + "): its next call is " + std::string(line.name));
+                 num(t.expect_socket) + "): its next call is " + std::string(line->name));
 }
 
 // O12: obs.handler_leave repeats, just after it, the hnd.leave of the handler that returned.
@@ -439,7 +439,7 @@ void LifetimeOracle::State::on_obs_freed(Conn* conn) {
 void LifetimeOracle::State::on_observer(ThreadState& t) {
   observer_seen = true;
   ++counts.observer_lines;
-  const std::string_view name = line.name;
+  const std::string_view name = line->name;
   if (name == "obs.stale" || name == "obs.dropped" || name == "obs.acquired") {
     return;
   }
@@ -473,7 +473,7 @@ void LifetimeOracle::State::on_observer(ThreadState& t) {
     }
     t.expect_close = true;
     t.expect_socket = socket;
-    t.expect_seq = line.seq;
+    t.expect_seq = line->seq;
   } else if (name == "obs.quarantined") {
     if (conn != nullptr && !conn->remove_refused && !conn->behind_closed) {
       fail(kO12, "obs.quarantined for " + conn_text(*conn) + ", but no REMOVE of it was refused");

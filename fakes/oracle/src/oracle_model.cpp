@@ -124,7 +124,7 @@ void LifetimeOracle::State::close_unremoved(Reg& reg) {
     life->reg = 0;
   }
   reg.state = RegState::kClosedUnremoved;
-  reg.close_seq = line.seq;
+  reg.close_seq = line->seq;
   reg.close_post = posts_made;
   reg.drain_post_seen = false;
   closed_unremoved.insert(reg.number);
@@ -236,7 +236,7 @@ void LifetimeOracle::State::adopt_orphans(ThreadState& t, Reg& reg) {
 }
 
 void LifetimeOracle::State::remember_ended_key(std::uintptr_t key, bool by_remove) {
-  auto [it, inserted] = ended_keys.insert_or_assign(key, EndedKey{line.seq, by_remove});
+  auto [it, inserted] = ended_keys.insert_or_assign(key, EndedKey{line->seq, by_remove});
   (void)it;
   if (inserted) {
     ended_key_order.push_back(key);
@@ -466,7 +466,7 @@ void LifetimeOracle::State::pend_or_fail(const char* rule, std::string text, con
   PendingClose pending;
   pending.rule = rule;
   pending.reg = reg.number;
-  pending.close_seq = line.seq;
+  pending.close_seq = line->seq;
   pending.text = std::move(text);
   pending.waiting = open_dequeuers(reg.port, t.id);
   pending.settle = settle;

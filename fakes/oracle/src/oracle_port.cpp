@@ -19,7 +19,7 @@ void LifetimeOracle::State::on_psn_begin(ThreadState& t) {
   if (!need_u64("port", &port)) {
     return;
   }
-  if (!line.has_regs) {
+  if (!line->has_regs) {
     return unparsable("psn.begin without regs=");
   }
   if (t.begin_open) {
@@ -28,10 +28,10 @@ void LifetimeOracle::State::on_psn_begin(ThreadState& t) {
     abandon_begin(t);
   }
   t.begin_open = true;
-  t.begin_seq = line.seq;
+  t.begin_seq = line->seq;
   t.begin_port = static_cast<std::uintptr_t>(port);
   t.begin.clear();
-  for (const TraceReg& reg : line.regs) {
+  for (const TraceReg& reg : line->regs) {
     t.begin.push_back(begin_element(t.begin_port, reg));
   }
 }
@@ -111,25 +111,25 @@ void LifetimeOracle::State::on_psn(ThreadState& t) {
   const std::uintptr_t port = static_cast<std::uintptr_t>(port64);
   ++counts.port_calls;
   t.removed.clear();
-  t.call_seq = line.seq;
-  if (line.has_entries) {
-    t.dequeue_seq = line.seq;
+  t.call_seq = line->seq;
+  if (line->has_entries) {
+    t.dequeue_seq = line->seq;
   }
   if (t.call_failed) {
     ++coverage.call_retry;
     t.call_failed = false;
   }
   // Spec A1-A3: only these two returns mean the registrations were processed.
-  const bool call_ok = line.result == "ERROR_SUCCESS" || line.result == "WAIT_TIMEOUT";
+  const bool call_ok = result_is("ERROR_SUCCESS") || result_is("WAIT_TIMEOUT");
   const bool had_begin = t.begin_open;
   std::vector<Element> elements;
   if (had_begin) {
     elements.swap(t.begin);
     t.begin_open = false;
-    bool same = t.begin_port == port && elements.size() == line.regs.size();
+    bool same = t.begin_port == port && elements.size() == line->regs.size();
     for (std::size_t i = 0; same && i < elements.size(); ++i) {
-      same = elements[i].reg.socket == line.regs[i].socket &&
-             elements[i].reg.operation == line.regs[i].operation;
+      same = elements[i].reg.socket == line->regs[i].socket &&
+             elements[i].reg.operation == line->regs[i].operation;
     }
     if (!same) {
       fail(kInconsistent, "the psn line on T" + num(t.id) + " differs from its psn.begin at line " +
@@ -140,20 +140,20 @@ void LifetimeOracle::State::on_psn(ThreadState& t) {
       return;
     }
   } else {
-    for (const TraceReg& reg : line.regs) {
+    for (const TraceReg& reg : line->regs) {
       elements.push_back(begin_element(port, reg));
     }
   }
   for (std::size_t i = 0; i < elements.size(); ++i) {
-    settle_element(t, port, elements[i], line.regs[i], call_ok, had_begin);
+    settle_element(t, port, elements[i], line->regs[i], call_ok, had_begin);
   }
-  if (call_ok && line.has_entries) {
+  if (call_ok && line->has_entries) {
     take_entries(t, port);
   }
   end_dequeue(t);
   std::uint64_t received = 0;
   std::uint64_t count = 0;
-  if (line.find_u64("n", &received) && line.find_u64("count", &count)) {
+  if (line->find_u64("n", &received) && line->find_u64("count", &count)) {
     count_batch(received, count);
   }
 }
@@ -245,17 +245,17 @@ void LifetimeOracle::State::on_gqcs(ThreadState& t) {
   }
   ++counts.port_calls;
   t.removed.clear();
-  t.call_seq = line.seq;
-  if (line.has_entries) {
-    t.dequeue_seq = line.seq;
+  t.call_seq = line->seq;
+  if (line->has_entries) {
+    t.dequeue_seq = line->seq;
   }
-  if (line.result == "1" && line.has_entries) {
+  if (result_is("1") && line->has_entries) {
     take_entries(t, static_cast<std::uintptr_t>(port));
   }
   end_dequeue(t);
   std::uint64_t received = 0;
   std::uint64_t count = 0;
-  if (line.find_u64("n", &received) && line.find_u64("count", &count)) {
+  if (line->find_u64("n", &received) && line->find_u64("count", &count)) {
     count_batch(received, count);
   }
 }
@@ -317,7 +317,7 @@ void LifetimeOracle::State::on_post(ThreadState& t) {
     return fail(kInconsistent, "the post line on T" + num(t.id) + " differs from its post.begin");
   }
   t.post_open = false;
-  if (line.result == "1") {
+  if (result_is("1")) {
     return;
   }
   // Not queued: forget it, unless a dequeue already took it, which a failed post cannot cause.
@@ -348,7 +348,7 @@ void LifetimeOracle::State::on_dequeue_begin(ThreadState& t) {
   }
   t.dequeue_open = true;
   t.dequeue_port = static_cast<std::uintptr_t>(port);
-  t.dequeue_begin_seq = line.seq;
+  t.dequeue_begin_seq = line->seq;
 }
 
 // The psn or gqcs line of a dequeue: what it took is known now (take_entries ran). Drains and
@@ -381,7 +381,7 @@ void LifetimeOracle::State::end_dequeue(ThreadState& t) {
 // The entries of a successful port call: posted packets (matched to post lines), else socket
 // packets of the registration with that key on that port, else stray packets.
 void LifetimeOracle::State::take_entries(ThreadState& t, std::uintptr_t port) {
-  for (const TraceEntry& entry : line.entries) {
+  for (const TraceEntry& entry : line->entries) {
     auto post = posts.find({port, entry.key, entry.mask});
     if (post != posts.end()) {
       const std::uint64_t number = post->second.front();
@@ -414,7 +414,7 @@ void LifetimeOracle::State::take_entries(ThreadState& t, std::uintptr_t port) {
 
 void LifetimeOracle::State::socket_packet(ThreadState& t, Reg& reg, const TraceEntry& entry) {
   ++counts.packets;
-  reg.dequeuers[t.id] = line.seq;
+  reg.dequeuers[t.id] = line->seq;
   const bool remove = (entry.mask & kSockNotifyEventRemove) != 0;
   if (reg.state == RegState::kClosedUnremoved && !remove) {
     ++counts.stale_packets;
@@ -465,7 +465,7 @@ void LifetimeOracle::State::stray_packet(ThreadState& t, std::uintptr_t port,
                     num(ended->second.seq) + ")");
     }
   }
-  orphans.push_back(Orphan{entry.key, port, line.seq, t.id});
+  orphans.push_back(Orphan{entry.key, port, line->seq, t.id});
   if (orphans.size() > kOrphansMax) {
     bound_hit(OracleBound::kOrphans);
     orphans.pop_front();
@@ -499,7 +499,7 @@ void LifetimeOracle::State::note_alt_drain(std::uintptr_t port, std::uint64_t po
       continue;
     }
     reg->alt_drain = true;
-    reg->alt_waiting = open_dequeuers(port, line.thread);
+    reg->alt_waiting = open_dequeuers(port, line->thread);
   }
 }
 
@@ -511,7 +511,7 @@ void LifetimeOracle::State::post_dequeued(std::uintptr_t port, std::uint64_t pos
     }
     reg->drain_post_seen = true;
     // A dequeue open now may have taken a packet of the key before this one (FIFO): wait for it.
-    reg->waiting = open_dequeuers(port, line.thread);
+    reg->waiting = open_dequeuers(port, line->thread);
   }
 }
 

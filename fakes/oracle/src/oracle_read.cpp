@@ -71,6 +71,62 @@ bool reads_event(std::string_view name) {
   return starts_with(name, "wl.") || starts_with(name, "hnd.") || starts_with(name, "obs.");
 }
 
+namespace {
+
+EventHandler handler_of(std::string_view name) {
+  struct Named {
+    std::string_view name;
+    EventHandler handler;
+  };
+  static constexpr Named kHandlers[] = {
+      {"psn.begin", EventHandler::kPsnBegin},
+      {"psn", EventHandler::kPsn},
+      {"gqcs", EventHandler::kGqcs},
+      {"post", EventHandler::kPost},
+      {"dequeue.begin", EventHandler::kDequeueBegin},
+      {"post.begin", EventHandler::kPostBegin},
+      {"socket", EventHandler::kNewSocket},
+      {"accept", EventHandler::kNewSocket},
+      {"closesocket.begin", EventHandler::kClosesocketBegin},
+      {"closesocket", EventHandler::kClosesocket},
+      {"create_port", EventHandler::kCreatePort},
+      {"close_port", EventHandler::kClosePort},
+      {"fault", EventHandler::kFault},
+      {"hnd.enter", EventHandler::kHandlerEnter},
+      {"hnd.leave", EventHandler::kHandlerLeave},
+      {"hnd.closed", EventHandler::kHandlerClosed},
+      {"phase", EventHandler::kPhase},
+  };
+  for (const Named& named : kHandlers) {
+    if (name == named.name) {
+      return named.handler;
+    }
+  }
+  if (starts_with(name, "sched.")) {
+    return EventHandler::kScheduler;
+  }
+  if (starts_with(name, "wl.")) {
+    return EventHandler::kWorkload;
+  }
+  if (starts_with(name, "obs.")) {
+    return EventHandler::kObserver;
+  }
+  return EventHandler::kNone;
+}
+
+}  // namespace
+
+EventClass classify(std::string_view name) {
+  EventClass event_class;
+  event_class.handler = handler_of(name);
+  event_class.moves_on = moves_on(name);
+  event_class.ends_post_call = ends_post_call(name);
+  event_class.bounds_handler = bounds_handler(name);
+  event_class.socket_or_port_call = is_socket_or_port_call(name);
+  event_class.read = reads_event(name);
+  return event_class;
+}
+
 }  // namespace lifetime_oracle_internal
 
 // ==== Reading ====================================================================================
@@ -78,46 +134,67 @@ bool reads_event(std::string_view name) {
 void LifetimeOracle::State::read(std::string_view text) {
   ++counts.lines;
   raw = text;
-  const Status parsed = parse_trace_line(text, &line);
-  if (!parsed.ok()) {
+  line = &parsed;
+  const Status status = parse_trace_line(text, &parsed);
+  if (!status.ok()) {
     // Lines the oracle does not read may use any syntax; a broken prefix is never acceptable.
-    if (line.name.empty() || reads_event(line.name)) {
-      unparsable(parsed.message());
+    if (line->name.empty() || reads_event(line->name)) {
+      unparsable(status.message());
     }
     return;
   }
-  if (has_seq && line.seq <= last_seq) {
-    fail(kInconsistent, "line seq " + num(line.seq) + " after line " + num(last_seq));
+  judge(classify(parsed.name));
+}
+
+void LifetimeOracle::State::read_event(const TraceEvent& event) {
+  ++counts.lines;
+  raw = std::string_view();
+  line = &event;
+  const auto known = name_classes.find(event.name.data());
+  if (known != name_classes.end() && known->second.first == event.name.size()) {
+    judge(known->second.second);
+  } else {
+    const EventClass event_class = classify(event.name);
+    if (name_classes.size() < kNameClassesMax) {
+      name_classes[event.name.data()] = {event.name.size(), event_class};
+    }
+    judge(event_class);
+  }
+  line = &parsed;  // `event` is the recorder's: not kept past this call
+}
+
+void LifetimeOracle::State::judge(const EventClass& event_class) {
+  if (has_seq && line->seq <= last_seq) {
+    fail(kInconsistent, "line seq " + num(line->seq) + " after line " + num(last_seq));
   }
   has_seq = true;
-  last_seq = line.seq;
-  ThreadState& t = threads[line.thread];
-  t.id = line.thread;
-  const std::string_view name = line.name;
-  if (starts_with(name, "sched.")) {
+  last_seq = line->seq;
+  ThreadState& t = threads[line->thread];
+  t.id = line->thread;
+  if (event_class.handler == EventHandler::kScheduler) {
     return;  // the scheduler's own lines: nothing to judge
   }
-  if (moves_on(name)) {
+  if (event_class.moves_on) {
     t.has_moved = true;
-    t.moved_seq = line.seq;
+    t.moved_seq = line->seq;
   }
-  if (t.expect_close && is_socket_or_port_call(name)) {
+  if (t.expect_close && event_class.socket_or_port_call) {
     check_expected_close(t);
   }
-  if (t.after_leave_conn != 0 && bounds_handler(name)) {
+  if (t.after_leave_conn != 0 && event_class.bounds_handler) {
     Conn* left = find_conn(t.after_leave_conn);
     if (left != nullptr && left->leave_thread == t.id) {
-      left->after_leave_seq = line.seq;
+      left->after_leave_seq = line->seq;
     }
     t.after_leave_conn = 0;
   }
   bool post_call_ended = false;
-  if (t.open_post && ends_post_call(name)) {
+  if (t.open_post && event_class.ends_post_call) {
     t.open_post = false;
     --open_posts;
     post_call_ended = true;
   }
-  dispatch(t);
+  dispatch(t, event_class.handler);
   if (post_call_ended) {
     recheck_debts();
   }
@@ -125,77 +202,64 @@ void LifetimeOracle::State::read(std::string_view text) {
     prune_drained();
   }
   t.has_line = true;
-  t.last_seq = line.seq;
-  if (bounds_handler(name)) {
-    t.bound_seq = line.seq;
+  t.last_seq = line->seq;
+  if (event_class.bounds_handler) {
+    t.bound_seq = line->seq;
   }
 }
 
-void LifetimeOracle::State::dispatch(ThreadState& t) {
-  const std::string_view name = line.name;
-  if (name == "psn.begin") {
-    return on_psn_begin(t);
-  }
-  if (name == "psn") {
-    return on_psn(t);
-  }
-  if (name == "gqcs") {
-    return on_gqcs(t);
-  }
-  if (name == "post") {
-    return on_post(t);
-  }
-  if (name == "dequeue.begin") {
-    return on_dequeue_begin(t);
-  }
-  if (name == "post.begin") {
-    return on_post_begin(t);
-  }
-  if (name == "socket" || name == "accept") {
-    return on_new_socket();
-  }
-  if (name == "closesocket.begin") {
-    return on_closesocket_begin(t);
-  }
-  if (name == "closesocket") {
-    return on_closesocket(t);
-  }
-  if (name == "create_port") {
-    std::uint64_t port = 0;
-    if (need_result() && parse_trace_u64(line.result, &port) && port != 0) {
-      ports_open.insert(static_cast<std::uintptr_t>(port));
+void LifetimeOracle::State::dispatch(ThreadState& t, EventHandler handler) {
+  switch (handler) {
+    case EventHandler::kNone:  // send, recv, locks, ...: only moves its thread on
+    case EventHandler::kScheduler:
+      return;
+    case EventHandler::kPsnBegin:
+      return on_psn_begin(t);
+    case EventHandler::kPsn:
+      return on_psn(t);
+    case EventHandler::kGqcs:
+      return on_gqcs(t);
+    case EventHandler::kPost:
+      return on_post(t);
+    case EventHandler::kDequeueBegin:
+      return on_dequeue_begin(t);
+    case EventHandler::kPostBegin:
+      return on_post_begin(t);
+    case EventHandler::kNewSocket:
+      return on_new_socket();
+    case EventHandler::kClosesocketBegin:
+      return on_closesocket_begin(t);
+    case EventHandler::kClosesocket:
+      return on_closesocket(t);
+    case EventHandler::kCreatePort: {
+      std::uint64_t port = 0;
+      if (need_result() && trace_value_u64(line->result, &port) && port != 0) {
+        ports_open.insert(static_cast<std::uintptr_t>(port));
+      }
+      return;
     }
-    return;
+    case EventHandler::kClosePort:
+      return on_close_port();
+    case EventHandler::kFault:
+      return on_fault(t);
+    case EventHandler::kWorkload:
+      return on_workload(t);
+    case EventHandler::kHandlerEnter:
+      return on_hnd_enter(t);
+    case EventHandler::kHandlerLeave:
+      return on_hnd_leave(t);
+    case EventHandler::kHandlerClosed:
+      return on_hnd_closed();
+    case EventHandler::kObserver:
+      return on_observer(t);
+    case EventHandler::kPhase:
+      // Coverage only: a `phase stop` line marks stop() (the workload writes it before the call).
+      if (!line->words.empty() && trace_value_is(*line, line->words.front(), "stop")) {
+        stopping = true;
+      }
+      return;
   }
-  if (name == "close_port") {
-    return on_close_port();
-  }
-  if (name == "fault") {
-    return on_fault(t);
-  }
-  if (starts_with(name, "wl.")) {
-    return on_workload(t);
-  }
-  if (name == "hnd.enter") {
-    return on_hnd_enter(t);
-  }
-  if (name == "hnd.leave") {
-    return on_hnd_leave(t);
-  }
-  if (name == "hnd.closed") {
-    return on_hnd_closed();
-  }
-  if (starts_with(name, "obs.")) {
-    return on_observer(t);
-  }
-  if (name == "phase") {
-    // Coverage only: a `phase stop` line marks stop() (the workload writes it before the call).
-    if (!line.words.empty() && line.words.front() == "stop") {
-      stopping = true;
-    }
-    return;
-  }
-  // Everything else (send, recv, locks, ...) only moves its thread on.
+  READYPORT_UNREACHABLE();
 }
 
 // ==== Verdicts ===================================================================================
@@ -208,7 +272,7 @@ void LifetimeOracle::State::fail(const char* rule, const std::string& what) {
     return;
   }
   const std::string where = at_end ? "at the end of the trace (after line " + num(last_seq) + ")"
-                                   : "at line " + num(line.seq);
+                                   : "at line " + num(line->seq);
   violation = std::string(rule) + " " + where + ": " + what;
 }
 
@@ -240,20 +304,25 @@ void LifetimeOracle::State::unparsable(const std::string& why) {
   if (!violation.empty()) {
     return;
   }
-  std::string_view quoted = raw.substr(0, kQuotedCharsMax);
+  std::string rendered;
+  if (raw.empty()) {  // a recorded event: its text as it would be written
+    trace_event_render(*line, &rendered);
+  }
+  std::string_view quoted =
+      (raw.empty() ? std::string_view(rendered) : raw).substr(0, kQuotedCharsMax);
   while (!quoted.empty() && (quoted.back() == '\n' || quoted.back() == '\r')) {
     quoted.remove_suffix(1);
   }
   const std::string which =
-      line.name.empty() ? "(the " + num(counts.lines) + "th line read)" : num(line.seq);
+      line->name.empty() ? "(the " + num(counts.lines) + "th line read)" : num(line->seq);
   violation = "unparsable trace line " + which + ": " + why + ": '" + std::string(quoted) + "'";
 }
 
 bool LifetimeOracle::State::need_u64(std::string_view key, std::uint64_t* value_out) {
-  if (line.find_u64(key, value_out)) {
+  if (line->find_u64(key, value_out)) {
     return true;
   }
-  unparsable("no numeric " + std::string(key) + "= in " + std::string(line.name));
+  unparsable("no numeric " + std::string(key) + "= in " + std::string(line->name));
   return false;
 }
 
@@ -267,19 +336,18 @@ bool LifetimeOracle::State::need_socket(std::string_view key, Socket* socket_out
 }
 
 bool LifetimeOracle::State::need_id(std::string_view key, IdKey* id_out) {
-  std::string_view text;
-  if (line.find(key, &text) && parse_trace_conn_id(text, &id_out->first, &id_out->second)) {
+  if (line->find_id(key, &id_out->first, &id_out->second)) {
     return true;
   }
-  unparsable("no " + std::string(key) + "=<slot>/<generation> in " + std::string(line.name));
+  unparsable("no " + std::string(key) + "=<slot>/<generation> in " + std::string(line->name));
   return false;
 }
 
 bool LifetimeOracle::State::need_result() {
-  if (line.has_result) {
+  if (line->has_result) {
     return true;
   }
-  unparsable("no '-> <result>' in " + std::string(line.name));
+  unparsable("no '-> <result>' in " + std::string(line->name));
   return false;
 }
 

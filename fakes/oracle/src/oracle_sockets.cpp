@@ -15,11 +15,11 @@ namespace readyport {
 // ==== Socket lines ===============================================================================
 
 void LifetimeOracle::State::on_new_socket() {
-  if (!need_result() || line.result == "INVALID_SOCKET") {
+  if (!need_result() || result_is("INVALID_SOCKET")) {
     return;
   }
   std::uint64_t value = 0;
-  if (!parse_trace_u64(line.result, &value)) {
+  if (!trace_value_u64(line->result, &value)) {
     return unparsable("the result is not a socket");
   }
   const Socket socket = static_cast<Socket>(value);
@@ -89,13 +89,13 @@ void LifetimeOracle::State::on_closesocket(ThreadState& t) {
   t.close_open = false;
   if (t.close_applied) {
     t.close_applied = false;
-    if (line.result != "0") {
+    if (!result_is("0")) {
       fail(kInconsistent, "closesocket(" + num(socket) + ") on T" + num(t.id) +
                               " failed, but its socket value was handed out again before it");
     }
     return;
   }
-  apply_close(t, socket, line.result == "0");
+  apply_close(t, socket, result_is("0"));
 }
 
 // The effect of t's closesocket(socket), here: at its line, or earlier, at the line that showed
@@ -163,7 +163,7 @@ void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, Conn* co
 
 void LifetimeOracle::State::on_close_port() {
   std::uint64_t port64 = 0;
-  if (!need_u64("port", &port64) || !need_result() || line.result != "1") {
+  if (!need_u64("port", &port64) || !need_result() || !result_is("1")) {
     return;
   }
   const std::uintptr_t port = static_cast<std::uintptr_t>(port64);
@@ -188,10 +188,10 @@ void LifetimeOracle::State::on_close_port() {
 }
 
 void LifetimeOracle::State::on_fault(ThreadState& t) {
-  if (line.words.empty()) {
+  if (line->words.empty()) {
     return unparsable("fault without a site");
   }
-  const std::string_view site = line.words.front();
+  const std::string_view site = line->words.front().text;
   ++fault_sites[std::string(site)];
   ++counts.faults;
   if (site == "psn.remove_fails") {
@@ -205,7 +205,7 @@ void LifetimeOracle::State::on_fault(ThreadState& t) {
     t.call_failed = true;
   }
   // A fault line may list the registrations of the call it failed: their REMOVEs did not apply.
-  for (const TraceReg& reg : line.regs) {
+  for (const TraceReg& reg : line->regs) {
     if (reg.operation == kSockNotifyOpRemove) {
       refuse_remove(reg.socket, active_reg(reg.socket));
     }

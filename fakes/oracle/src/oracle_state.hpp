@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,7 @@ inline constexpr std::size_t kEndedKeysMax = 65536;
 inline constexpr std::size_t kOrphansMax = 65536;
 inline constexpr std::size_t kClosedUnremovedMax = 65536;
 inline constexpr std::size_t kQuotedCharsMax = 160;
+inline constexpr std::size_t kNameClassesMax = 4096;
 // Handler::on_events's kInterestClose (engine.hpp), as the workload writes it in hnd.leave.
 inline constexpr std::uint64_t kReturnClose = 0x8000;
 
@@ -248,14 +250,58 @@ struct Coverage {
   std::uint64_t remove_refused_in_stop = 0;  // a REMOVE refused after the `phase stop` line
 };
 
+// What the oracle does with a line of one name: its handler, and the intervals it bounds
+// (oracle_read.cpp's classify() is the one place names are compared).
+enum class EventHandler : std::uint8_t {
+  kNone,  // only moves its thread on (send, recv, locks, ...)
+  kScheduler,
+  kPsnBegin,
+  kPsn,
+  kGqcs,
+  kPost,
+  kDequeueBegin,
+  kPostBegin,
+  kNewSocket,
+  kClosesocketBegin,
+  kClosesocket,
+  kCreatePort,
+  kClosePort,
+  kFault,
+  kWorkload,
+  kHandlerEnter,
+  kHandlerLeave,
+  kHandlerClosed,
+  kObserver,
+  kPhase,
+};
+struct EventClass {
+  EventHandler handler = EventHandler::kNone;
+  bool moves_on = false;             // its thread no longer holds a packet it dequeued
+  bool ends_post_call = false;       // ends the engine call a `post` line was made in
+  bool bounds_handler = false;       // bounds when its thread's handler started or ended (O3)
+  bool socket_or_port_call = false;  // "the thread's next seam line" for obs.socket_closed
+  bool read = false;                 // its fields are read: malformed is a violation
+};
+EventClass classify(std::string_view name);
+
 }  // namespace lifetime_oracle_internal
 
 using namespace lifetime_oracle_internal;  // NOLINT(google-build-using-namespace): this file's
 
 struct LifetimeOracle::State {
   // ---- Reading ----------------------------------------------------------------------------------
+  // A line given as text (parsed into `parsed`), or an event recorded as values; then judge().
   void read(std::string_view text);
-  void dispatch(ThreadState& t);
+  void read_event(const TraceEvent& event);
+  void judge(const EventClass& event_class);
+  void dispatch(ThreadState& t, EventHandler handler);
+  // The current event's result is (reads as) `text`; the result as text, for a message.
+  bool result_is(std::string_view text) const { return trace_value_is(*line, line->result, text); }
+  std::string result_text() const {
+    std::string text;
+    trace_value_append(*line, line->result, &text);
+    return text;
+  }
   void finish(bool run_ended);
   void finish_cut();
   void finish_connections();
@@ -372,8 +418,13 @@ struct LifetimeOracle::State {
   std::string reg_text(const Reg& reg) const;
 
   // ---- Data (all guarded by LifetimeOracle::mutex_) ---------------------------------------------
-  TraceLine line;
-  std::string_view raw;  // the current line's text
+  TraceEvent parsed;                 // the current line, when it came as text
+  const TraceEvent* line = &parsed;  // the current event: `parsed`, or a recorded event
+  // classify() of recorded events' names, by the name's address and size: a recorded event's name
+  // is a literal or interned, so one address always holds the same text. Only a memo of a pure
+  // function: never iterated, so its order cannot reach a verdict. Bounded by kNameClassesMax.
+  std::unordered_map<const char*, std::pair<std::size_t, EventClass>> name_classes;
+  std::string_view raw;  // the current line's text (empty for a recorded event)
   bool has_seq = false;
   std::uint64_t last_seq = 0;
   bool at_end = false;  // finish() is judging

@@ -8,33 +8,48 @@
 namespace readyport {
 
 void TraceObserver::on_slot_acquired(ConnId id, Socket socket) {
-  record("obs.acquired id=" + trace_id_text(id) + " s=" + std::to_string(socket));
+  TraceEvent event("obs.acquired");
+  record(trace_event_conn(event, "id", id).num("s", socket));
 }
 
-void TraceObserver::on_slot_freed(ConnId id) { record("obs.freed id=" + trace_id_text(id)); }
+void TraceObserver::on_slot_freed(ConnId id) {
+  TraceEvent event("obs.freed");
+  record(trace_event_conn(event, "id", id));
+}
 
 void TraceObserver::on_handler_enter(ConnId id, std::uint32_t events) {
-  record("obs.handler_enter id=" + trace_id_text(id) + " ev=" + trace_hex_text(events));
+  TraceEvent event("obs.handler_enter");
+  record(trace_event_conn(event, "id", id).hex("ev", events));
 }
 
 void TraceObserver::on_handler_leave(ConnId id, Interest result) {
-  record("obs.handler_leave id=" + trace_id_text(id) + " ret=" + trace_hex_text(result));
+  TraceEvent event("obs.handler_leave");
+  record(trace_event_conn(event, "id", id).hex("ret", result));
 }
 
-void TraceObserver::on_remove_seen(ConnId id) { record("obs.remove_seen id=" + trace_id_text(id)); }
+void TraceObserver::on_remove_seen(ConnId id) {
+  TraceEvent event("obs.remove_seen");
+  record(trace_event_conn(event, "id", id));
+}
 
-void TraceObserver::on_quarantined(ConnId id) { record("obs.quarantined id=" + trace_id_text(id)); }
+void TraceObserver::on_quarantined(ConnId id) {
+  TraceEvent event("obs.quarantined");
+  record(trace_event_conn(event, "id", id));
+}
 
 void TraceObserver::on_socket_closed(ConnId id, Socket socket) {
-  record("obs.socket_closed id=" + trace_id_text(id) + " s=" + std::to_string(socket));
+  TraceEvent event("obs.socket_closed");
+  record(trace_event_conn(event, "id", id).num("s", socket));
 }
 
 void TraceObserver::on_packet_stale(std::uintptr_t key, std::uint32_t events) {
-  record("obs.stale key=" + std::to_string(key) + " ev=" + trace_hex_text(events));
+  TraceEvent event("obs.stale");
+  record(event.num("key", key).hex("ev", events));
 }
 
 void TraceObserver::on_packet_dropped(ConnId id, std::uint32_t events) {
-  record("obs.dropped id=" + trace_id_text(id) + " ev=" + trace_hex_text(events));
+  TraceEvent event("obs.dropped");
+  record(trace_event_conn(event, "id", id).hex("ev", events));
 }
 
 }  // namespace readyport

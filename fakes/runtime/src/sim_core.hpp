@@ -21,6 +21,7 @@
 #include "readyport/fake/internal/logical_locals.hpp"
 #include "readyport/fake/rng.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
+#include "readyport/fake/trace_event.hpp"
 #include "sim_fiber.hpp"
 
 namespace readyport::internal {
@@ -79,7 +80,9 @@ struct SimCore {
   std::condition_variable done;  // kThreads: signalled when outcome leaves kRunning
   SimStats stats;
   std::vector<SimThread*> runnable;  // scratch for step(), id order
-  std::string line;                  // scratch for trace lines
+  std::string line;                  // scratch for the rare lines recorded as text
+  TraceEvent event;                  // scratch for the other lines (trace_event.hpp)
+  std::vector<std::uint64_t> ids;    // scratch for an event's list of threads
   // kFibers: the context of the OS thread inside run(), and what it had active before run().
   SimFiber host;
   const SimCore* host_tls_core = nullptr;
@@ -101,8 +104,12 @@ SimThread* strategy_pick(SimCore& core, const SimThread& self);
 // The strategy's part of parameters(): " depth=.. estimate=.. change_points=[..]" and so on.
 void strategy_parameters(const SimCore& core, std::string& text);
 
-// Records `core.line` as an event of thread `thread_id`, when tracing.
+// Records `core.line` as a line of thread `thread_id`, when tracing.
 void trace_line(SimCore& core, std::uint32_t thread_id);
+// Clears core.event and names it `name` (a literal): the event to build and trace_event().
+TraceEvent& event_start(SimCore& core, std::string_view name);
+// Records core.event as an event of thread `thread_id`, when tracing.
+void trace_event(SimCore& core, std::uint32_t thread_id);
 bool tracing(const SimCore& core);
 void append_thread(std::string& text, std::uint32_t id);
 

@@ -49,6 +49,19 @@ void trace_line(SimCore& core, std::uint32_t thread_id) {
   core.options.trace->record(core.now_ns.load(std::memory_order_relaxed), thread_id, core.line);
 }
 
+TraceEvent& event_start(SimCore& core, std::string_view name) {
+  core.event.clear();
+  core.event.name = name;
+  return core.event;
+}
+
+void trace_event(SimCore& core, std::uint32_t thread_id) {
+  if (core.options.trace == nullptr) {
+    return;
+  }
+  core.options.trace->record(core.now_ns.load(std::memory_order_relaxed), thread_id, core.event);
+}
+
 bool tracing(const SimCore& core) { return core.options.trace != nullptr; }
 
 }  // namespace internal
@@ -198,7 +211,7 @@ void enter(SimCore& core, SimThread* next) {
 
 // Makes runnable every thread parked in park() whose deadline the clock reached; returns how many.
 // `ready_out` lists them when tracing. Mutex held.
-std::uint32_t release_expired(SimCore& core, std::string* ready_out) {
+std::uint32_t release_expired(SimCore& core, std::vector<std::uint64_t>* ready_out) {
   const std::uint64_t now = core.now_ns.load(std::memory_order_relaxed);
   std::uint32_t released = 0;
   for (const auto& thread : core.threads) {
@@ -210,10 +223,7 @@ std::uint32_t release_expired(SimCore& core, std::string* ready_out) {
     if (ready_out == nullptr) {
       continue;
     }
-    if (released > 1) {
-      *ready_out += ',';
-    }
-    append_thread(*ready_out, thread->id);
+    ready_out->push_back(thread->id);
   }
   return released;
 }
@@ -233,12 +243,14 @@ bool jump_time(SimCore& core, const SimThread& self) {
   READYPORT_ASSERT(earliest > core.now_ns.load(std::memory_order_relaxed));
   core.now_ns.store(earliest, std::memory_order_relaxed);
   core.stats.time_jumps += 1;
-  std::string ready;
-  const std::uint32_t released = release_expired(core, tracing(core) ? &ready : nullptr);
+  core.ids.clear();
+  const std::uint32_t released = release_expired(core, tracing(core) ? &core.ids : nullptr);
   READYPORT_ASSERT(released > 0);
   if (tracing(core)) {
-    core.line = "sched.time to=" + std::to_string(earliest) + " ready=[" + ready + "]";
-    trace_line(core, self.id);
+    event_start(core, "sched.time")
+        .num("to", earliest)
+        .list("ready", TraceValueKind::kThread, core.ids.data(), core.ids.size());
+    trace_event(core, self.id);
   }
   return true;
 }
@@ -290,18 +302,15 @@ void hand_over(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& sel
 }
 
 void trace_pick(SimCore& core, const SimThread& self, const SimThread& next, const char* at) {
-  core.line = "sched.pick ";
-  append_thread(core.line, next.id);
-  core.line += " of=[";
-  for (std::size_t i = 0; i < core.runnable.size(); ++i) {
-    if (i > 0) {
-      core.line += ',';
-    }
-    append_thread(core.line, core.runnable[i]->id);
+  core.ids.clear();
+  for (const SimThread* runnable : core.runnable) {
+    core.ids.push_back(runnable->id);
   }
-  core.line += "] at=";
-  core.line += at;
-  trace_line(core, self.id);
+  event_start(core, "sched.pick")
+      .word_thread(next.id)
+      .list("of", TraceValueKind::kThread, core.ids.data(), core.ids.size())
+      .text("at", at);
+  trace_event(core, self.id);
 }
 
 // One step, taken by the baton holder `self` after it set its own state (runnable, parked or
@@ -392,8 +401,8 @@ void finish_thread(SimCore& core, std::unique_lock<std::mutex>& held, SimThread&
     }
   }
   if (tracing(core)) {
-    core.line = "sched.finish";
-    trace_line(core, self.id);
+    event_start(core, "sched.finish");
+    trace_event(core, self.id);
   }
   step(core, held, self, "finish");
 }
@@ -532,9 +541,10 @@ void SimThreadHandle::join() {
       self->deadline_ns = kDeadlineNone;
       core.stats.parks += 1;
       if (tracing(core)) {
-        core.line = "sched.park call=Thread::join target=";
-        append_thread(core.line, target_->id);
-        trace_line(core, self->id);
+        event_start(core, "sched.park")
+            .text("call", "Thread::join")
+            .thread_ref("target", target_->id);
+        trace_event(core, self->id);
       }
     }
     // A join is a scheduling point whether or not it blocks.
@@ -834,11 +844,13 @@ ParkEnd SimScheduler::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
   waiter.runtime_data = self;
   core.stats.parks += 1;
   if (tracing(core)) {
-    core.line = "sched.park call=";
-    core.line += call;
-    core.line += " deadline=";
-    core.line += deadline_ns == kDeadlineNone ? "none" : std::to_string(deadline_ns);
-    trace_line(core, self->id);
+    TraceEvent& event = event_start(core, "sched.park").text("call", call);
+    if (deadline_ns == kDeadlineNone) {
+      event.text("deadline", "none");
+    } else {
+      event.num("deadline", deadline_ns);
+    }
+    trace_event(core, self->id);
   }
   lock.unlock();  // FakeOs's state is free while this thread is parked
   step(core, held, *self, call);
@@ -866,9 +878,8 @@ void SimScheduler::wake(Waiter& waiter) {
   target->state = SimThreadState::kRunnable;
   core.stats.wakes += 1;
   if (tracing(core)) {
-    core.line = "sched.wake ";
-    append_thread(core.line, target->id);
-    trace_line(core, self == nullptr ? 0 : self->id);
+    event_start(core, "sched.wake").word_thread(target->id);
+    trace_event(core, self == nullptr ? 0 : self->id);
   }
 }
 
@@ -892,11 +903,10 @@ Result<std::unique_ptr<Thread>> SimScheduler::thread_start(std::string_view name
     return created.status();
   }
   if (tracing(core)) {
-    core.line = "sched.start ";
-    append_thread(core.line, created.value()->id);
-    core.line += " name=";
-    core.line += name;
-    trace_line(core, self->id);
+    event_start(core, "sched.start")
+        .word_thread(created.value()->id)
+        .text("name", trace_intern(name));
+    trace_event(core, self->id);
   }
   return std::unique_ptr<Thread>(std::make_unique<SimThreadHandle>(core_, created.value()));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <utility>
 
 #include "readyport/assert.hpp"
 
@@ -48,14 +49,47 @@ void append_decimal(std::string& text, std::uint64_t value) {
   text.append(digits, written.ptr);
 }
 
+bool is_scheduler_line(std::string_view name) { return name.substr(0, 6) == "sched."; }
+
 }  // namespace
 
+void TraceSink::on_trace_event(const TraceEvent& event) {
+  std::string line;
+  trace_event_render(event, &line);
+  on_trace_line(line);
+}
+
 Trace::Trace(TraceOptions options) : options_(options) {}
+
+void Trace::record(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& event) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  event.seq = line_count_;
+  event.time_ns = time_ns;
+  event.thread = thread;
+  hash_ = trace_event_hash(event, hash_);
+  line_count_ += 1;
+  if (options_.projections && !is_scheduler_line(event.name)) {
+    std::uint64_t& projection = projection_locked(thread);
+    projection = trace_event_hash(event, projection);
+  }
+  if (options_.keep_full) {
+    trace_event_render(event, &text_);
+  }
+  if (options_.tail_lines_max > 0) {
+    TailEntry& entry = tail_next_locked();
+    entry.event = event;
+    entry.line.clear();
+  }
+  // Under the mutex: the sink sees the events one at a time and in seq order.
+  if (sink_ != nullptr) {
+    sink_->on_trace_event(event);
+  }
+}
 
 void Trace::record(std::uint64_t time_ns, std::uint32_t thread, std::string_view event) {
   READYPORT_ASSERT(event.find('\n') == std::string_view::npos);
   std::lock_guard<std::mutex> guard(mutex_);
-  // "<seq> <time_ns> T<thread> " (to_chars: the same digits as printf's %llu, without its cost).
+  // "<seq> <time_ns> T<thread> <event>\n" (to_chars: the same digits as printf's %llu).
   line_.clear();
   append_decimal(line_, line_count_);
   line_.append(" ");
@@ -65,33 +99,40 @@ void Trace::record(std::uint64_t time_ns, std::uint32_t thread, std::string_view
   line_.append(" ");
   line_.append(event);
   line_.push_back('\n');
-  hash_ = fnv1a64(line_, hash_);
+  hash_ = trace_text_hash(event, time_ns, thread, hash_);
   line_count_ += 1;
-  if (options_.projections && event.substr(0, 6) != "sched.") {
-    if (thread_hashes_.size() <= thread) {
-      thread_hashes_.resize(std::size_t{thread} + 1, kFnv1a64OffsetBasis);
-    }
-    // The line without its seq: "<time_ns> T<thread> <event>\n".
-    const std::size_t seq_end = line_.find(' ');
-    thread_hashes_[thread] =
-        fnv1a64(std::string_view(line_).substr(seq_end + 1), thread_hashes_[thread]);
+  if (options_.projections && !is_scheduler_line(event)) {
+    std::uint64_t& projection = projection_locked(thread);
+    projection = trace_text_hash(event, time_ns, thread, projection);
   }
   if (options_.keep_full) {
     text_.append(line_);
   }
   if (options_.tail_lines_max > 0) {
-    // A ring: once full, the oldest line's string is overwritten in place (no allocation).
-    if (tail_.size() < options_.tail_lines_max) {
-      tail_.push_back(line_);
-    } else {
-      tail_[tail_oldest_].assign(line_);
-      tail_oldest_ = (tail_oldest_ + 1) % tail_.size();
-    }
+    TailEntry& entry = tail_next_locked();
+    entry.event.clear();
+    entry.line.assign(line_);
   }
-  // Under the mutex: the sink sees the lines one at a time and in seq order.
   if (sink_ != nullptr) {
     sink_->on_trace_line(line_);
   }
+}
+
+std::uint64_t& Trace::projection_locked(std::uint32_t thread) {
+  if (thread_hashes_.size() <= thread) {
+    thread_hashes_.resize(std::size_t{thread} + 1, kFnv1a64OffsetBasis);
+  }
+  return thread_hashes_[thread];
+}
+
+Trace::TailEntry& Trace::tail_next_locked() {
+  // A ring: once full, the oldest entry is overwritten in place (its buffers are reused).
+  if (tail_.size() < options_.tail_lines_max) {
+    return tail_.emplace_back();
+  }
+  TailEntry& entry = tail_[tail_oldest_];
+  tail_oldest_ = (tail_oldest_ + 1) % tail_.size();
+  return entry;
 }
 
 void Trace::set_sink(TraceSink* sink) {
@@ -144,7 +185,14 @@ std::vector<std::string> Trace::tail() const {
   std::vector<std::string> lines;
   lines.reserve(tail_.size());
   for (std::size_t i = 0; i < tail_.size(); ++i) {
-    lines.push_back(tail_[(tail_oldest_ + i) % tail_.size()]);
+    const TailEntry& entry = tail_[(tail_oldest_ + i) % tail_.size()];
+    if (!entry.line.empty()) {
+      lines.push_back(entry.line);
+      continue;
+    }
+    std::string line;
+    trace_event_render(entry.event, &line);
+    lines.push_back(std::move(line));
   }
   return lines;
 }

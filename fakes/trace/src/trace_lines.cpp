@@ -2,6 +2,7 @@
 #include "readyport/fake/trace_lines.hpp"
 
 #include <cstdio>
+#include <utility>
 
 namespace readyport {
 
@@ -20,47 +21,90 @@ std::string trace_status_text(const Status& status) {
   return status.ok() ? "ok" : status_code_name(status.code());
 }
 
-std::string workload_line_adding(Socket s) { return "wl.adding s=" + std::to_string(s); }
+namespace {
 
-std::string workload_line_add(Socket s, const Result<ConnId>& added) {
-  return "wl.add s=" + std::to_string(s) + " -> " +
-         (added.ok() ? "ok id=" + trace_id_text(added.value())
-                     : std::string(status_code_name(added.status().code())));
+TraceValue status_value(const Status& status) {
+  return TraceValue::of_text(status.ok() ? "ok" : status_code_name(status.code()));
 }
 
-std::string workload_line_close(Socket s, ConnId id, const Status& status) {
-  return "wl.close s=" + std::to_string(s) + " id=" + trace_id_text(id) + " -> " +
-         trace_status_text(status);
+}  // namespace
+
+TraceEvent& trace_event_conn(TraceEvent& event, std::string_view key, ConnId id) {
+  return event.id(key, id.slot, id.generation);
 }
 
-std::string workload_line_notify(Socket s, ConnId id, std::uint32_t events, const Status& status) {
-  return "wl.notify s=" + std::to_string(s) + " id=" + trace_id_text(id) +
-         " ev=" + trace_hex_text(events) + " -> " + trace_status_text(status);
+TraceEvent workload_line_adding(Socket s) {
+  TraceEvent event("wl.adding");
+  event.num("s", s);
+  return event;
 }
 
-std::string workload_line_post(std::uint32_t task, const Status& status) {
-  return "wl.post task=" + std::to_string(task) + " -> " + trace_status_text(status);
+TraceEvent workload_line_add(Socket s, const Result<ConnId>& added) {
+  TraceEvent event("wl.add");
+  event.num("s", s);
+  if (!added.ok()) {
+    event.arrow_text(status_code_name(added.status().code()));
+    return event;
+  }
+  event.arrow_text("ok");
+  return std::move(trace_event_conn(event, "id", added.value()));
 }
 
-std::string workload_line_task_run(std::uint32_t task) {
-  return "wl.task_run task=" + std::to_string(task);
+TraceEvent workload_line_close(Socket s, ConnId id, const Status& status) {
+  TraceEvent event("wl.close");
+  trace_event_conn(event.num("s", s), "id", id).arrow(status_value(status));
+  return event;
 }
 
-std::string workload_line_close_behind(Socket s) {
-  return "wl.close_behind s=" + std::to_string(s);
+TraceEvent workload_line_notify(Socket s, ConnId id, std::uint32_t events, const Status& status) {
+  TraceEvent event("wl.notify");
+  trace_event_conn(event.num("s", s), "id", id).hex("ev", events).arrow(status_value(status));
+  return event;
 }
 
-std::string handler_line_enter(Socket s, ConnId id, Socket arg_socket, std::uint32_t events) {
-  return "hnd.enter s=" + std::to_string(s) + " id=" + trace_id_text(id) +
-         " arg_s=" + std::to_string(arg_socket) + " ev=" + trace_hex_text(events);
+TraceEvent workload_line_post(std::uint32_t task, const Status& status) {
+  TraceEvent event("wl.post");
+  event.num("task", task).arrow(status_value(status));
+  return event;
 }
 
-std::string handler_line_leave(Socket s, std::uint32_t interest) {
-  return "hnd.leave s=" + std::to_string(s) + " ret=" + trace_hex_text(interest);
+TraceEvent workload_line_task_run(std::uint32_t task) {
+  TraceEvent event("wl.task_run");
+  event.num("task", task);
+  return event;
 }
 
-std::string handler_line_closed(Socket s, ConnId id) {
-  return "hnd.closed s=" + std::to_string(s) + " id=" + trace_id_text(id);
+TraceEvent workload_line_close_behind(Socket s) {
+  TraceEvent event("wl.close_behind");
+  event.num("s", s);
+  return event;
+}
+
+TraceEvent handler_line_enter(Socket s, ConnId id, Socket arg_socket, std::uint32_t events) {
+  TraceEvent event("hnd.enter");
+  trace_event_conn(event.num("s", s), "id", id).num("arg_s", arg_socket).hex("ev", events);
+  return event;
+}
+
+TraceEvent handler_line_leave(Socket s, std::uint32_t interest) {
+  TraceEvent event("hnd.leave");
+  event.num("s", s).hex("ret", interest);
+  return event;
+}
+
+TraceEvent handler_line_closed(Socket s, ConnId id) {
+  TraceEvent event("hnd.closed");
+  trace_event_conn(event.num("s", s), "id", id);
+  return event;
+}
+
+TraceEvent phase_line(std::string_view phase, bool faults_on) {
+  TraceEvent event("phase");
+  event.word(phase);
+  if (faults_on) {
+    event.text("faults", "on");
+  }
+  return event;
 }
 
 }  // namespace readyport

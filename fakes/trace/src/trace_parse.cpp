@@ -166,14 +166,15 @@ Status parse_entries(std::string_view value, std::vector<TraceEntry>* entries_ou
 }
 
 // The list fields of `fields`, parsed into the line.
-Status parse_lists(const std::vector<TraceField>& fields, TraceLine* line) {
+template <typename Fields>
+Status parse_lists(const Fields& fields, TraceEvent* line) {
   for (const TraceField& field : fields) {
     if (field.key == "regs") {
       if (line->has_regs) {
         return malformed("two regs= fields");
       }
       line->has_regs = true;
-      if (Status status = parse_regs(field.value, &line->regs); !status.ok()) {
+      if (Status status = parse_regs(field.value.text, &line->regs); !status.ok()) {
         return status;
       }
     } else if (field.key == "entries") {
@@ -181,7 +182,7 @@ Status parse_lists(const std::vector<TraceField>& fields, TraceLine* line) {
         return malformed("two entries= fields");
       }
       line->has_entries = true;
-      if (Status status = parse_entries(field.value, &line->entries); !status.ok()) {
+      if (Status status = parse_entries(field.value.text, &line->entries); !status.ok()) {
         return status;
       }
     }
@@ -189,24 +190,8 @@ Status parse_lists(const std::vector<TraceField>& fields, TraceLine* line) {
   return Status();
 }
 
-void clear_line(TraceLine* line) {
-  line->seq = 0;
-  line->time_ns = 0;
-  line->thread = 0;
-  line->name = std::string_view();
-  line->words.clear();
-  line->fields.clear();
-  line->has_result = false;
-  line->result = std::string_view();
-  line->result_fields.clear();
-  line->has_regs = false;
-  line->regs.clear();
-  line->has_entries = false;
-  line->entries.clear();
-}
-
 // The event's tokens after its name.
-Status parse_tokens(std::string_view rest, TraceLine* line) {
+Status parse_tokens(std::string_view rest, TraceEvent* line) {
   bool after_arrow = false;
   while (!rest.empty()) {
     std::string_view token;
@@ -223,17 +208,23 @@ Status parse_tokens(std::string_view rest, TraceLine* line) {
     }
     if (after_arrow && !line->has_result) {
       line->has_result = true;
-      line->result = token;
+      line->result = TraceValue::of_text(token);
       continue;
     }
     const std::size_t equals = token.find('=');
     if (equals == std::string_view::npos || equals == 0) {
       // A bare word, also after the result ("-> FAIL invalid_argument").
-      line->words.push_back(token);
+      if (!line->words.push_back(TraceValue::of_text(token))) {
+        return malformed("more than " + std::to_string(kTraceWordsMax) + " bare words");
+      }
       continue;
     }
-    TraceField field{token.substr(0, equals), token.substr(equals + 1)};
-    (after_arrow ? line->result_fields : line->fields).push_back(field);
+    const TraceField field{token.substr(0, equals), TraceValue::of_text(token.substr(equals + 1))};
+    if (!(after_arrow ? line->result_fields.push_back(field) : line->fields.push_back(field))) {
+      return malformed("more than " +
+                       std::to_string(after_arrow ? kTraceResultFieldsMax : kTraceFieldsMax) +
+                       " fields " + (after_arrow ? "after" : "before") + " '->'");
+    }
   }
   if (after_arrow && !line->has_result) {
     return malformed("'->' without a result");
@@ -245,27 +236,6 @@ Status parse_tokens(std::string_view rest, TraceLine* line) {
 }
 
 }  // namespace
-
-bool TraceLine::find(std::string_view key, std::string_view* value_out) const {
-  for (const TraceField& field : fields) {
-    if (field.key == key) {
-      *value_out = field.value;
-      return true;
-    }
-  }
-  for (const TraceField& field : result_fields) {
-    if (field.key == key) {
-      *value_out = field.value;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool TraceLine::find_u64(std::string_view key, std::uint64_t* value_out) const {
-  std::string_view value;
-  return find(key, &value) && parse_trace_u64(value, value_out);
-}
 
 bool parse_trace_u64(std::string_view text, std::uint64_t* value_out) {
   int base = 10;
@@ -301,8 +271,8 @@ bool parse_trace_conn_id(std::string_view text, std::uint32_t* slot_out,
   return true;
 }
 
-Status parse_trace_line(std::string_view text, TraceLine* line_out) {
-  clear_line(line_out);
+Status parse_trace_line(std::string_view text, TraceEvent* line_out) {
+  line_out->clear();
   if (!text.empty() && text.back() == '\n') {
     text.remove_suffix(1);
   }

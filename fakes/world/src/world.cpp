@@ -24,6 +24,15 @@ std::string fake_stats_text(const FakeStats& stats) {
 
 void World::CheckingSink::on_trace_line(std::string_view line) {
   oracle_.on_trace_line(line);
+  report_once();
+}
+
+void World::CheckingSink::on_trace_event(const TraceEvent& event) {
+  oracle_.on_trace_event(event);
+  report_once();
+}
+
+void World::CheckingSink::report_once() {
   if (reported_ || !hook_) {
     return;
   }

@@ -159,8 +159,9 @@ class FaultyOs final : public ForwardingOs {
                               std::uint32_t* received_out);
   std::unique_ptr<Scratch> scratch_take();
   void scratch_give(std::unique_ptr<Scratch> scratch);
-  // Records "fault <event>" when there is a trace.
-  void record_fault(std::string_view event);
+  // Records a `fault <site> ...` event (site_event) when there is a trace.
+  void record_fault(TraceEvent& event);
+  void record_fault(TraceEvent&& event) { record_fault(event); }
   // Records `fault <site> s=<s>`, sets the injected last error, returns kSocketError.
   int fail_socket_call(FaultSite site, Socket s, std::uint32_t code);
   void inject_last_error(std::uint32_t code);

@@ -97,6 +97,8 @@ class LifetimeOracle final : public TraceSink {
 
   // One line, with or without its '\n'. Lines must come in seq order.
   void on_trace_line(std::string_view line) override;
+  // One event as values (Trace's sink), read as its line would be, without text.
+  void on_trace_event(const TraceEvent& event) override;
   // Many lines (a trace file): split at '\n'; empty lines are skipped.
   void observe_text(std::string_view text);
   // The end-of-run checks (O11 and what could only be judged at the end), once; later calls only

@@ -96,10 +96,13 @@ class RecordingOs final : public ForwardingOs {
   void sleep_ms(std::uint32_t duration_ms) override;
 
   // Records `event` as a line of the calling thread now (for wrappers such as RecordingMutex).
-  void record(std::string_view event) { trace_.record(context_, event); }
+  void record(TraceEvent& event) { trace_.record(context_, event); }
+  void record(TraceEvent&& event) { trace_.record(context_, event); }
+  // The same for a line given as text (a rare one: a failed thread_start).
+  void record_text(std::string_view event) { trace_.record(context_, event); }
   // Records `event` now as a line of `thread` (a trace_thread() value), from any thread: a begin
   // line written on behalf of a waiter (effect_point.hpp).
-  void record_as(std::uint32_t thread, std::string_view event) {
+  void record_as(std::uint32_t thread, TraceEvent& event) {
     trace_.record(context_.trace_time_ns(), thread, event);
   }
   // The calling thread's number in this trace.

@@ -49,7 +49,7 @@ class TraceObserver final : public EngineObserver {
   void on_packet_dropped(ConnId id, std::uint32_t events) override;
 
  private:
-  void record(std::string_view event) { trace_.record(context_, event); }
+  void record(TraceEvent& event) { trace_.record(context_, event); }
 
   Trace& trace_;
   const TraceContext& context_;

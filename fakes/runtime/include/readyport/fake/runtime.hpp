@@ -85,7 +85,8 @@ class Runtime {
 
   // Parks the calling thread until wake(waiter) or until now_ns() >= deadline_ns (kDeadlineNone:
   // no deadline). `lock` holds the FakeOs state mutex on entry and on return; it is released in
-  // between. If waiter.woken is already true, returns kWoken at once. `call` names the seam call.
+  // between. If waiter.woken is already true, returns kWoken at once. `call` names the seam call
+  // (a string literal, as for point()).
   virtual ParkEnd park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
                        std::uint64_t deadline_ns, const char* call) = 0;
 

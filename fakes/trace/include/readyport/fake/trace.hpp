@@ -1,10 +1,13 @@
-// readyport/fake/trace.hpp: a run's events as stable text, and its 64-bit hash.
+// readyport/fake/trace.hpp: a run's events, their 64-bit hash, and their text when asked for.
 //
-// A Trace is what a run did, one line per event: every seam call with its arguments and result
-// (written by RecordingOs), every fault (FaultyOs) and every scheduler decision (SimScheduler).
-// Two runs of the same seed must give the same text byte for byte, on every OS and compiler;
-// tests and ci/compare_traces.sh check it. The hash is FNV-1a 64 over the whole text, so two
-// traces can be compared without keeping either.
+// A Trace is what a run did, one event per line: every seam call with its arguments and result
+// (written by RecordingOs), every fault (FaultyOs), every scheduler decision (SimScheduler) and the
+// workload's and the engine's own lines. Recorders append events as values (trace_event.hpp); the
+// text is rendered only when kept (keep_full), asked for (tail) or wanted by a text sink. Two runs
+// of the same seed must give the same events, so the same hash and the same text, byte for byte,
+// on every OS and compiler; tests and ci/compare_traces.sh check it. The hash covers each event's
+// canonical encoding (trace_event_hash: numbers as numbers), never its text, so two traces can be
+// compared without keeping or rendering either.
 //
 //   readyport::Trace trace;                                  // keeps the full text
 //   readyport::SimScheduler sim({.seed = 7, .trace = &trace});
@@ -12,14 +15,15 @@
 //   std::printf("%s\n%s", trace.hash_hex().c_str(), trace.text().c_str());
 //
 // Each line is `<seq> <time_ns> T<thread> <event>\n`. The format is stable (changing it changes
-// every recorded hash); its fields and every event: docs/simulation.md#reading-a-trace. Bounded
+// every recorded text); its fields and every event: docs/simulation.md#reading-a-trace. Bounded
 // memory (keep_full = false, tail_lines_max = K) and sinks:
 // docs/simulation.md#the-hash-bounded-traces-and-sinks.
 //
-// Ownership: a plain object; whoever records into it holds a pointer and must not outlive it.
+// Ownership: a plain object; whoever records into it holds a pointer and must not outlive it. An
+// event's views must outlive the trace (trace_event.hpp: literals or interned text).
 // Threading: record() may be called from any thread (internally synchronised); readers may run
 // concurrently with writers but see a consistent prefix only when writers are done. A sink gets
-// each line under the trace's mutex: it must not block nor record into the same trace.
+// each event under the trace's mutex: it must not block nor record into the same trace.
 // Errors: none; text() on a trace without the full text asserts.
 #pragma once
 
@@ -31,9 +35,12 @@
 #include <thread>
 #include <vector>
 
+#include "readyport/fake/trace_event.hpp"
+
 namespace readyport {
 
-// FNV-1a, 64 bits: the hash of traces. Stable on every platform.
+// FNV-1a, 64 bits, over bytes: the basis of trace hashes (kFnv1a64OffsetBasis) and of the hashes
+// built from them. Stable on every platform.
 inline constexpr std::uint64_t kFnv1a64OffsetBasis = 0xcbf29ce484222325ULL;
 inline constexpr std::uint64_t kFnv1a64Prime = 0x100000001b3ULL;
 // Continues a hash `basis` over `bytes` (fnv1a64(b, fnv1a64(a)) == fnv1a64(a + b)).
@@ -50,11 +57,15 @@ struct TraceOptions {
   bool projections = false;
 };
 
-// Receives every line of a Trace as it is recorded
+// Receives every event of a Trace as it is recorded
 // (docs/simulation.md#the-hash-bounded-traces-and-sinks). Not owned by the trace.
 class TraceSink {
  public:
-  // `line` is "<seq> <time_ns> T<thread> <event>\n"; valid only during the call.
+  // An event recorded as values (stamped with its seq, time and thread); valid only during the
+  // call. By default rendered and passed to on_trace_line: a sink that reads values overrides it.
+  virtual void on_trace_event(const TraceEvent& event);
+  // A line recorded as text, or an event rendered: "<seq> <time_ns> T<thread> <event>\n"; valid
+  // only during the call.
   virtual void on_trace_line(std::string_view line) = 0;
 
  protected:
@@ -91,17 +102,24 @@ class Trace {
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
 
-  // Appends the line "<seq> <time_ns> T<thread> <event>\n". `event` must not contain '\n'.
+  // Appends `event`, stamped with the next seq, `time_ns` and `thread` (written into it).
+  void record(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& event);
+  void record(const TraceContext& context, TraceEvent& event) {
+    record(context.trace_time_ns(), context.trace_thread(), event);
+  }
+  // Appends the line "<seq> <time_ns> T<thread> <event>\n" given as text (for lines no recorder
+  // builds as values: tests, rare free-form lines). `event` must not contain '\n'. It is hashed
+  // as its bytes (trace_text_hash) and reaches the sink as text.
   void record(std::uint64_t time_ns, std::uint32_t thread, std::string_view event);
-  // The same, stamped by `context`.
   void record(const TraceContext& context, std::string_view event) {
     record(context.trace_time_ns(), context.trace_thread(), event);
   }
 
-  // FNV-1a 64 of the text so far (of every line ever recorded, kept or not).
+  // The hash of every event so far (recorded, kept or not): trace_event_hash (or trace_text_hash
+  // for a line given as text) chained from kFnv1a64OffsetBasis, in seq order.
   std::uint64_t hash() const;
   std::string hash_hex() const { return readyport::hash_hex(hash()); }
-  // A hash of each thread's own lines in its own order (time and event, without the seq and the
+  // A hash of each thread's own events in its own order (time and event, without the seq and the
   // scheduler's sched.* lines), combined in thread order: two runs that differ only in the order
   // of commuting steps of different threads have the same one (a run's class, for SimExplorer's
   // pruning checks), where their hash() differs. TraceOptions::projections must be set.
@@ -112,7 +130,7 @@ class Trace {
   std::string text() const;
   // The full text if kept and no line is being recorded (never blocks): for a last report.
   bool try_text(std::string* text_out) const;
-  // The last tail_lines_max lines (each with its '\n'), oldest first.
+  // The last tail_lines_max lines (each with its '\n'), oldest first, rendered now.
   std::vector<std::string> tail() const;
   // Forgets everything (hash back to the offset basis, seq back to 0). Keeps the sink.
   void clear();
@@ -122,13 +140,23 @@ class Trace {
   void set_sink(TraceSink* sink);
 
  private:
+  // One event of the tail: kept as values, or as its line when it was recorded as text.
+  struct TailEntry {
+    TraceEvent event;
+    std::string line;  // the rendered line of a text record; empty for an event
+  };
+  // The projection hash of `thread`'s events, made on first use.
+  std::uint64_t& projection_locked(std::uint32_t thread);
+  // The tail's entry to write next: a new one, or the oldest once the ring is full.
+  TailEntry& tail_next_locked();
+
   const TraceOptions options_;
   mutable std::mutex mutex_;
   std::uint64_t hash_ = kFnv1a64OffsetBasis;  // guarded by mutex_
   std::uint64_t line_count_ = 0;              // guarded by mutex_
   std::vector<std::uint64_t> thread_hashes_;  // guarded by mutex_; index: the thread
   std::string text_;                          // guarded by mutex_; only with keep_full
-  std::vector<std::string> tail_;             // guarded by mutex_; a ring of tail_lines_max
+  std::vector<TailEntry> tail_;               // guarded by mutex_; a ring of tail_lines_max
   std::size_t tail_oldest_ = 0;               // guarded by mutex_; tail_'s oldest, once full
   std::string line_;                          // guarded by mutex_; scratch, reused
   TraceSink* sink_ = nullptr;                 // guarded by mutex_; not owned

@@ -1,19 +1,21 @@
-// readyport/fake/trace_lines.hpp: the text of the lines a test world writes beside the recorded
-// calls: the workload's (`wl.*`) and its handlers' (`hnd.*`). They are the oracle's input grammar
-// (docs/oracle.md); every world writes them through these functions, so the grammar has one
-// writer, beside the one reader (trace_parse.hpp, the oracle).
+// readyport/fake/trace_lines.hpp: the events a test world records beside the recorded calls: the
+// workload's (`wl.*`, `phase`) and its handlers' (`hnd.*`), as values (trace_event.hpp). They are
+// the oracle's input grammar (docs/oracle.md); every world writes them through these functions,
+// so the grammar has one writer, beside the one reader (the oracle; trace_parse.hpp for text).
 //
 //   trace.record(context, workload_line_add(s, engine.add(s, interest, mode, handler)));
 //
 // The forms of an id ("slot/generation"), a mask ("0x1f") and a status ("ok" or its code's name)
-// are shared with the observer's `obs.*` lines. Ownership: returns values. Threading: pure
-// functions. Errors: none.
+// are shared with the observer's `obs.*` lines. Ownership: returns values (their texts are
+// literals). Threading: pure functions. Errors: none.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "readyport/engine.hpp"
+#include "readyport/fake/trace_event.hpp"
 #include "readyport/status.hpp"
 
 namespace readyport {
@@ -21,21 +23,26 @@ namespace readyport {
 std::string trace_id_text(ConnId id);
 std::string trace_hex_text(std::uint64_t value);
 std::string trace_status_text(const Status& status);
+// Adds the field `key`=<slot>/<generation>.
+TraceEvent& trace_event_conn(TraceEvent& event, std::string_view key, ConnId id);
 
 // The workload's calls of the engine: written before (adding) and after (the rest) the call.
-std::string workload_line_adding(Socket s);
-std::string workload_line_add(Socket s, const Result<ConnId>& added);
-std::string workload_line_close(Socket s, ConnId id, const Status& status);
-std::string workload_line_notify(Socket s, ConnId id, std::uint32_t events, const Status& status);
-std::string workload_line_post(std::uint32_t task, const Status& status);
-std::string workload_line_task_run(std::uint32_t task);
+TraceEvent workload_line_adding(Socket s);
+TraceEvent workload_line_add(Socket s, const Result<ConnId>& added);
+TraceEvent workload_line_close(Socket s, ConnId id, const Status& status);
+TraceEvent workload_line_notify(Socket s, ConnId id, std::uint32_t events, const Status& status);
+TraceEvent workload_line_post(std::uint32_t task, const Status& status);
+TraceEvent workload_line_task_run(std::uint32_t task);
 // Written before the workload closes `s` itself, behind the engine's back.
-std::string workload_line_close_behind(Socket s);
+TraceEvent workload_line_close_behind(Socket s);
 
 // A handler's entry and return, and its on_closed. `s` is the socket the workload added the
 // handler for; `arg_socket` the one the engine passed.
-std::string handler_line_enter(Socket s, ConnId id, Socket arg_socket, std::uint32_t events);
-std::string handler_line_leave(Socket s, std::uint32_t interest);
-std::string handler_line_closed(Socket s, ConnId id);
+TraceEvent handler_line_enter(Socket s, ConnId id, Socket arg_socket, std::uint32_t events);
+TraceEvent handler_line_leave(Socket s, std::uint32_t interest);
+TraceEvent handler_line_closed(Socket s, ConnId id);
+// `phase <phase>[ faults=on]`: the workload's phases (chaos, liveness, stop, end). `phase` must
+// be a literal.
+TraceEvent phase_line(std::string_view phase, bool faults_on = false);
 
 }  // namespace readyport

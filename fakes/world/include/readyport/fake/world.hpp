@@ -88,8 +88,11 @@ class World {
   const Runtime* runtime() const;                              // null on a real Os
   WorldOptions::Backend backend() const { return backend_; }
 
-  // Writes one line of the caller's own (the workload's, trace_lines.hpp) to the trace.
-  void record(std::string_view line) { trace_.record(*context_, line); }
+  // Writes one event of the caller's own (the workload's, trace_lines.hpp) to the trace.
+  void record(TraceEvent&& event) { trace_.record(*context_, event); }
+  void record(TraceEvent& event) { trace_.record(*context_, event); }
+  // The same for a line given as text (a rare one: a property's own).
+  void record_text(std::string_view line) { trace_.record(*context_, line); }
   // Runs `body` as the runtime's first thread (on a real Os: on the calling thread) and returns
   // the runtime's status (SimScheduler::run's; ok otherwise).
   Status run(const std::function<void()>& body);
@@ -119,8 +122,11 @@ class World {
     CheckingSink(LifetimeOracle& oracle, std::function<void(const Status&)> hook)
         : oracle_(oracle), hook_(std::move(hook)) {}
     void on_trace_line(std::string_view line) override;
+    void on_trace_event(const TraceEvent& event) override;
 
    private:
+    void report_once();  // calls the hook with the oracle's first violation, once
+
     LifetimeOracle& oracle_;
     const std::function<void(const Status&)> hook_;
     bool reported_ = false;  // under the trace's mutex

@@ -1,0 +1,512 @@
+// A trace event's building, reading and rendering (trace_event.hpp).
+#include "readyport/fake/trace_event.hpp"
+
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "readyport/fake/trace_parse.hpp"
+
+namespace readyport {
+namespace {
+
+void append_decimal(std::string* text_out, std::uint64_t value) {
+  char digits[24];
+  const std::to_chars_result written = std::to_chars(digits, digits + sizeof(digits), value);
+  READYPORT_ASSERT(written.ec == std::errc());
+  text_out->append(digits, written.ptr);
+}
+
+void append_signed(std::string* text_out, std::int64_t value) {
+  char digits[24];
+  const std::to_chars_result written = std::to_chars(digits, digits + sizeof(digits), value);
+  READYPORT_ASSERT(written.ec == std::errc());
+  text_out->append(digits, written.ptr);
+}
+
+void append_hex(std::string* text_out, std::uint64_t value) {
+  char digits[24];
+  const std::to_chars_result written = std::to_chars(digits, digits + sizeof(digits), value, 16);
+  READYPORT_ASSERT(written.ec == std::errc());
+  text_out->append("0x");
+  text_out->append(digits, written.ptr);
+}
+
+// The code's name, or error(<n>) when os_error_name does not know it.
+void append_error(std::string* text_out, std::uint64_t code) {
+  const std::string_view name = os_error_name(static_cast<std::uint32_t>(code));
+  if (name != "error") {
+    text_out->append(name);
+    return;
+  }
+  text_out->append("error(");
+  append_decimal(text_out, code);
+  text_out->push_back(')');
+}
+
+void append_operation(std::string* text_out, std::uint8_t operation) {
+  switch (operation) {
+    case kSockNotifyOpNone:
+      text_out->append("NONE");
+      return;
+    case kSockNotifyOpEnable:
+      text_out->append("ENABLE");
+      return;
+    case kSockNotifyOpDisable:
+      text_out->append("DISABLE");
+      return;
+    case kSockNotifyOpRemove:
+      text_out->append("REMOVE");
+      return;
+    default:
+      append_decimal(text_out, operation);
+      return;
+  }
+}
+
+void append_address(std::string* text_out, std::uint64_t packed) {
+  const auto host = static_cast<std::uint32_t>(packed >> 16);
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    append_decimal(text_out, (host >> shift) & 0xFF);
+    text_out->push_back(shift == 0 ? ':' : '.');
+  }
+  append_decimal(text_out, packed & 0xFFFF);
+}
+
+void append_reg(std::string* text_out, const TraceReg& reg) {
+  text_out->append("s=");
+  append_decimal(text_out, static_cast<std::uint64_t>(reg.socket));
+  text_out->append("/key=");
+  append_decimal(text_out, reg.key);
+  text_out->append("/filter=");
+  append_hex(text_out, reg.filter);
+  text_out->append("/op=");
+  append_operation(text_out, reg.operation);
+  text_out->append("/trig=");
+  append_hex(text_out, reg.trigger);
+  if (!reg.has_result) {
+    return;
+  }
+  text_out->append("/res=");
+  if (reg.applied) {
+    text_out->push_back('0');
+  } else {
+    append_error(text_out, reg.result_code);
+  }
+}
+
+void append_list(const TraceEvent& event, const TraceValue& value, std::string* text_out) {
+  READYPORT_ASSERT(value.number + value.count <= event.numbers.size());
+  text_out->push_back('[');
+  for (std::uint32_t i = 0; i < value.count; ++i) {
+    if (i > 0) {
+      text_out->push_back(',');
+    }
+    if (value.element == TraceValueKind::kThread) {
+      text_out->push_back('T');
+    }
+    append_decimal(text_out, event.numbers[value.number + i]);
+  }
+  text_out->push_back(']');
+}
+
+void append_regs(const TraceEvent& event, std::string* text_out) {
+  text_out->push_back('[');
+  for (std::size_t i = 0; i < event.regs.size(); ++i) {
+    if (i > 0) {
+      text_out->push_back(',');
+    }
+    append_reg(text_out, event.regs[i]);
+  }
+  text_out->push_back(']');
+}
+
+void append_entries(const TraceEvent& event, std::string* text_out) {
+  text_out->push_back('[');
+  for (std::size_t i = 0; i < event.entries.size(); ++i) {
+    if (i > 0) {
+      text_out->push_back(',');
+    }
+    text_out->append("key=");
+    append_decimal(text_out, event.entries[i].key);
+    text_out->append("/mask=");
+    append_hex(text_out, event.entries[i].mask);
+  }
+  text_out->push_back(']');
+}
+
+void append_field(const TraceEvent& event, const TraceField& field, std::string* text_out) {
+  text_out->push_back(' ');
+  text_out->append(field.key);
+  text_out->push_back('=');
+  trace_value_append(event, field.value, text_out);
+}
+
+}  // namespace
+
+// ---- Reading ------------------------------------------------------------------------------------
+
+const TraceValue* TraceEvent::find(std::string_view key) const {
+  for (const TraceField& field : fields) {
+    if (field.key == key) {
+      return &field.value;
+    }
+  }
+  for (const TraceField& field : result_fields) {
+    if (field.key == key) {
+      return &field.value;
+    }
+  }
+  return nullptr;
+}
+
+bool TraceEvent::find_u64(std::string_view key, std::uint64_t* value_out) const {
+  const TraceValue* found = find(key);
+  return found != nullptr && trace_value_u64(*found, value_out);
+}
+
+bool TraceEvent::find_id(std::string_view key, std::uint32_t* slot_out,
+                         std::uint32_t* generation_out) const {
+  const TraceValue* found = find(key);
+  if (found == nullptr) {
+    return false;
+  }
+  if (found->kind == TraceValueKind::kId) {
+    *slot_out = static_cast<std::uint32_t>(found->number >> 32);
+    *generation_out = static_cast<std::uint32_t>(found->number);
+    return true;
+  }
+  return found->kind == TraceValueKind::kText &&
+         parse_trace_conn_id(found->text, slot_out, generation_out);
+}
+
+bool trace_value_u64(const TraceValue& value, std::uint64_t* number_out) {
+  switch (value.kind) {
+    case TraceValueKind::kText:
+      return parse_trace_u64(value.text, number_out);
+    case TraceValueKind::kDecimal:
+    case TraceValueKind::kHex:
+    case TraceValueKind::kThread:
+      *number_out = value.number;
+      return true;
+    case TraceValueKind::kSigned:
+      // A negative number is not one (as its text "-1" would not parse).
+      if (static_cast<std::int64_t>(value.number) < 0) {
+        return false;
+      }
+      *number_out = value.number;
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool trace_value_is(const TraceEvent& event, const TraceValue& value, std::string_view text) {
+  if (value.kind == TraceValueKind::kText) {
+    return value.text == text;
+  }
+  std::string rendered;
+  trace_value_append(event, value, &rendered);
+  return rendered == text;
+}
+
+// ---- Building -----------------------------------------------------------------------------------
+
+TraceEvent& TraceEvent::word(std::string_view text) {
+  READYPORT_ASSERT(fields.empty() && !has_result);  // words come first
+  const bool added = words.push_back(TraceValue::of_text(text));
+  READYPORT_ASSERT(added);
+  return *this;
+}
+
+TraceEvent& TraceEvent::word_thread(std::uint32_t thread_id) {
+  READYPORT_ASSERT(fields.empty() && !has_result);
+  const bool added = words.push_back(TraceValue::of(TraceValueKind::kThread, thread_id));
+  READYPORT_ASSERT(added);
+  return *this;
+}
+
+TraceEvent& TraceEvent::value(std::string_view key, const TraceValue& value) {
+  const bool added = has_result ? result_fields.push_back(TraceField{key, value})
+                                : fields.push_back(TraceField{key, value});
+  READYPORT_ASSERT(added);
+  return *this;
+}
+
+TraceEvent& TraceEvent::list(std::string_view key, TraceValueKind element,
+                             const std::uint64_t* items, std::size_t count) {
+  TraceValue listed = TraceValue::of(TraceValueKind::kList, numbers.size());
+  listed.element = element;
+  listed.count = static_cast<std::uint32_t>(count);
+  numbers.insert(numbers.end(), items, items + count);
+  return value(key, listed);
+}
+
+TraceEvent& TraceEvent::registrations(const SockNotifyRegistration* registrations,
+                                      std::uint32_t count, bool with_results) {
+  READYPORT_ASSERT(!has_regs);
+  has_regs = true;
+  if (registrations == nullptr) {
+    return value("regs", TraceValue::of(TraceValueKind::kRegsNull, 0));
+  }
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const SockNotifyRegistration& r = registrations[i];
+    TraceReg reg{r.socket, r.completion_key, r.event_filter, r.operation, r.trigger_flags};
+    reg.has_result = with_results;
+    reg.applied = with_results && r.registration_result == 0;
+    reg.result_code = with_results ? r.registration_result : 0;
+    regs.push_back(reg);
+  }
+  return value("regs", TraceValue::of(TraceValueKind::kRegs, 0));
+}
+
+TraceEvent& TraceEvent::completions(const OverlappedEntry* completed, std::uint32_t count) {
+  READYPORT_ASSERT(!has_entries);
+  has_entries = true;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    entries.push_back(TraceEntry{completed[i].completion_key, completed[i].bytes_transferred});
+  }
+  return value("entries", TraceValue::of(TraceValueKind::kEntries, 0));
+}
+
+TraceEvent& TraceEvent::arrow(const TraceValue& value) {
+  READYPORT_ASSERT(!has_result);
+  has_result = true;
+  result = value;
+  return *this;
+}
+
+void TraceEvent::clear() {
+  seq = 0;
+  time_ns = 0;
+  thread = 0;
+  name = std::string_view();
+  words.clear();
+  fields.clear();
+  has_result = false;
+  result = TraceValue();
+  result_fields.clear();
+  has_regs = false;
+  regs.clear();
+  has_entries = false;
+  entries.clear();
+  numbers.clear();
+}
+
+// ---- Rendering ----------------------------------------------------------------------------------
+
+void trace_value_append(const TraceEvent& event, const TraceValue& value, std::string* text_out) {
+  switch (value.kind) {
+    case TraceValueKind::kText:
+      text_out->append(value.text);
+      return;
+    case TraceValueKind::kDecimal:
+      return append_decimal(text_out, value.number);
+    case TraceValueKind::kSigned:
+      return append_signed(text_out, static_cast<std::int64_t>(value.number));
+    case TraceValueKind::kHex:
+      return append_hex(text_out, value.number);
+    case TraceValueKind::kError:
+      return append_error(text_out, value.number);
+    case TraceValueKind::kId:
+      append_decimal(text_out, value.number >> 32);
+      text_out->push_back('/');
+      return append_decimal(text_out, value.number & 0xFFFFFFFFU);
+    case TraceValueKind::kAddress:
+      return append_address(text_out, value.number);
+    case TraceValueKind::kThread:
+      text_out->push_back('T');
+      return append_decimal(text_out, value.number);
+    case TraceValueKind::kList:
+      return append_list(event, value, text_out);
+    case TraceValueKind::kRegs:
+      return append_regs(event, text_out);
+    case TraceValueKind::kRegsNull:
+      text_out->append("null");
+      return;
+    case TraceValueKind::kEntries:
+      return append_entries(event, text_out);
+  }
+  READYPORT_UNREACHABLE();
+}
+
+void trace_event_render(const TraceEvent& event, std::string* text_out) {
+  append_decimal(text_out, event.seq);
+  text_out->push_back(' ');
+  append_decimal(text_out, event.time_ns);
+  text_out->append(" T");
+  append_decimal(text_out, event.thread);
+  text_out->push_back(' ');
+  text_out->append(event.name);
+  for (const TraceValue& word : event.words) {
+    text_out->push_back(' ');
+    trace_value_append(event, word, text_out);
+  }
+  for (const TraceField& field : event.fields) {
+    append_field(event, field, text_out);
+  }
+  if (event.has_result) {
+    text_out->append(" -> ");
+    trace_value_append(event, event.result, text_out);
+    for (const TraceField& field : event.result_fields) {
+      append_field(event, field, text_out);
+    }
+  }
+  text_out->push_back('\n');
+}
+
+// ---- Hashing ------------------------------------------------------------------------------------
+
+namespace {
+
+// 64-bit words into a 64-bit state, as FNV-1a does bytes: xor, then an odd multiplier. Each step
+// is a bijection of the state, so two encodings that differ in one word always differ.
+class Hasher {
+ public:
+  explicit Hasher(std::uint64_t basis) : state_(basis) {}
+  void add(std::uint64_t word) {
+    state_ ^= word;
+    state_ *= 0x9E3779B97F4A7C15ULL;
+  }
+  // Up to 7 bytes: one word, the length in its top byte. Longer: the length (above 0xFF, so never
+  // a short text's word), then the bytes in little-endian words, the last one zero-padded.
+  void add_text(std::string_view text) {
+    if (text.size() < 8) {
+      add(load(text.data(), text.size()) | (std::uint64_t{text.size()} << 56));
+      return;
+    }
+    add(0x100 + text.size());
+    std::size_t at = 0;
+    for (; at + 8 <= text.size(); at += 8) {
+      add(load(text.data() + at, 8));
+    }
+    if (at < text.size()) {
+      add(load(text.data() + at, text.size() - at));
+    }
+  }
+  std::uint64_t state() const { return state_; }
+
+ private:
+  // Up to 8 bytes as a little-endian word (a fixed-size copy for 8, which compiles to one load;
+  // a byte loop for fewer, where a copy of a variable size would be a call).
+  static std::uint64_t load(const char* bytes, std::size_t size) {
+    if (size == 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, bytes, 8);
+      if constexpr (std::endian::native == std::endian::big) {
+        word = byte_reversed(word);
+      }
+      return word;
+    }
+    std::uint64_t word = 0;
+    for (std::size_t i = 0; i < size; ++i) {
+      word |= std::uint64_t{static_cast<std::uint8_t>(bytes[i])} << (8 * i);
+    }
+    return word;
+  }
+  static std::uint64_t byte_reversed(std::uint64_t word) {
+    std::uint64_t reversed = 0;
+    for (int i = 0; i < 8; ++i) {
+      reversed = (reversed << 8) | ((word >> (8 * i)) & 0xFF);
+    }
+    return reversed;
+  }
+  std::uint64_t state_;
+};
+
+// A part's tag in the encoding.
+enum : std::uint64_t { kTagWord = 1, kTagField, kTagResult, kTagResultField, kTagName, kTagText };
+
+// `tag` says which part of the event the value is; one word with the value's kind.
+void hash_value(const TraceEvent& event, std::uint64_t tag, const TraceValue& value,
+                Hasher* hasher) {
+  hasher->add(tag | (static_cast<std::uint64_t>(value.kind) << 8) |
+              (static_cast<std::uint64_t>(value.element) << 16) |
+              (static_cast<std::uint64_t>(value.count) << 24));
+  switch (value.kind) {
+    case TraceValueKind::kText:
+      return hasher->add_text(value.text);
+    case TraceValueKind::kList:
+      for (std::uint32_t i = 0; i < value.count; ++i) {
+        hasher->add(event.numbers[value.number + i]);
+      }
+      return;
+    case TraceValueKind::kRegs:
+      hasher->add(event.regs.size());
+      for (const TraceReg& reg : event.regs) {
+        hasher->add(static_cast<std::uint64_t>(reg.socket));
+        hasher->add(reg.key);
+        hasher->add(std::uint64_t{reg.filter} | (std::uint64_t{reg.operation} << 16) |
+                    (std::uint64_t{reg.trigger} << 24) | (std::uint64_t{reg.has_result} << 32) |
+                    (std::uint64_t{reg.applied} << 33));
+        hasher->add(reg.result_code);
+      }
+      return;
+    case TraceValueKind::kEntries:
+      hasher->add(event.entries.size());
+      for (const TraceEntry& entry : event.entries) {
+        hasher->add(entry.key);
+        hasher->add(entry.mask);
+      }
+      return;
+    default:
+      return hasher->add(value.number);
+  }
+}
+
+void hash_field(const TraceEvent& event, std::uint64_t tag, const TraceField& field,
+                Hasher* hasher) {
+  hasher->add_text(field.key);
+  hash_value(event, tag, field.value, hasher);
+}
+
+}  // namespace
+
+std::uint64_t trace_event_hash(const TraceEvent& event, std::uint64_t basis) {
+  Hasher hasher(basis);
+  hasher.add(event.time_ns);
+  hasher.add(std::uint64_t{event.thread} | (kTagName << 32));
+  hasher.add_text(event.name);
+  for (const TraceValue& word : event.words) {
+    hash_value(event, kTagWord, word, &hasher);
+  }
+  for (const TraceField& field : event.fields) {
+    hash_field(event, kTagField, field, &hasher);
+  }
+  if (event.has_result) {
+    hash_value(event, kTagResult, event.result, &hasher);
+    for (const TraceField& field : event.result_fields) {
+      hash_field(event, kTagResultField, field, &hasher);
+    }
+  }
+  return hasher.state();
+}
+
+std::uint64_t trace_text_hash(std::string_view event_text, std::uint64_t time_ns,
+                              std::uint32_t thread, std::uint64_t basis) {
+  Hasher hasher(basis);
+  hasher.add(time_ns);
+  hasher.add(std::uint64_t{thread} | (kTagText << 32));
+  hasher.add_text(event_text);
+  return hasher.state();
+}
+
+// ---- Interning ----------------------------------------------------------------------------------
+
+std::string_view trace_intern(std::string_view text) {
+  // Never freed: views handed out stay valid until the process ends. std::set's nodes do not
+  // move, so neither do the strings in them.
+  static std::mutex mutex;
+  static std::set<std::string, std::less<>> texts;
+  std::lock_guard<std::mutex> guard(mutex);
+  const auto found = texts.find(text);
+  if (found != texts.end()) {
+    return *found;
+  }
+  READYPORT_ASSERT(texts.size() < kTraceInternedMax);
+  return *texts.emplace(text).first;
+}
+
+}  // namespace readyport
