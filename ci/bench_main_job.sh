@@ -14,8 +14,9 @@
 # processes of a loaded machine do not inflate as they do wall time.
 #
 # Output: one line per run, then the medians, the ratio new / old, and "same judgement" when both
-# builds gave every seed the same trace hash (they must, unless a commit between them changed
-# what a trace is: then "traces differ", and the figures still stand).
+# builds gave every seed the same trace hash, or, when a commit between them changed what a hash
+# is, when their summaries agree on every line but time and rate (verdicts, failures, coverage
+# rows, the oracle's counts, the figures); "judgement DIFFERS" otherwise.
 # Exit status: 0 when measured (whatever the ratio), 2 on bad arguments or a failed build, 1 when
 # a run failed a seed (a benchmark of a failing build means nothing).
 set -euo pipefail
@@ -109,7 +110,15 @@ same="same judgement: every seed the same trace hash in both builds"
 # The seeds' trace hashes, in seed order, of each build's first run.
 if ! cmp -s <(grep -o '"trace_hash": *"[0-9a-f]*"' build/bench-old-1.json) \
             <(grep -o '"trace_hash": *"[0-9a-f]*"' build/bench-new-1.json); then
-  same="traces differ between the builds (a commit between them changed what a trace is)"
+  # A commit between them changed what a trace hash is (e.g. trace format 3): then the summaries
+  # must still agree line for line (verdicts, failures, coverage rows, the oracle's counts, the
+  # figures), all but the lines of time and rate.
+  untimed() { grep -vE '^  (wall time|seeds/s|scheduled calls/s) ' "$1"; }
+  if cmp -s <(untimed "$log_dir/bench-old-1.log") <(untimed "$log_dir/bench-new-1.log"); then
+    same="same judgement: the trace hashes differ (a commit between them changed what a hash is), every line of the summaries (verdicts, failures, coverage rows, oracle counts, figures) is equal"
+  else
+    same="judgement DIFFERS: the summaries differ beyond time and rate (diff $log_dir/bench-old-1.log $log_dir/bench-new-1.log)"
+  fi
 fi
 awk -v os="$old_seeds" -v ns="$new_seeds" -v ot="$old_steps" -v nt="$new_steps" 'BEGIN {
   printf "bench: medians: seeds per CPU-second %.1f -> %.1f (%.2fx); scheduled calls per CPU-second %.2f M -> %.2f M (%.2fx)\n",

@@ -73,6 +73,7 @@ FaultyOs::FaultyOs(Os& inner, FaultPlan plan, std::uint64_t seed, Trace* trace,
                    const TraceContext* context, const TraceContext* clock)
     : ForwardingOs(inner),
       plan_(plan),
+      time_outages_(plan.has_time_outage()),
       trace_(trace),
       context_(context),
       clock_(clock != nullptr ? clock : context),
@@ -140,9 +141,7 @@ FaultCounts FaultyOs::counts() const {
 
 // ---- Drawing ----------------------------------------------------------------------------------
 
-std::uint64_t FaultyOs::clock_now_ns() const {
-  return plan_.has_time_outage() ? clock_->trace_time_ns() : 0;
-}
+std::uint64_t FaultyOs::clock_now_ns() const { return time_outages_ ? clock_->trace_time_ns() : 0; }
 
 bool FaultyOs::outage_holds(std::size_t i, std::uint64_t hit, std::uint64_t now_ns) const {
   if (hit <= down_through_hit_[i]) {

@@ -150,17 +150,28 @@ void LifetimeOracle::State::read_event(const TraceEvent& event) {
   ++counts.lines;
   raw = std::string_view();
   line = &event;
-  const auto known = name_classes.find(event.name.data());
-  if (known != name_classes.end() && known->second.first == event.name.size()) {
-    judge(known->second.second);
-  } else {
-    const EventClass event_class = classify(event.name);
-    if (name_classes.size() < kNameClassesMax) {
-      name_classes[event.name.data()] = {event.name.size(), event_class};
-    }
-    judge(event_class);
+  const auto address = reinterpret_cast<std::uintptr_t>(event.name.data());
+  // Fibonacci hashing of the address: interned names sit in nodes a few dozen bytes apart.
+  NameClass& known = name_classes[(address * 0x9E3779B97F4A7C15ULL) >> 54];
+  static_assert(kNameClassesMax == 1024, "the shift above keeps 10 bits");
+  if (known.data != event.name.data() || known.size != event.name.size()) {
+    known = NameClass{event.name.data(), event.name.size(), classify(event.name)};
   }
+  judge(known.event_class);
   line = &parsed;  // `event` is the recorder's: not kept past this call
+}
+
+ThreadState& LifetimeOracle::State::thread_state(std::uint32_t id) {
+  if (id >= kThreadIndexMax) {
+    return threads[id];
+  }
+  if (thread_index.size() <= id) {
+    thread_index.resize(std::size_t{id} + 1, nullptr);
+  }
+  if (thread_index[id] == nullptr) {
+    thread_index[id] = &threads[id];
+  }
+  return *thread_index[id];
 }
 
 void LifetimeOracle::State::judge(const EventClass& event_class) {
@@ -169,7 +180,7 @@ void LifetimeOracle::State::judge(const EventClass& event_class) {
   }
   has_seq = true;
   last_seq = line->seq;
-  ThreadState& t = threads[line->thread];
+  ThreadState& t = thread_state(line->thread);
   t.id = line->thread;
   if (event_class.handler == EventHandler::kScheduler) {
     return;  // the scheduler's own lines: nothing to judge

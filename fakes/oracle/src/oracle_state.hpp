@@ -9,6 +9,7 @@
 // LifetimeOracle's mutex. Errors: violations and unreadable lines become `violation` (fail()).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -17,7 +18,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -37,7 +37,8 @@ inline constexpr std::size_t kEndedKeysMax = 65536;
 inline constexpr std::size_t kOrphansMax = 65536;
 inline constexpr std::size_t kClosedUnremovedMax = 65536;
 inline constexpr std::size_t kQuotedCharsMax = 160;
-inline constexpr std::size_t kNameClassesMax = 4096;
+inline constexpr std::size_t kNameClassesMax = 1024;  // a power of two
+inline constexpr std::size_t kThreadIndexMax = 4096;
 // Handler::on_events's kInterestClose (engine.hpp), as the workload writes it in hnd.leave.
 inline constexpr std::uint64_t kReturnClose = 0x8000;
 
@@ -294,6 +295,7 @@ struct LifetimeOracle::State {
   void read(std::string_view text);
   void read_event(const TraceEvent& event);
   void judge(const EventClass& event_class);
+  ThreadState& thread_state(std::uint32_t id);  // threads[id], through thread_index
   void dispatch(ThreadState& t, EventHandler handler);
   // The current event's result is (reads as) `text`; the result as text, for a message.
   bool result_is(std::string_view text) const { return trace_value_is(*line, line->result, text); }
@@ -420,10 +422,17 @@ struct LifetimeOracle::State {
   // ---- Data (all guarded by LifetimeOracle::mutex_) ---------------------------------------------
   TraceEvent parsed;                 // the current line, when it came as text
   const TraceEvent* line = &parsed;  // the current event: `parsed`, or a recorded event
-  // classify() of recorded events' names, by the name's address and size: a recorded event's name
-  // is a literal or interned, so one address always holds the same text. Only a memo of a pure
-  // function: never iterated, so its order cannot reach a verdict. Bounded by kNameClassesMax.
-  std::unordered_map<const char*, std::pair<std::size_t, EventClass>> name_classes;
+  // classify() of recorded events' names, by the name's address and size (direct-mapped, a miss
+  // classifies again): a recorded event's name is a literal or interned, so one address always
+  // holds the same text. Only a memo of a pure function, never iterated: no verdict depends on it.
+  struct NameClass {
+    const char* data = nullptr;
+    std::size_t size = 0;
+    EventClass event_class;
+  };
+  std::array<NameClass, kNameClassesMax> name_classes{};
+  // threads' entries by thread id, for ids below kThreadIndexMax (std::map's nodes do not move).
+  std::vector<ThreadState*> thread_index;
   std::string_view raw;  // the current line's text (empty for a recorded event)
   bool has_seq = false;
   std::uint64_t last_seq = 0;

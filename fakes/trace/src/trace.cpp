@@ -51,6 +51,31 @@ void append_decimal(std::string& text, std::uint64_t value) {
 
 bool is_scheduler_line(std::string_view name) { return name.substr(0, 6) == "sched."; }
 
+// `to` = `from`, without touching the lists when both are empty (most events have none).
+template <typename Vector>
+void copy_list(const Vector& from, Vector* to) {
+  if (!from.empty() || !to->empty()) {
+    *to = from;
+  }
+}
+
+void tail_copy(const TraceEvent& from, TraceEvent* to) {
+  to->seq = from.seq;
+  to->time_ns = from.time_ns;
+  to->thread = from.thread;
+  to->name = from.name;
+  to->words = from.words;
+  to->fields = from.fields;
+  to->has_result = from.has_result;
+  to->result = from.result;
+  to->result_fields = from.result_fields;
+  to->has_regs = from.has_regs;
+  copy_list(from.regs, &to->regs);
+  to->has_entries = from.has_entries;
+  copy_list(from.entries, &to->entries);
+  copy_list(from.numbers, &to->numbers);
+}
+
 }  // namespace
 
 void TraceSink::on_trace_event(const TraceEvent& event) {
@@ -77,7 +102,7 @@ void Trace::record(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& even
   }
   if (options_.tail_lines_max > 0) {
     TailEntry& entry = tail_next_locked();
-    entry.event = event;
+    tail_copy(event, &entry.event);
     entry.line.clear();
   }
   // Under the mutex: the sink sees the events one at a time and in seq order.

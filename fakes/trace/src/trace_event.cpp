@@ -1,12 +1,12 @@
 // A trace event's building, reading and rendering (trace_event.hpp).
 #include "readyport/fake/trace_event.hpp"
 
-#include <bit>
+#include <array>
 #include <charconv>
-#include <cstring>
 #include <mutex>
 #include <set>
 
+#include "readyport/fake/trace.hpp"
 #include "readyport/fake/trace_parse.hpp"
 
 namespace readyport {
@@ -228,13 +228,6 @@ TraceEvent& TraceEvent::word_thread(std::uint32_t thread_id) {
   return *this;
 }
 
-TraceEvent& TraceEvent::value(std::string_view key, const TraceValue& value) {
-  const bool added = has_result ? result_fields.push_back(TraceField{key, value})
-                                : fields.push_back(TraceField{key, value});
-  READYPORT_ASSERT(added);
-  return *this;
-}
-
 TraceEvent& TraceEvent::list(std::string_view key, TraceValueKind element,
                              const std::uint64_t* items, std::size_t count) {
   TraceValue listed = TraceValue::of(TraceValueKind::kList, numbers.size());
@@ -361,59 +354,82 @@ void trace_event_render(const TraceEvent& event, std::string* text_out) {
 
 namespace {
 
-// 64-bit words into a 64-bit state, as FNV-1a does bytes: xor, then an odd multiplier. Each step
-// is a bijection of the state, so two encodings that differ in one word always differ.
+// FNV-1a 64 of a text's bytes: one word for the hasher. Recorded texts are literals or
+// interned (trace_event.hpp), so one address always holds the same bytes: a small cache per
+// thread, keyed by address and size, computes each name's word once. It only saves the work;
+// every word is the bytes' own hash, so the result never depends on the cache or on addresses.
+std::uint64_t text_word(std::string_view text) {
+  struct Cached {
+    const char* data = nullptr;
+    std::size_t size = 0;
+    std::uint64_t word = 0;
+  };
+  static constexpr std::size_t kCachedMax = 256;
+  thread_local std::array<Cached, kCachedMax> cache;
+  const auto address = reinterpret_cast<std::uintptr_t>(text.data());
+  Cached& slot = cache[(address * 0x9E3779B97F4A7C15ULL) >> 56];  // Fibonacci hashing, 8 bits
+  static_assert(kCachedMax == 256);
+  if (slot.data != text.data() || slot.size != text.size()) {
+    slot = Cached{text.data(), text.size(), fnv1a64(text)};
+    return slot.word;
+  }
+  // Every 64th hit checks the contract: a text that changed under its address (a recorder that
+  // passed a transient string, not a literal nor trace_intern()'s text) would otherwise give a
+  // wrong hash silently.
+  thread_local std::uint32_t hits = 0;
+  if (++hits % 64 == 0) {
+    const bool recorded_text_is_stable = slot.word == fnv1a64(text);
+    READYPORT_ASSERT(recorded_text_is_stable);
+  }
+  return slot.word;
+}
+
+// 64-bit words into two 64-bit lanes, as FNV-1a does bytes: xor, then an odd multiplier. Words
+// are gathered in a buffer and taken in pairs, the first of each pair into one lane and the second
+// into the other (two chains of multiplications side by side, in registers); state() mixes the
+// lanes into one. Each step is a bijection of its lane, so two events that differ in one word
+// always get different lanes.
 class Hasher {
  public:
-  explicit Hasher(std::uint64_t basis) : state_(basis) {}
+  explicit Hasher(std::uint64_t basis) : lane_a_(basis), lane_b_(basis ^ kLaneSeed) {}
   void add(std::uint64_t word) {
-    state_ ^= word;
-    state_ *= 0x9E3779B97F4A7C15ULL;
+    if (size_ == words_.size()) {
+      take();
+    }
+    words_[size_++] = word;
   }
-  // Up to 7 bytes: one word, the length in its top byte. Longer: the length (above 0xFF, so never
-  // a short text's word), then the bytes in little-endian words, the last one zero-padded.
-  void add_text(std::string_view text) {
-    if (text.size() < 8) {
-      add(load(text.data(), text.size()) | (std::uint64_t{text.size()} << 56));
-      return;
-    }
-    add(0x100 + text.size());
-    std::size_t at = 0;
-    for (; at + 8 <= text.size(); at += 8) {
-      add(load(text.data() + at, 8));
-    }
-    if (at < text.size()) {
-      add(load(text.data() + at, text.size() - at));
-    }
+  // A text: one word standing for its bytes (text_word).
+  void add_text(std::string_view text) { add(text_word(text)); }
+  std::uint64_t state() {
+    take();
+    const std::uint64_t other = (lane_b_ << 32) | (lane_b_ >> 32);
+    return (lane_a_ ^ other) * kMultiplier;
   }
-  std::uint64_t state() const { return state_; }
 
  private:
-  // Up to 8 bytes as a little-endian word (a fixed-size copy for 8, which compiles to one load;
-  // a byte loop for fewer, where a copy of a variable size would be a call).
-  static std::uint64_t load(const char* bytes, std::size_t size) {
-    if (size == 8) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, bytes, 8);
-      if constexpr (std::endian::native == std::endian::big) {
-        word = byte_reversed(word);
-      }
-      return word;
+  // Mixes the buffered words into the lanes and empties the buffer (its size stays even but at
+  // the very end, so each word's lane depends only on its place in the event).
+  void take() {
+    std::uint64_t a = lane_a_;
+    std::uint64_t b = lane_b_;
+    std::size_t i = 0;
+    for (; i + 2 <= size_; i += 2) {
+      a = (a ^ words_[i]) * kMultiplier;
+      b = (b ^ words_[i + 1]) * kMultiplier;
     }
-    std::uint64_t word = 0;
-    for (std::size_t i = 0; i < size; ++i) {
-      word |= std::uint64_t{static_cast<std::uint8_t>(bytes[i])} << (8 * i);
+    if (i < size_) {
+      a = (a ^ words_[i]) * kMultiplier;
     }
-    return word;
+    lane_a_ = a;
+    lane_b_ = b;
+    size_ = 0;
   }
-  static std::uint64_t byte_reversed(std::uint64_t word) {
-    std::uint64_t reversed = 0;
-    for (int i = 0; i < 8; ++i) {
-      reversed = (reversed << 8) | ((word >> (8 * i)) & 0xFF);
-    }
-    return reversed;
-  }
-  std::uint64_t state_;
+  static constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ULL;
+  static constexpr std::uint64_t kLaneSeed = 0x6A09E667F3BCC909ULL;
+  std::uint64_t lane_a_;
+  std::uint64_t lane_b_;
+  std::array<std::uint64_t, 32> words_;  // [0, size_) not yet taken; an even size
+  std::size_t size_ = 0;
 };
 
 // A part's tag in the encoding.
@@ -489,7 +505,7 @@ std::uint64_t trace_text_hash(std::string_view event_text, std::uint64_t time_ns
   Hasher hasher(basis);
   hasher.add(time_ns);
   hasher.add(std::uint64_t{thread} | (kTagText << 32));
-  hasher.add_text(event_text);
+  hasher.add(fnv1a64(event_text));  // its bytes, never the cache: the text is transient
   return hasher.state();
 }
 

@@ -167,6 +167,7 @@ class FaultyOs final : public ForwardingOs {
   void inject_last_error(std::uint32_t code);
 
   const FaultPlan plan_;
+  const bool time_outages_;  // plan_.has_time_outage(), asked at every hit
   Trace* const trace_;
   const TraceContext* const context_;
   const TraceContext* const clock_;  // time outages' clock: `clock`, else context_

@@ -138,6 +138,7 @@ struct TraceEntry {
   std::uint32_t mask = 0;
 };
 
+// (A new member must be copied by trace.cpp's tail_copy too.)
 struct TraceEvent {
   // Stamped by Trace::record (a parsed line: read from its prefix).
   std::uint64_t seq = 0;
@@ -169,7 +170,12 @@ struct TraceEvent {
   // ---- Building (asserts the limits above; returns *this) ----
   TraceEvent& word(std::string_view text);
   TraceEvent& word_thread(std::uint32_t thread_id);
-  TraceEvent& value(std::string_view key, const TraceValue& value);
+  TraceEvent& value(std::string_view key, const TraceValue& value) {
+    const bool added = has_result ? result_fields.push_back(TraceField{key, value})
+                                  : fields.push_back(TraceField{key, value});
+    READYPORT_ASSERT(added);
+    return *this;
+  }
   TraceEvent& num(std::string_view key, std::uint64_t number) {
     return value(key, TraceValue::of(TraceValueKind::kDecimal, number));
   }
