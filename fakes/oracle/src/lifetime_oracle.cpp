@@ -27,11 +27,13 @@ LifetimeOracle::~LifetimeOracle() = default;
 void LifetimeOracle::on_trace_line(std::string_view line) {
   std::lock_guard<std::mutex> guard(mutex_);
   state_->read(line);
+  note_violation_locked();
 }
 
 void LifetimeOracle::on_trace_event(const TraceEvent& event) {
   std::lock_guard<std::mutex> guard(mutex_);
   state_->read_event(event);
+  note_violation_locked();
 }
 
 void LifetimeOracle::observe_text(std::string_view text) {
@@ -45,11 +47,13 @@ void LifetimeOracle::observe_text(std::string_view text) {
     }
     state_->read(one);
   }
+  note_violation_locked();
 }
 
 Status LifetimeOracle::finish() {
   std::lock_guard<std::mutex> guard(mutex_);
   state_->finish(/*run_ended=*/true);
+  note_violation_locked();
   if (state_->violation.empty()) {
     return Status();
   }
@@ -59,10 +63,17 @@ Status LifetimeOracle::finish() {
 Status LifetimeOracle::finish_cut() {
   std::lock_guard<std::mutex> guard(mutex_);
   state_->finish(/*run_ended=*/false);
+  note_violation_locked();
   if (state_->violation.empty()) {
     return Status();
   }
   return Status(StatusCode::kInternal, state_->violation);
+}
+
+void LifetimeOracle::note_violation_locked() {
+  if (!state_->violation.empty()) {
+    violated_.store(true, std::memory_order_release);
+  }
 }
 
 Status LifetimeOracle::status() const {

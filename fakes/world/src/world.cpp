@@ -33,7 +33,7 @@ void World::CheckingSink::on_trace_event(const TraceEvent& event) {
 }
 
 void World::CheckingSink::report_once() {
-  if (reported_ || !hook_) {
+  if (reported_ || !hook_ || !oracle_.violated()) {
     return;
   }
   const Status status = oracle_.status();

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -110,6 +111,9 @@ class LifetimeOracle final : public TraceSink {
   // ok, or the first violation (kInternal, a sentence naming the rule, the socket, key or
   // connection, and the line's seq).
   Status status() const;
+  // Whether status() is a violation, without the lock (an atomic flag): for a sink that asks after
+  // every line.
+  bool violated() const { return violated_.load(std::memory_order_acquire); }
   // The first violation, if one was found and the oracle is not busy (never blocks): for a last
   // report when the process is about to abort on a broken engine assertion.
   bool try_violation(std::string* violation_out) const;
@@ -130,8 +134,12 @@ class LifetimeOracle final : public TraceSink {
  private:
   struct State;
 
+  // Sets violated_ once the state holds a violation. mutex_ held.
+  void note_violation_locked();
+
   mutable std::mutex mutex_;
   std::unique_ptr<State> state_;  // guarded by mutex_
+  std::atomic<bool> violated_{false};
 };
 
 }  // namespace readyport
