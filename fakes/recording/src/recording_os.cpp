@@ -53,11 +53,11 @@ TraceValue flag_result(bool value) { return TraceValue::of_text(value ? "1" : "0
 // "<prefix><n><suffix>", interned (an event's name lives as long as the trace). Built by
 // appending: `"m" + std::to_string(n)` makes g++ 12 at -O2/-O3 warn -Wrestrict about its own
 // inlined memcpy (a false positive, GCC bug 105651).
-std::string_view numbered_name(char const* prefix, std::uint32_t number, std::string_view suffix) {
+TraceText numbered_name(char const* prefix, std::uint32_t number, std::string_view suffix) {
   std::string name(prefix);
   name += std::to_string(number);
   name += suffix;
-  return trace_intern(name);
+  return TraceText::at_run_time(trace_intern(name));
 }
 
 // A Mutex whose calls are recorded as m<n>.lock / m<n>.try_lock / m<n>.unlock.
@@ -90,9 +90,9 @@ class RecordingMutex final : public Mutex {
  private:
   RecordingOs& os_;
   std::unique_ptr<Mutex> inner_;
-  const std::string_view lock_name_;  // interned
-  const std::string_view try_lock_name_;
-  const std::string_view unlock_name_;
+  const TraceText lock_name_;  // interned
+  const TraceText try_lock_name_;
+  const TraceText unlock_name_;
 };
 
 // A Thread whose join is recorded as th<n>.join.
@@ -109,7 +109,7 @@ class RecordingThread final : public Thread {
  private:
   RecordingOs& os_;
   std::unique_ptr<Thread> inner_;
-  const std::string_view join_name_;  // interned
+  const TraceText join_name_;  // interned
 };
 
 // The calling logical thread's pending begin lines (a fiber's own, under SimScheduler): only a
@@ -246,7 +246,7 @@ bool RecordingOs::post_queued_completion_status(Port port, std::uint32_t bytes_t
   line.num("port", port.value).hex("bytes", bytes_transferred).num("key", completion_key);
   IntervalBegins begins(*this, begin_lines_);
   Line begin = line;
-  begin.name = "post.begin";
+  begin.rename("post.begin");
   begins.add(EffectPoint::kCall, begin);
   const bool ok =
       inner().post_queued_completion_status(port, bytes_transferred, completion_key, overlapped);
@@ -399,7 +399,7 @@ std::unique_ptr<Mutex> RecordingOs::mutex_create() {
   std::unique_ptr<Mutex> created = inner().mutex_create();
   READYPORT_ASSERT(created != nullptr);
   const std::uint32_t number = mutexes_created_.fetch_add(1) + 1;
-  record(Line("mutex_create").arrow_text(numbered_name("m", number, "")));
+  record(Line("mutex_create").arrow_text(numbered_name("m", number, "").text()));
   return std::make_unique<RecordingMutex>(*this, std::move(created), number);
 }
 
@@ -415,7 +415,7 @@ Result<std::unique_ptr<Thread>> RecordingOs::thread_start(std::string_view name,
   const std::uint32_t number = threads_started_.fetch_add(1) + 1;
   record(Line("thread_start")
              .text("name", trace_intern(name))
-             .arrow_text(numbered_name("th", number, "")));
+             .arrow_text(numbered_name("th", number, "").text()));
   return std::unique_ptr<Thread>(
       std::make_unique<RecordingThread>(*this, std::move(started).value(), number));
 }

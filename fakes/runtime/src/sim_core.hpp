@@ -107,7 +107,7 @@ void strategy_parameters(const SimCore& core, std::string& text);
 // Records `core.line` as a line of thread `thread_id`, when tracing.
 void trace_line(SimCore& core, std::uint32_t thread_id);
 // Clears core.event and names it `name` (a literal): the event to build and trace_event().
-TraceEvent& event_start(SimCore& core, std::string_view name);
+TraceEvent& event_start(SimCore& core, TraceText name);
 // Records core.event as an event of thread `thread_id`, when tracing.
 void trace_event(SimCore& core, std::uint32_t thread_id);
 bool tracing(const SimCore& core);

@@ -49,9 +49,9 @@ void trace_line(SimCore& core, std::uint32_t thread_id) {
   core.options.trace->record(core.now_ns.load(std::memory_order_relaxed), thread_id, core.line);
 }
 
-TraceEvent& event_start(SimCore& core, std::string_view name) {
+TraceEvent& event_start(SimCore& core, TraceText name) {
   core.event.clear();
-  core.event.name = name;
+  core.event.rename(name);
   return core.event;
 }
 

@@ -228,8 +228,8 @@ TraceEvent& TraceEvent::word_thread(std::uint32_t thread_id) {
   return *this;
 }
 
-TraceEvent& TraceEvent::list(std::string_view key, TraceValueKind element,
-                             const std::uint64_t* items, std::size_t count) {
+TraceEvent& TraceEvent::list(TraceText key, TraceValueKind element, const std::uint64_t* items,
+                             std::size_t count) {
   TraceValue listed = TraceValue::of(TraceValueKind::kList, numbers.size());
   listed.element = element;
   listed.count = static_cast<std::uint32_t>(count);
@@ -276,6 +276,7 @@ void TraceEvent::clear() {
   time_ns = 0;
   thread = 0;
   name = std::string_view();
+  name_word = 0;
   words.clear();
   fields.clear();
   has_result = false;
@@ -474,7 +475,7 @@ void hash_value(const TraceEvent& event, std::uint64_t tag, const TraceValue& va
 
 void hash_field(const TraceEvent& event, std::uint64_t tag, const TraceField& field,
                 Hasher* hasher) {
-  hasher->add_text(field.key);
+  hasher->add(field.key_word);
   hash_value(event, tag, field.value, hasher);
 }
 
@@ -484,7 +485,7 @@ std::uint64_t trace_event_hash(const TraceEvent& event, std::uint64_t basis) {
   Hasher hasher(basis);
   hasher.add(event.time_ns);
   hasher.add(std::uint64_t{event.thread} | (kTagName << 32));
-  hasher.add_text(event.name);
+  hasher.add(event.name_word);
   for (const TraceValue& word : event.words) {
     hash_value(event, kTagWord, word, &hasher);
   }

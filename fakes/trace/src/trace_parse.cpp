@@ -219,7 +219,9 @@ Status parse_tokens(std::string_view rest, TraceEvent* line) {
       }
       continue;
     }
-    const TraceField field{token.substr(0, equals), TraceValue::of_text(token.substr(equals + 1))};
+    const std::string_view key = token.substr(0, equals);
+    const TraceField field{key, TraceValue::of_text(token.substr(equals + 1)),
+                           trace_text_word(key)};
     if (!(after_arrow ? line->result_fields.push_back(field) : line->fields.push_back(field))) {
       return malformed("more than " +
                        std::to_string(after_arrow ? kTraceResultFieldsMax : kTraceFieldsMax) +
@@ -299,6 +301,7 @@ Status parse_trace_line(std::string_view text, TraceEvent* line_out) {
     return malformed("no T<thread>");
   }
   split_first(rest, ' ', &line_out->name, &rest);
+  line_out->name_word = trace_text_word(line_out->name);
   if (line_out->name.empty()) {
     return malformed("no event name");
   }

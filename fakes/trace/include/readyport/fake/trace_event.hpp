@@ -87,6 +87,35 @@ class TraceInlineVector {
   std::size_t size_ = 0;
 };
 
+// FNV-1a 64 of `text`: what a name or key stands for in the hash (constexpr: a literal's is
+// computed by the compiler).
+constexpr std::uint64_t trace_text_word(std::string_view text) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const char c : text) {
+    hash ^= static_cast<std::uint8_t>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+// An event's name or a field's key, with its hash word. From a string literal, the word is
+// computed when the recorder is compiled (the constructor is consteval); at_run_time() for a text
+// known only when running (an interned "m3.lock"), which must outlive the trace as well.
+class TraceText {
+ public:
+  template <std::size_t N>
+  consteval TraceText(const char (&literal)[N])  // NOLINT(google-explicit-constructor): "psn"
+      : text_(literal, N - 1), word_(trace_text_word(std::string_view(literal, N - 1))) {}
+  static TraceText at_run_time(std::string_view text) { return TraceText(text); }
+  std::string_view text() const { return text_; }
+  std::uint64_t word() const { return word_; }
+
+ private:
+  explicit TraceText(std::string_view text) : text_(text), word_(trace_text_word(text)) {}
+  std::string_view text_;
+  std::uint64_t word_ = 0;
+};
+
 enum class TraceValueKind : std::uint8_t {
   kText,     // `text` as is (a name: ok, ERROR_SUCCESS, worker; or any value of a parsed line)
   kDecimal,  // `number` in decimal
@@ -118,6 +147,7 @@ struct TraceValue {
 struct TraceField {
   std::string_view key;
   TraceValue value;
+  std::uint64_t key_word = 0;  // trace_text_word(key)
 };
 
 // One element of `regs=[s=<s>/key=<k>/filter=0x<f>/op=<OP>/trig=0x<t>[/res=<0|error>],...]`.
@@ -144,7 +174,8 @@ struct TraceEvent {
   std::uint64_t seq = 0;
   std::uint64_t time_ns = 0;
   std::uint32_t thread = 0;
-  std::string_view name;  // the event's first word: "psn", "hnd.enter", ...
+  std::string_view name;        // the event's first word: "psn", "hnd.enter", ...
+  std::uint64_t name_word = 0;  // trace_text_word(name)
   TraceInlineVector<TraceValue, kTraceWordsMax> words;    // bare words ("fault <site>")
   TraceInlineVector<TraceField, kTraceFieldsMax> fields;  // key=value before `->`
   bool has_result = false;
@@ -157,7 +188,8 @@ struct TraceEvent {
   std::vector<std::uint64_t> numbers;  // the elements of kList values
 
   TraceEvent() = default;
-  explicit TraceEvent(std::string_view event_name) : name(event_name) {}
+  explicit TraceEvent(TraceText event_name)
+      : name(event_name.text()), name_word(event_name.word()) {}
 
   // ---- Reading (recorded or parsed alike) ----
   // The value of field `key` before or after `->` (the first one). Null when absent.
@@ -170,40 +202,40 @@ struct TraceEvent {
   // ---- Building (asserts the limits above; returns *this) ----
   TraceEvent& word(std::string_view text);
   TraceEvent& word_thread(std::uint32_t thread_id);
-  TraceEvent& value(std::string_view key, const TraceValue& value) {
-    const bool added = has_result ? result_fields.push_back(TraceField{key, value})
-                                  : fields.push_back(TraceField{key, value});
+  TraceEvent& value(TraceText key, const TraceValue& value) {
+    const TraceField field{key.text(), value, key.word()};
+    const bool added = has_result ? result_fields.push_back(field) : fields.push_back(field);
     READYPORT_ASSERT(added);
     return *this;
   }
-  TraceEvent& num(std::string_view key, std::uint64_t number) {
+  TraceEvent& num(TraceText key, std::uint64_t number) {
     return value(key, TraceValue::of(TraceValueKind::kDecimal, number));
   }
-  TraceEvent& num_signed(std::string_view key, std::int64_t number) {
+  TraceEvent& num_signed(TraceText key, std::int64_t number) {
     return value(key, TraceValue::of(TraceValueKind::kSigned, static_cast<std::uint64_t>(number)));
   }
-  TraceEvent& hex(std::string_view key, std::uint64_t number) {
+  TraceEvent& hex(TraceText key, std::uint64_t number) {
     return value(key, TraceValue::of(TraceValueKind::kHex, number));
   }
-  TraceEvent& error(std::string_view key, std::uint32_t code) {
+  TraceEvent& error(TraceText key, std::uint32_t code) {
     return value(key, TraceValue::of(TraceValueKind::kError, code));
   }
-  TraceEvent& id(std::string_view key, std::uint32_t slot, std::uint32_t generation) {
+  TraceEvent& id(TraceText key, std::uint32_t slot, std::uint32_t generation) {
     return value(key, TraceValue::of(TraceValueKind::kId,
                                      (std::uint64_t{slot} << 32) | std::uint64_t{generation}));
   }
-  TraceEvent& address(std::string_view key, const Ipv4Address& address) {
+  TraceEvent& address(TraceText key, const Ipv4Address& address) {
     return value(key, TraceValue::of(TraceValueKind::kAddress,
                                      (std::uint64_t{address.host} << 16) | address.port));
   }
-  TraceEvent& thread_ref(std::string_view key, std::uint32_t thread_id) {
+  TraceEvent& thread_ref(TraceText key, std::uint32_t thread_id) {
     return value(key, TraceValue::of(TraceValueKind::kThread, thread_id));
   }
-  TraceEvent& text(std::string_view key, std::string_view text) {
+  TraceEvent& text(TraceText key, std::string_view text) {
     return value(key, TraceValue::of_text(text));
   }
   // A list of `count` numbers shown as `element` (kDecimal or kThread).
-  TraceEvent& list(std::string_view key, TraceValueKind element, const std::uint64_t* items,
+  TraceEvent& list(TraceText key, TraceValueKind element, const std::uint64_t* items,
                    std::size_t count);
   TraceEvent& registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
                             bool with_results);
@@ -218,6 +250,11 @@ struct TraceEvent {
     return arrow(TraceValue::of(TraceValueKind::kError, code));
   }
 
+  // Names the event `event_name` (e.g. a begin line made from its call's line).
+  void rename(TraceText event_name) {
+    name = event_name.text();
+    name_word = event_name.word();
+  }
   // Forgets everything (keeps the vectors' capacity).
   void clear();
 };
