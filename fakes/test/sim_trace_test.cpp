@@ -79,7 +79,8 @@ TEST(Trace, RecordIsSafeFromSeveralThreads) {
   std::size_t at = 0;
   for (std::uint64_t seq = 0; at < text.size(); ++seq) {
     const std::size_t end = text.find('\n', at);
-    ASSERT_TRUE(parse_trace_line(text.substr(at, end - at), &line).ok());
+    const std::string one = text.substr(at, end - at);  // outlives `line`'s views
+    ASSERT_TRUE(parse_trace_line(one, &line).ok());
     EXPECT_EQ(line.seq, seq);
     hash = trace_text_hash(line.name, line.time_ns, line.thread, hash);
     at = end + 1;

@@ -95,6 +95,9 @@ const char* state_name(SimThreadState state) {
 
 using internal::append_thread;
 using internal::trace_line;
+
+// SimStats::schedule_hash's step: xor the id, then an odd multiplier (a bijection of the hash).
+constexpr std::uint64_t kScheduleHashMultiplier = 0x9E3779B97F4A7C15ULL;
 using internal::tracing;
 
 std::string describe_threads_locked(const SimCore& core) {
@@ -368,10 +371,7 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
   if (core.runnable.size() > 1) {
     core.stats.decisions += 1;
   }
-  for (int shift = 0; shift < 32; shift += 8) {
-    const auto byte = static_cast<std::uint8_t>(next->id >> shift);
-    core.stats.schedule_hash = (core.stats.schedule_hash ^ byte) * kFnv1a64Prime;
-  }
+  core.stats.schedule_hash = (core.stats.schedule_hash ^ next->id) * kScheduleHashMultiplier;
   if (tracing(core) && (core.runnable.size() > 1 || next != &self)) {
     trace_pick(core, self, *next, at);
   }

@@ -87,7 +87,10 @@ void TraceSink::on_trace_event(const TraceEvent& event) {
 Trace::Trace(TraceOptions options) : options_(options) {}
 
 void Trace::record(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& event) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  std::unique_lock<std::mutex> guard(mutex_, std::defer_lock);
+  if (!options_.serialized) {
+    guard.lock();
+  }
   event.seq = line_count_;
   event.time_ns = time_ns;
   event.thread = thread;

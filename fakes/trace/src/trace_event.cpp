@@ -385,129 +385,128 @@ std::uint64_t text_word(std::string_view text) {
   return slot.word;
 }
 
-// 64-bit words into two 64-bit lanes, as FNV-1a does bytes: xor, then an odd multiplier. Words
-// are gathered in a buffer and taken in pairs, the first of each pair into one lane and the second
-// into the other (two chains of multiplications side by side, in registers); state() mixes the
-// lanes into one. Each step is a bijection of its lane, so two events that differ in one word
-// always get different lanes.
-class Hasher {
- public:
-  explicit Hasher(std::uint64_t basis) : lane_a_(basis), lane_b_(basis ^ kLaneSeed) {}
-  void add(std::uint64_t word) {
-    if (size_ == words_.size()) {
-      take();
-    }
-    words_[size_++] = word;
-  }
-  // A text: one word standing for its bytes (text_word).
-  void add_text(std::string_view text) { add(text_word(text)); }
-  std::uint64_t state() {
-    take();
-    const std::uint64_t other = (lane_b_ << 32) | (lane_b_ >> 32);
-    return (lane_a_ ^ other) * kMultiplier;
-  }
-
- private:
-  // Mixes the buffered words into the lanes and empties the buffer (its size stays even but at
-  // the very end, so each word's lane depends only on its place in the event).
-  void take() {
-    std::uint64_t a = lane_a_;
-    std::uint64_t b = lane_b_;
-    std::size_t i = 0;
-    for (; i + 2 <= size_; i += 2) {
-      a = (a ^ words_[i]) * kMultiplier;
-      b = (b ^ words_[i + 1]) * kMultiplier;
-    }
-    if (i < size_) {
-      a = (a ^ words_[i]) * kMultiplier;
-    }
-    lane_a_ = a;
-    lane_b_ = b;
-    size_ = 0;
-  }
-  static constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ULL;
-  static constexpr std::uint64_t kLaneSeed = 0x6A09E667F3BCC909ULL;
-  std::uint64_t lane_a_;
-  std::uint64_t lane_b_;
-  std::array<std::uint64_t, 32> words_;  // [0, size_) not yet taken; an even size
-  std::size_t size_ = 0;
-};
-
 // A part's tag in the encoding.
 enum : std::uint64_t { kTagWord = 1, kTagField, kTagResult, kTagResultField, kTagName, kTagText };
 
-// `tag` says which part of the event the value is; one word with the value's kind.
-void hash_value(const TraceEvent& event, std::uint64_t tag, const TraceValue& value,
-                Hasher* hasher) {
-  hasher->add(tag | (static_cast<std::uint64_t>(value.kind) << 8) |
-              (static_cast<std::uint64_t>(value.element) << 16) |
-              (static_cast<std::uint64_t>(value.count) << 24));
+// Words are mixed as FNV-1a mixes bytes: xor, then an odd multiplier. Each step is a bijection of
+// the lane, so two encodings that differ in one word always differ there.
+constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ULL;
+constexpr std::uint64_t kLaneSeed = 0x6A09E667F3BCC909ULL;
+// An event's words at most: time, thread, name, and two per word, field and result.
+constexpr std::size_t kEventWordsMax =
+    3 + 2 * (kTraceWordsMax + kTraceFieldsMax + 1 + kTraceResultFieldsMax);
+
+std::uint64_t mix(std::uint64_t lane, std::uint64_t word) { return (lane ^ word) * kMultiplier; }
+
+// A list, the registrations or the entries: their words mixed into one word of their own.
+std::uint64_t list_word(const TraceEvent& event, const TraceValue& value) {
+  std::uint64_t lane = kLaneSeed;
   switch (value.kind) {
-    case TraceValueKind::kText:
-      return hasher->add_text(value.text);
     case TraceValueKind::kList:
       for (std::uint32_t i = 0; i < value.count; ++i) {
-        hasher->add(event.numbers[value.number + i]);
+        lane = mix(lane, event.numbers[value.number + i]);
       }
-      return;
+      return lane;
     case TraceValueKind::kRegs:
-      hasher->add(event.regs.size());
+      lane = mix(lane, event.regs.size());
       for (const TraceReg& reg : event.regs) {
-        hasher->add(static_cast<std::uint64_t>(reg.socket));
-        hasher->add(reg.key);
-        hasher->add(std::uint64_t{reg.filter} | (std::uint64_t{reg.operation} << 16) |
-                    (std::uint64_t{reg.trigger} << 24) | (std::uint64_t{reg.has_result} << 32) |
-                    (std::uint64_t{reg.applied} << 33));
-        hasher->add(reg.result_code);
+        lane = mix(lane, static_cast<std::uint64_t>(reg.socket));
+        lane = mix(lane, reg.key);
+        lane = mix(lane, std::uint64_t{reg.filter} | (std::uint64_t{reg.operation} << 16) |
+                             (std::uint64_t{reg.trigger} << 24) |
+                             (std::uint64_t{reg.has_result} << 32) |
+                             (std::uint64_t{reg.applied} << 33));
+        lane = mix(lane, reg.result_code);
       }
-      return;
+      return lane;
     case TraceValueKind::kEntries:
-      hasher->add(event.entries.size());
+      lane = mix(lane, event.entries.size());
       for (const TraceEntry& entry : event.entries) {
-        hasher->add(entry.key);
-        hasher->add(entry.mask);
+        lane = mix(mix(lane, entry.key), entry.mask);
       }
-      return;
+      return lane;
     default:
-      return hasher->add(value.number);
+      READYPORT_UNREACHABLE();
   }
 }
 
-void hash_field(const TraceEvent& event, std::uint64_t tag, const TraceField& field,
-                Hasher* hasher) {
-  hasher->add(field.key_word);
-  hash_value(event, tag, field.value, hasher);
-}
+// A value's two words: its part (`tag`) and kind, xor-ed with its key's word (0 for a bare word
+// or the result: for one key, distinct kinds stay distinct); then its number, or the word that
+// stands for its text or its list.
+class EventWords {
+ public:
+  explicit EventWords(const TraceEvent& event) : event_(event) {}
+  void add(std::uint64_t word) {
+    READYPORT_ASSERT(size_ < words_.size());
+    words_[size_++] = word;
+  }
+  void add_value(std::uint64_t tag, std::uint64_t key_word, const TraceValue& value) {
+    add(key_word ^ (tag | (static_cast<std::uint64_t>(value.kind) << 8) |
+                    (static_cast<std::uint64_t>(value.element) << 16) |
+                    (static_cast<std::uint64_t>(value.count) << 24)));
+    switch (value.kind) {
+      case TraceValueKind::kText:
+        return add(text_word(value.text));
+      case TraceValueKind::kList:
+      case TraceValueKind::kRegs:
+      case TraceValueKind::kEntries:
+        return add(list_word(event_, value));
+      default:
+        return add(value.number);
+    }
+  }
+  // The words in two lanes, the first of each pair into one and the second into the other (two
+  // chains of multiplications side by side), then the lanes mixed into one.
+  std::uint64_t hash(std::uint64_t basis) const {
+    std::uint64_t a = basis;
+    std::uint64_t b = basis ^ kLaneSeed;
+    std::size_t i = 0;
+    for (; i + 2 <= size_; i += 2) {
+      a = mix(a, words_[i]);
+      b = mix(b, words_[i + 1]);
+    }
+    if (i < size_) {
+      a = mix(a, words_[i]);
+    }
+    return mix(a, (b << 32) | (b >> 32));
+  }
+
+ private:
+  const TraceEvent& event_;
+  std::array<std::uint64_t, kEventWordsMax> words_;  // [0, size_) written
+  std::size_t size_ = 0;
+};
 
 }  // namespace
 
 std::uint64_t trace_event_hash(const TraceEvent& event, std::uint64_t basis) {
-  Hasher hasher(basis);
-  hasher.add(event.time_ns);
-  hasher.add(std::uint64_t{event.thread} | (kTagName << 32));
-  hasher.add(event.name_word);
+  EventWords words(event);
+  words.add(event.time_ns);
+  words.add(std::uint64_t{event.thread} | (kTagName << 32));
+  words.add(event.name_word);
   for (const TraceValue& word : event.words) {
-    hash_value(event, kTagWord, word, &hasher);
+    words.add_value(kTagWord, 0, word);
   }
   for (const TraceField& field : event.fields) {
-    hash_field(event, kTagField, field, &hasher);
+    words.add_value(kTagField, field.key_word, field.value);
   }
   if (event.has_result) {
-    hash_value(event, kTagResult, event.result, &hasher);
+    words.add_value(kTagResult, 0, event.result);
     for (const TraceField& field : event.result_fields) {
-      hash_field(event, kTagResultField, field, &hasher);
+      words.add_value(kTagResultField, field.key_word, field.value);
     }
   }
-  return hasher.state();
+  return words.hash(basis);
 }
 
 std::uint64_t trace_text_hash(std::string_view event_text, std::uint64_t time_ns,
                               std::uint32_t thread, std::uint64_t basis) {
-  Hasher hasher(basis);
-  hasher.add(time_ns);
-  hasher.add(std::uint64_t{thread} | (kTagText << 32));
-  hasher.add(fnv1a64(event_text));  // its bytes, never the cache: the text is transient
-  return hasher.state();
+  TraceEvent none;
+  EventWords words(none);
+  words.add(time_ns);
+  words.add(std::uint64_t{thread} | (kTagText << 32));
+  words.add(fnv1a64(event_text));  // its bytes, never the cache: the text is transient
+  return words.hash(basis);
 }
 
 // ---- Interning ----------------------------------------------------------------------------------

@@ -43,10 +43,24 @@ void World::CheckingSink::report_once() {
   }
 }
 
+namespace {
+
+// A simulated world's trace is serialized: its SimScheduler runs one logical thread at a time.
+TraceOptions world_trace_options(const WorldOptions& options) {
+  TraceOptions trace = options.trace;
+  trace.serialized = options.backend == WorldOptions::Backend::kSim;
+  return trace;
+}
+
+}  // namespace
+
 World::World(WorldOptions options)
     : backend_(options.backend),
       sink_(oracle_, std::move(options.on_violation)),
-      trace_(options.trace) {
+      trace_(world_trace_options(options)) {
+  if (backend_ == WorldOptions::Backend::kSim) {
+    oracle_.set_serialized();
+  }
   using Backend = WorldOptions::Backend;
   Os* backend = nullptr;
   if (backend_ == Backend::kOs) {

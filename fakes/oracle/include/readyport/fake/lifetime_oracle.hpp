@@ -100,6 +100,10 @@ class LifetimeOracle final : public TraceSink {
   void on_trace_line(std::string_view line) override;
   // One event as values (Trace's sink), read as its line would be, without text.
   void on_trace_event(const TraceEvent& event) override;
+  // From now on on_trace_event takes no lock: the owner promises that events never overlap one
+  // another nor any other call (the sink of a TraceOptions::serialized trace). Before the first
+  // event.
+  void set_serialized() { serialized_ = true; }
   // Many lines (a trace file): split at '\n'; empty lines are skipped.
   void observe_text(std::string_view text);
   // The end-of-run checks (O11 and what could only be judged at the end), once; later calls only
@@ -140,6 +144,7 @@ class LifetimeOracle final : public TraceSink {
   mutable std::mutex mutex_;
   std::unique_ptr<State> state_;  // guarded by mutex_
   std::atomic<bool> violated_{false};
+  bool serialized_ = false;  // set before the first event
 };
 
 }  // namespace readyport

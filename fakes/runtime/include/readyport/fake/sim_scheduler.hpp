@@ -169,8 +169,9 @@ struct SimStats {
   // The longest run of consecutive steps a runnable thread was not picked (any strategy).
   std::uint64_t wait_steps_max = 0;
   std::uint64_t now_ns = 0;  // the virtual clock at the end
-  // FNV-1a 64 over the id of the thread that ran after each step: the interleaving alone, free
-  // of the seed and of the calls' arguments (counts distinct interleavings across seeds).
+  // A hash over the id of the thread that ran after each step, a word per step (xor, then an odd
+  // multiplier, from FNV-1a's basis): the interleaving alone, free of the seed and of the calls'
+  // arguments (counts distinct interleavings across seeds).
   std::uint64_t schedule_hash = 0xcbf29ce484222325ULL;
 };
 

@@ -55,6 +55,10 @@ struct TraceOptions {
   std::uint32_t tail_lines_max = 64;
   // Keep projection_hash() (one more hash of each line).
   bool projections = false;
+  // The owner promises that records never overlap one another nor a reader: a SimScheduler run,
+  // where one logical thread runs at a time and each hand-off synchronises. record() then takes
+  // no lock (readers still do). Never for real threads.
+  bool serialized = false;
 };
 
 // Receives every event of a Trace as it is recorded
