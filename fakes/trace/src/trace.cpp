@@ -64,6 +64,7 @@ void tail_copy(const TraceEvent& from, TraceEvent* to) {
   to->time_ns = from.time_ns;
   to->thread = from.thread;
   to->name = from.name;
+  to->name_word = from.name_word;
   to->words = from.words;
   to->fields = from.fields;
   to->has_result = from.has_result;

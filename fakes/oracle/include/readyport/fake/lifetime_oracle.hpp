@@ -7,7 +7,8 @@
 // counted ambiguous when some orders do and some do not. The rules O1-O12, the model and each
 // bound are in docs/oracle.md.
 // Ownership: a plain object; as a trace's sink it must outlive that use. Threading: all methods
-// are safe from any thread (one internal mutex, never held across a call out). Errors: a
+// are safe from any thread (one internal mutex, never held across a call out), but after
+// set_serialized() on_trace_event takes no lock and must not overlap any call. Errors: a
 // violation or an unreadable line becomes status(); nothing is asserted on input.
 #pragma once
 

@@ -21,9 +21,11 @@
 //
 // Ownership: a plain object; whoever records into it holds a pointer and must not outlive it. An
 // event's views must outlive the trace (trace_event.hpp: literals or interned text).
-// Threading: record() may be called from any thread (internally synchronised); readers may run
-// concurrently with writers but see a consistent prefix only when writers are done. A sink gets
-// each event under the trace's mutex: it must not block nor record into the same trace.
+// Threading: record() may be called from any thread (internally synchronised, unless
+// TraceOptions::serialized: then the owner keeps records apart); readers may run concurrently
+// with writers but see a consistent prefix only when writers are done. A sink gets each event
+// under the trace's mutex (or the owner's serialisation): it must not block nor record into the
+// same trace.
 // Errors: none; text() on a trace without the full text asserts.
 #pragma once
 
