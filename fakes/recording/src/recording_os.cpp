@@ -163,15 +163,6 @@ class IntervalBegins {
 
 }  // namespace
 
-std::string trace_registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
-                                bool with_results) {
-  TraceEvent event;
-  event.registrations(registrations, count, with_results);
-  std::string text;
-  trace_value_append(event, event.fields.front().value, &text);
-  return text;
-}
-
 Port RecordingOs::create_io_completion_port(std::uint32_t concurrency) {
   const Port port = inner().create_io_completion_port(concurrency);
   record(Line("create_port")

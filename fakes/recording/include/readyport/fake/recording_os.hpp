@@ -34,12 +34,6 @@
 
 namespace readyport {
 
-// The `regs=` value of the trace lines above for `count` elements: `[s=../key=../filter=0x..
-// /op=../trig=0x..[/res=..],...]`, with `/res=` when `with_results`; `null` when `registrations`
-// is null. Shared with FaultyOs's fault lines. Never fails.
-std::string trace_registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
-                                bool with_results);
-
 class RecordingOs final : public ForwardingOs {
  public:
   // Where begin lines are written (docs/oracle.md#calls-as-intervals).
