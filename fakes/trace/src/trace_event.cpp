@@ -392,10 +392,6 @@ enum : std::uint64_t { kTagWord = 1, kTagField, kTagResult, kTagResultField, kTa
 // the lane, so two encodings that differ in one word always differ there.
 constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ULL;
 constexpr std::uint64_t kLaneSeed = 0x6A09E667F3BCC909ULL;
-// An event's words at most: time, thread, name, and two per word, field and result.
-constexpr std::size_t kEventWordsMax =
-    3 + 2 * (kTraceWordsMax + kTraceFieldsMax + 1 + kTraceResultFieldsMax);
-
 std::uint64_t mix(std::uint64_t lane, std::uint64_t word) { return (lane ^ word) * kMultiplier; }
 
 // A list, the registrations or the entries: their words mixed into one word of their own.
@@ -430,83 +426,71 @@ std::uint64_t list_word(const TraceEvent& event, const TraceValue& value) {
   }
 }
 
-// A value's two words: its part (`tag`) and kind, xor-ed with its key's word (0 for a bare word
-// or the result: for one key, distinct kinds stay distinct); then its number, or the word that
-// stands for its text or its list.
-class EventWords {
+// An event's words, mixed as they come in two lanes (two chains of multiplications side by side),
+// then the lanes mixed into one. The words alternate between the lanes: the time, thread and name
+// go to a, b, a; then each value's two words go to b, a.
+class EventMixer {
  public:
-  explicit EventWords(const TraceEvent& event) : event_(event) {}
-  void add(std::uint64_t word) {
-    READYPORT_ASSERT(size_ < words_.size());
-    words_[size_++] = word;
-  }
-  void add_value(std::uint64_t tag, std::uint64_t key_word, const TraceValue& value) {
-    add(key_word ^ (tag | (static_cast<std::uint64_t>(value.kind) << 8) |
-                    (static_cast<std::uint64_t>(value.element) << 16) |
-                    (static_cast<std::uint64_t>(value.count) << 24)));
+  EventMixer(std::uint64_t basis, std::uint64_t time_ns, std::uint64_t thread_word,
+             std::uint64_t name_word)
+      : a_(mix(mix(basis, time_ns), name_word)), b_(mix(basis ^ kLaneSeed, thread_word)) {}
+
+  // A value's two words: its part (`tag`) and kind, xor-ed with its key's word (0 for a bare word
+  // or the result: for one key, distinct kinds stay distinct); then its number, or the word that
+  // stands for its text or its list.
+  void add_value(const TraceEvent& event, std::uint64_t tag, std::uint64_t key_word,
+                 const TraceValue& value) {
+    b_ = mix(b_, key_word ^ (tag | (static_cast<std::uint64_t>(value.kind) << 8) |
+                             (static_cast<std::uint64_t>(value.element) << 16) |
+                             (static_cast<std::uint64_t>(value.count) << 24)));
     switch (value.kind) {
       case TraceValueKind::kText:
-        return add(text_word(value.text));
+        a_ = mix(a_, text_word(value.text));
+        return;
       case TraceValueKind::kList:
       case TraceValueKind::kRegs:
       case TraceValueKind::kEntries:
-        return add(list_word(event_, value));
+        a_ = mix(a_, list_word(event, value));
+        return;
       default:
-        return add(value.number);
+        a_ = mix(a_, value.number);
+        return;
     }
-  }
-  // The words in two lanes, the first of each pair into one and the second into the other (two
-  // chains of multiplications side by side), then the lanes mixed into one.
-  std::uint64_t hash(std::uint64_t basis) const {
-    std::uint64_t a = basis;
-    std::uint64_t b = basis ^ kLaneSeed;
-    std::size_t i = 0;
-    for (; i + 2 <= size_; i += 2) {
-      a = mix(a, words_[i]);
-      b = mix(b, words_[i + 1]);
-    }
-    if (i < size_) {
-      a = mix(a, words_[i]);
-    }
-    return mix(a, (b << 32) | (b >> 32));
   }
 
+  std::uint64_t hash() const { return mix(a_, (b_ << 32) | (b_ >> 32)); }
+
  private:
-  const TraceEvent& event_;
-  std::array<std::uint64_t, kEventWordsMax> words_;  // [0, size_) written
-  std::size_t size_ = 0;
+  std::uint64_t a_;
+  std::uint64_t b_;
 };
 
 }  // namespace
 
 std::uint64_t trace_event_hash(const TraceEvent& event, std::uint64_t basis) {
-  EventWords words(event);
-  words.add(event.time_ns);
-  words.add(std::uint64_t{event.thread} | (kTagName << 32));
-  words.add(event.name_word);
+  EventMixer mixer(basis, event.time_ns, std::uint64_t{event.thread} | (kTagName << 32),
+                   event.name_word);
   for (const TraceValue& word : event.words) {
-    words.add_value(kTagWord, 0, word);
+    mixer.add_value(event, kTagWord, 0, word);
   }
   for (const TraceField& field : event.fields) {
-    words.add_value(kTagField, field.key_word, field.value);
+    mixer.add_value(event, kTagField, field.key_word, field.value);
   }
   if (event.has_result) {
-    words.add_value(kTagResult, 0, event.result);
+    mixer.add_value(event, kTagResult, 0, event.result);
     for (const TraceField& field : event.result_fields) {
-      words.add_value(kTagResultField, field.key_word, field.value);
+      mixer.add_value(event, kTagResultField, field.key_word, field.value);
     }
   }
-  return words.hash(basis);
+  return mixer.hash();
 }
 
 std::uint64_t trace_text_hash(std::string_view event_text, std::uint64_t time_ns,
                               std::uint32_t thread, std::uint64_t basis) {
-  TraceEvent none;
-  EventWords words(none);
-  words.add(time_ns);
-  words.add(std::uint64_t{thread} | (kTagText << 32));
-  words.add(fnv1a64(event_text));  // its bytes, never the cache: the text is transient
-  return words.hash(basis);
+  // Its bytes, never the cache: the text is transient.
+  const EventMixer mixer(basis, time_ns, std::uint64_t{thread} | (kTagText << 32),
+                         fnv1a64(event_text));
+  return mixer.hash();
 }
 
 // ---- Interning ----------------------------------------------------------------------------------
