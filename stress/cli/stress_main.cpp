@@ -144,8 +144,10 @@ int shrink(const StressOptions& options, const std::vector<std::string>& command
     std::printf("%s\n", result.status.to_string().c_str());
     return 1;
   }
-  const SeedReport& a = result.original;
-  const SeedReport& b = result.minimal;
+  SeedReport a = result.original;
+  SeedReport b = result.minimal;
+  stress_tail_fill(options, a);
+  stress_tail_fill(result.options, b);
   std::printf("failure kept: %s (signature %s)\n", b.status.to_string().c_str(),
               result.signature.c_str());
   std::printf("%-26s %14s %14s\n", "", "original", "shrunk");

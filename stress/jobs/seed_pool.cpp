@@ -14,7 +14,9 @@ constexpr std::size_t kWindowPerJob = 4;
 
 SeedReport run_task(const SeedTask& task) {
   stress_abort_arm(task.options, task.seed, &task.context, task.index);
-  return stress_run_seed(task.options, task.seed);
+  SeedReport report = stress_run_seed(task.options, task.seed);
+  stress_tail_fill(task.options, report);  // a failure's tail, on this runner
+  return report;
 }
 
 }  // namespace

@@ -164,6 +164,7 @@ int stress_scale_main(const StressOptions& options) {
     std::printf("  seconds                %.2f (wall)\n", seconds);
     std::fflush(stdout);
     if (!report.status.ok()) {
+      stress_tail_fill(run_options, report);
       print_failure(options, report);
       exit_status = 1;
     }

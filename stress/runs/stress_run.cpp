@@ -146,7 +146,9 @@ FaultPlan plan_for(const StressOptions& options, std::uint64_t seed, Mode mode) 
   return plan;
 }
 
-WorldOptions world_options(const StressOptions& options, const SeedParameters& parameters) {
+// `tail_lines`: the trace lines kept for a failure report when the full text is not kept (0: none).
+WorldOptions world_options(const StressOptions& options, const SeedParameters& parameters,
+                           std::uint32_t tail_lines) {
   WorldOptions world;
   world.backend = options.runtime == StressRuntime::kSim ? WorldOptions::Backend::kSim
                                                          : WorldOptions::Backend::kFree;
@@ -163,7 +165,7 @@ WorldOptions world_options(const StressOptions& options, const SeedParameters& p
   // offline (written beside its bundle); not at --scale (millions of lines).
   world.trace = TraceOptions{options.trace || !options.trace_out.empty() ||
                                  (options.runtime == StressRuntime::kFree && !options.scale),
-                             kTraceTailLines};
+                             tail_lines};
   world.plan = parameters.plan;
   world.seed = parameters.seed;
   world.engine = chaos_engine_options(parameters.workload);
@@ -174,8 +176,8 @@ WorldOptions world_options(const StressOptions& options, const SeedParameters& p
 // One seed's run: its world and the chaos workload. Heap-allocated so that an abandoned run
 // (deadlock, step limit) can be kept alive for the threads that still reference it.
 struct SeedRun {
-  SeedRun(const StressOptions& options, const SeedParameters& parameters)
-      : world(world_options(options, parameters)), workload(parameters.workload) {}
+  SeedRun(const StressOptions& options, const SeedParameters& parameters, std::uint32_t tail_lines)
+      : world(world_options(options, parameters, tail_lines)), workload(parameters.workload) {}
 
   // The workload's body: on a logical thread of the runtime.
   void run() { result = stress_run_workload(world, workload); }
@@ -217,8 +219,9 @@ void abandon_run(std::unique_ptr<SeedRun> run) {
   runs->push_back(run.release());
 }
 
-void run_simulated(const StressOptions& options, SeedReport& report) {
-  auto run = std::make_unique<SeedRun>(options, report.parameters);
+// A simulated run keeps no tail unless asked (`tail_lines`): stress_tail_fill re-runs a failure.
+void run_simulated(const StressOptions& options, SeedReport& report, std::uint32_t tail_lines) {
+  auto run = std::make_unique<SeedRun>(options, report.parameters, tail_lines);
   SeedRun* r = run.get();
   Status run_status;
   {
@@ -234,7 +237,7 @@ void run_simulated(const StressOptions& options, SeedReport& report) {
 }
 
 void run_free(const StressOptions& options, SeedReport& report) {
-  SeedRun run(options, report.parameters);
+  SeedRun run(options, report.parameters, kTraceTailLines);
   {
     RunningWorld running(&run);
     (void)run.world.run([&run] { run.run(); });
@@ -329,11 +332,30 @@ SeedReport stress_run_parameters(const StressOptions& options, const SeedParamet
   SeedReport report;
   report.parameters = parameters;
   if (options.runtime == StressRuntime::kSim) {
-    run_simulated(options, report);
+    run_simulated(options, report, 0);
   } else {
     run_free(options, report);
   }
   return report;
+}
+
+void stress_tail_fill(const StressOptions& options, SeedReport& report) {
+  if (options.runtime != StressRuntime::kSim || report.status.ok() || !report.trace_tail.empty()) {
+    return;
+  }
+  SeedReport again;
+  again.parameters = report.parameters;
+  run_simulated(options, again, kTraceTailLines);
+  if (again.trace_hash != report.trace_hash || again.trace_lines != report.trace_lines) {
+    report.status =
+        Status(report.status.code(),
+               report.status.message() + "; and the seed is not deterministic: its " +
+                   "re-run for the trace tail gave trace hash " + again.trace_hash + " (" +
+                   std::to_string(again.trace_lines) + " lines), not " + report.trace_hash + " (" +
+                   std::to_string(report.trace_lines) + " lines)",
+               report.status.os_error());
+  }
+  report.trace_tail = std::move(again.trace_tail);
 }
 
 void stress_runner_set(std::uint32_t runner) {

@@ -75,7 +75,7 @@ struct SeedReport {
   SimStats sim;            // zero in the free runtime
   std::string trace_hash;  // 16 hex digits
   std::uint64_t trace_lines = 0;
-  std::vector<std::string> trace_tail;  // the last lines, kept for failure reports
+  std::vector<std::string> trace_tail;  // the last lines of a failure (stress_tail_fill)
   std::string trace_text;               // the full trace, only with StressOptions::trace
   // The faults that fired by the plan, as a plan of pinned hits (`site#n,...`, or `none`): with
   // the same options otherwise, `--faults <fired_hits>` replays this run exactly. Empty when more
@@ -88,6 +88,14 @@ SeedReport stress_run_seed(const StressOptions& options, std::uint64_t seed);
 // Runs `parameters` (drawn, or made by a mode of its own such as --scale) as a seed's world:
 // stress_run_seed is stress_run_parameters(options, stress_parameters(options, seed)).
 SeedReport stress_run_parameters(const StressOptions& options, const SeedParameters& parameters);
+// A failing simulated seed's trace tail (SeedReport::trace_tail), for its report and bundle. A
+// simulated run keeps none: a copy of every event, for the few seeds that fail, costs more than
+// running a failure again. So this runs `report`'s parameters again with the tail kept, on the
+// calling thread (which must be free to run a seed: stress_runner_set); the simulation being
+// deterministic, it is the same run, and a re-run with another trace hash or line count adds
+// "not deterministic" to the status. Nothing to do for a passing report, one with its tail, or
+// the free runtime (which keeps the tail: its runs do not replay).
+void stress_tail_fill(const StressOptions& options, SeedReport& report);
 
 // The names of every coverage row the default run must reach (coverage obligations), in order.
 std::vector<std::string> stress_coverage_rows();

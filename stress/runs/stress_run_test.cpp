@@ -96,6 +96,30 @@ TEST(EngineSimDeterminism, SameSeedSameTrace) {
   }
 }
 
+// A simulated failure keeps no tail; stress_tail_fill runs it again and takes the last lines of
+// the same run (its trace hash and status unchanged), and leaves a passing report alone.
+TEST(EngineSimTail, AFailureTailComesFromTheSameRunAgain) {
+  StressOptions options;
+  options.steps_max = 1000;  // every seed hits the step limit
+  SeedReport failed = stress_run_seed(options, 5);
+  ASSERT_FALSE(failed.status.ok());
+  EXPECT_TRUE(failed.trace_tail.empty());
+  const std::string status_before = failed.status.to_string();
+  const std::string hash_before = failed.trace_hash;
+  stress_tail_fill(options, failed);
+  EXPECT_EQ(failed.status.to_string(), status_before);
+  EXPECT_EQ(failed.trace_hash, hash_before);
+  ASSERT_EQ(failed.trace_tail.size(), 40u);
+  // The tail ends at the run's last line: "<seq> ..." with seq = lines - 1.
+  const std::string last_seq = std::to_string(failed.trace_lines - 1) + " ";
+  EXPECT_EQ(failed.trace_tail.back().substr(0, last_seq.size()), last_seq);
+
+  SeedReport passed = stress_run_seed(StressOptions{}, 5);
+  ASSERT_TRUE(passed.status.ok()) << passed.status.to_string();
+  stress_tail_fill(StressOptions{}, passed);
+  EXPECT_TRUE(passed.trace_tail.empty());
+}
+
 TEST(EngineFreeRuntimeTest, ChaosOnRealThreads) {
   StressOptions options = options_for(SimCase{StressStrategy::kMixed, kPortFaults, "free"});
   options.runtime = StressRuntime::kFree;
