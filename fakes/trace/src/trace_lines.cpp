@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "readyport/assert.hpp"
+
 namespace readyport {
 
 std::string trace_id_text(ConnId id) {
@@ -65,6 +67,48 @@ TraceEvent workload_line_notify(Socket s, ConnId id, std::uint32_t events, const
 TraceEvent workload_line_post(std::uint32_t task, const Status& status) {
   TraceEvent event("wl.post");
   event.num("task", task).arrow(status_value(status));
+  return event;
+}
+
+std::string_view api_call_name(ApiCall call) {
+  switch (call) {
+    case ApiCall::kAdd:
+      return "add";
+    case ApiCall::kClose:
+      return "close";
+    case ApiCall::kNotify:
+      return "notify";
+    case ApiCall::kPost:
+      return "post";
+    case ApiCall::kPoll:
+      return "poll";
+    case ApiCall::kRunWorker:
+      return "run_worker";
+    case ApiCall::kStop:
+      return "stop";
+  }
+  READYPORT_UNREACHABLE();
+}
+
+TraceEvent workload_line_begin(ApiCall call) {
+  READYPORT_ASSERT(call != ApiCall::kAdd && call != ApiCall::kClose && call != ApiCall::kNotify);
+  TraceEvent event("wl.begin");
+  event.word(api_call_name(call));
+  return event;
+}
+
+TraceEvent workload_line_begin(ApiCall call, Socket s, ConnId id) {
+  READYPORT_ASSERT(call == ApiCall::kClose || call == ApiCall::kNotify);
+  TraceEvent event("wl.begin");
+  event.word(api_call_name(call));
+  trace_event_conn(event.num("s", s), "id", id);
+  return event;
+}
+
+TraceEvent workload_line_end(ApiCall call, const Status& status) {
+  READYPORT_ASSERT(call == ApiCall::kPoll || call == ApiCall::kRunWorker || call == ApiCall::kStop);
+  TraceEvent event("wl.end");
+  event.word(api_call_name(call)).arrow(status_value(status));
   return event;
 }
 

@@ -36,6 +36,22 @@ TraceEvent workload_line_task_run(std::uint32_t task);
 // Written before the workload closes `s` itself, behind the engine's back.
 TraceEvent workload_line_close_behind(Socket s);
 
+// The engine's public calls, as intervals: `wl.begin <call>[ s=<s> id=<id>]` right before the
+// call, and its end line right after it (wl.add, wl.close, wl.notify, wl.post, or
+// `wl.end <call> -> <status>` for poll, run_worker and stop). add()'s begin is wl.adding. The
+// oracle counts which calls' intervals overlapped (race coverage) and judges each result against
+// what overlapped it (rule O13, docs/oracle.md). A world that writes no wl.begin gets neither.
+enum class ApiCall : std::uint8_t { kAdd, kClose, kNotify, kPost, kPoll, kRunWorker, kStop };
+inline constexpr std::size_t kApiCallCount = 7;
+// "add", "close", "notify", "post", "poll", "run_worker", "stop".
+std::string_view api_call_name(ApiCall call);
+// For post, poll, run_worker and stop (add begins with wl.adding).
+TraceEvent workload_line_begin(ApiCall call);
+// For close and notify: the connection the call names.
+TraceEvent workload_line_begin(ApiCall call, Socket s, ConnId id);
+// The end of a poll, run_worker or stop: its status.
+TraceEvent workload_line_end(ApiCall call, const Status& status);
+
 // A handler's entry and return, and its on_closed. `s` is the socket the workload added the
 // handler for; `arg_socket` the one the engine passed.
 TraceEvent handler_line_enter(Socket s, ConnId id, Socket arg_socket, std::uint32_t events);
