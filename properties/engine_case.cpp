@@ -77,12 +77,40 @@ std::ostream& operator<<(std::ostream& out, const EngineCommand& command) {
   return out << command_text(command);
 }
 
+std::size_t case_command_count(const EngineCase& c) {
+  std::size_t count = c.commands.size();
+  for (const std::vector<EngineCommand>& branch : c.branches) {
+    count += branch.size();
+  }
+  return count;
+}
+
+std::size_t case_step_number(const EngineCase& c, std::size_t branch, std::size_t index) {
+  READYPORT_ASSERT(branch < c.branches.size());
+  std::size_t number = c.commands.size();
+  for (std::size_t b = 0; b < branch; ++b) {
+    number += c.branches[b].size();
+  }
+  return number + index;
+}
+
 std::string case_text(const EngineCase& c) {
   std::ostringstream out;
   out << "seed=" << c.seed << " workers=" << c.workers << " batch=" << c.batch_count << " ("
-      << c.commands.size() << " commands)\n";
+      << c.commands.size() << " commands";
+  if (!c.branches.empty()) {
+    out << " then " << c.branches.size() << " parallel branches of "
+        << case_command_count(c) - c.commands.size();
+  }
+  out << ")\n";
   for (std::size_t i = 0; i < c.commands.size(); ++i) {
     out << "  " << i << ": " << command_text(c.commands[i]) << "\n";
+  }
+  for (std::size_t b = 0; b < c.branches.size(); ++b) {
+    out << "  branch " << b + 1 << " (parallel):\n";
+    for (std::size_t i = 0; i < c.branches[b].size(); ++i) {
+      out << "    " << case_step_number(c, b, i) << ": " << command_text(c.branches[b][i]) << "\n";
+    }
   }
   return out.str();
 }
@@ -91,10 +119,26 @@ std::ostream& operator<<(std::ostream& out, const EngineCase& engine_case) {
   return out << case_text(engine_case);
 }
 
-bool case_has_edge(const EngineCase& engine_case) {
-  for (const EngineCommand& c : engine_case.commands) {
+namespace {
+
+bool commands_have_edge(const std::vector<EngineCommand>& commands) {
+  for (const EngineCommand& c : commands) {
     if (c.kind == EngineCommandKind::kAdd &&
         (c.mode == Mode::kPersistentEdge || c.mode == Mode::kOneshotEdge)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool case_has_edge(const EngineCase& engine_case) {
+  if (commands_have_edge(engine_case.commands)) {
+    return true;
+  }
+  for (const std::vector<EngineCommand>& branch : engine_case.branches) {
+    if (commands_have_edge(branch)) {
       return true;
     }
   }
@@ -108,6 +152,12 @@ std::string engine_case_line(const EngineCase& c) {
                      " batch=" + std::to_string(c.batch_count);
   for (const EngineCommand& command : c.commands) {
     line += "; " + command_text(command);
+  }
+  for (const std::vector<EngineCommand>& branch : c.branches) {
+    line += " ||";
+    for (std::size_t i = 0; i < branch.size(); ++i) {
+      line += (i == 0 ? " " : "; ") + command_text(branch[i]);
+    }
   }
   return line;
 }
@@ -358,14 +408,12 @@ Result<EngineCommand> parse_command(std::string_view token) {
 
 }  // namespace
 
-Result<EngineCase> engine_case_parse(std::string_view line) {
-  const std::vector<std::string_view> tokens = split(trim(line), ';');
-  if (tokens.size() - 1 > kEngineCaseCommandsMax) {
-    return bad("more than " + std::to_string(kEngineCaseCommandsMax) + " commands", "...");
-  }
-  EngineCase c;
+namespace {
+
+// `seed=.. workers=.. batch=..` into `c`.
+Status parse_header(std::string_view header, EngineCase& c) {
   bool seen[3] = {false, false, false};
-  for (std::string_view field : split(tokens[0], ' ')) {
+  for (std::string_view field : split(header, ' ')) {
     if (field.empty()) {
       continue;
     }
@@ -395,23 +443,77 @@ Result<EngineCase> engine_case_parse(std::string_view line) {
     (index == 1 ? c.workers : c.batch_count) = value.value();
   }
   if (!seen[0] || !seen[1] || !seen[2]) {
-    return bad("expected seed=, workers= and batch=", tokens[0]);
+    return bad("expected seed=, workers= and batch=", header);
   }
   if (c.workers < 1 || c.workers > 8) {
-    return bad("workers must be 1..8", tokens[0]);
+    return bad("workers must be 1..8", header);
   }
   if (c.batch_count < 1 || c.batch_count > 4096) {
-    return bad("batch must be 1..4096", tokens[0]);
+    return bad("batch must be 1..4096", header);
   }
-  for (std::size_t i = 1; i < tokens.size(); ++i) {
+  return Status();
+}
+
+// `tokens[first..]`, commands separated by `;` (a trailing `;` is allowed), appended to `out`.
+Status parse_commands(const std::vector<std::string_view>& tokens, std::size_t first,
+                      std::vector<EngineCommand>& out) {
+  for (std::size_t i = first; i < tokens.size(); ++i) {
     if (tokens[i].empty() && i + 1 == tokens.size()) {
-      break;  // a trailing ';'
+      break;  // a trailing ';' (or an empty branch)
     }
     Result<EngineCommand> command = parse_command(tokens[i]);
     if (!command.ok()) {
       return command.status();
     }
-    c.commands.push_back(command.value());
+    out.push_back(command.value());
+  }
+  return Status();
+}
+
+// Splits on the branch separator `||`, trimming each piece.
+std::vector<std::string_view> split_branches(std::string_view line) {
+  std::vector<std::string_view> pieces;
+  while (true) {
+    const std::size_t at = line.find("||");
+    pieces.push_back(trim(line.substr(0, at)));
+    if (at == std::string_view::npos) {
+      return pieces;
+    }
+    line.remove_prefix(at + 2);
+  }
+}
+
+}  // namespace
+
+Result<EngineCase> engine_case_parse(std::string_view line) {
+  const std::vector<std::string_view> pieces = split_branches(trim(line));
+  if (pieces.size() - 1 > kEngineBranchesMax) {
+    return bad("more than " + std::to_string(kEngineBranchesMax) + " branches", line);
+  }
+  const std::vector<std::string_view> tokens = split(pieces[0], ';');
+  if (tokens.size() - 1 > kEngineCaseCommandsMax) {
+    return bad("more than " + std::to_string(kEngineCaseCommandsMax) + " commands", "...");
+  }
+  EngineCase c;
+  if (Status header = parse_header(tokens[0], c); !header.ok()) {
+    return header;
+  }
+  if (Status prefix = parse_commands(tokens, 1, c.commands); !prefix.ok()) {
+    return prefix;
+  }
+  for (std::size_t b = 1; b < pieces.size(); ++b) {
+    std::vector<EngineCommand>& branch = c.branches.emplace_back();
+    if (Status parsed = parse_commands(split(pieces[b], ';'), 0, branch); !parsed.ok()) {
+      return parsed;
+    }
+    if (branch.size() > kEngineBranchCommandsMax) {
+      return bad("more than " + std::to_string(kEngineBranchCommandsMax) + " commands in branch " +
+                     std::to_string(b),
+                 pieces[b]);
+    }
+  }
+  if (case_command_count(c) > kEngineCaseCommandsMax) {
+    return bad("more than " + std::to_string(kEngineCaseCommandsMax) + " commands", "...");
   }
   return c;
 }

@@ -28,14 +28,16 @@ std::vector<PinnedCase> make() {
                               1,
                               {cmd(K::kAdd, 0, 0, Mode::kPersistentLevel,
                                    static_cast<Interest>(kInterestIn | kInterestOut)),
-                               cmd(K::kCloseInside, 0, 1)}}});
+                               cmd(K::kCloseInside, 0, 1)},
+                              {}}});
   cases.push_back(
       {"remove_failure_as_done", "O12",
        EngineCase{216224,
                   2,
                   4,
                   {cmd(K::kArm, 0, 0, Mode::kOneshotLevel, kInterestIn, FaultSite::kPsnRemoveFails),
-                   cmd(K::kAdd, 0, 0, Mode::kOneshotLevel, kInterestAll)}}});
+                   cmd(K::kAdd, 0, 0, Mode::kOneshotLevel, kInterestAll)},
+                  {}}});
   // Re-pinned after the fake's waiter hand-off and the engine's fewer lock points changed the
   // schedules these seeds draw (the earlier cases, seeds 1862 and 269023, pass in the canary
   // builds now): the shrunk cases of the canary leg's runs, checked with --engine-case.
@@ -46,7 +48,8 @@ std::vector<PinnedCase> make() {
                               {cmd(K::kAdd, 0, 0, Mode::kOneshotEdge, kInterestIn),
                                cmd(K::kNotify, 0, kSockNotifyEventIn | kSockNotifyEventOut),
                                cmd(K::kAdd, 0, 0, Mode::kOneshotLevel, kInterestAll),
-                               cmd(K::kClose, 0), cmd(K::kPeerShutdown, 0)}}});
+                               cmd(K::kClose, 0), cmd(K::kPeerShutdown, 0)},
+                              {}}});
   cases.push_back(
       {"double_remove", "O7",
        EngineCase{8071,
@@ -54,7 +57,8 @@ std::vector<PinnedCase> make() {
                   64,
                   {cmd(K::kAdd, 0, 0, Mode::kOneshotLevel,
                        static_cast<Interest>(kInterestIn | kInterestOut)),
-                   cmd(K::kCloseInside, 0, 1), cmd(K::kCloseInside, 0, 1), cmd(K::kClose, 0)}}});
+                   cmd(K::kCloseInside, 0, 1), cmd(K::kCloseInside, 0, 1), cmd(K::kClose, 0)},
+                  {}}});
   // PINNED-END
   return cases;
 }
