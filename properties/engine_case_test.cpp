@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "engine_commands.hpp"
 #include "engine_pinned.hpp"
@@ -49,6 +51,11 @@ RC_GTEST_PROP(EngineCaseLine, ParseIsTheInverseOfLine, ()) {
   for (EngineCommand& c : generated.commands) {
     c = normalised(c);
   }
+  for (std::vector<EngineCommand>& branch : generated.branches) {
+    for (EngineCommand& c : branch) {
+      c = normalised(c);
+    }
+  }
   const std::string line = engine_case_line(generated);
   const Result<EngineCase> parsed = engine_case_parse(line);
   RC_ASSERT(parsed.ok());
@@ -87,6 +94,100 @@ TEST(EngineCaseLine, AnExampleLine) {
   EXPECT_EQ(c.commands[6].conn, 1u);
   EXPECT_EQ(c.commands[6].value, 300u);
   EXPECT_EQ(engine_case_replay_command(c).rfind("readyport-stress --engine-case 'seed=7 ", 0), 0u);
+}
+
+// A case with branches: its line, the parse back, and the line again, exactly.
+TEST(EngineCaseLine, ABranchCaseRoundTrips) {
+  const std::string line =
+      "seed=9 workers=3 batch=1; add(oneshot_level IN); add(persistent_edge IN|OUT)"
+      " || close(c0); post(); add(oneshot_level IN|HANGUP); notify(c2, IN|ERR)"
+      " || close(c0) || peer_send(c1, 40); run(2 ms)";
+  const Result<EngineCase> parsed = engine_case_parse(line);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  const EngineCase& c = parsed.value();
+  ASSERT_EQ(c.commands.size(), 2u);
+  ASSERT_EQ(c.branches.size(), 3u);
+  ASSERT_EQ(c.branches[0].size(), 4u);
+  EXPECT_EQ(c.branches[0][0].kind, EngineCommandKind::kClose);
+  EXPECT_EQ(c.branches[0][3].conn, 2u);
+  EXPECT_EQ(c.branches[0][3].value, kSockNotifyEventIn | kSockNotifyEventErr);
+  ASSERT_EQ(c.branches[1].size(), 1u);
+  EXPECT_EQ(c.branches[1][0].kind, EngineCommandKind::kClose);
+  ASSERT_EQ(c.branches[2].size(), 2u);
+  EXPECT_EQ(c.branches[2][1].value, 2u);
+  EXPECT_EQ(engine_case_line(c), line);
+  EXPECT_EQ(case_command_count(c), 9u);
+  EXPECT_EQ(case_step_number(c, 1, 0), 6u);
+  EXPECT_NE(case_text(c).find("  branch 3 (parallel):\n    7: peer_send(c1, 40)\n"),
+            std::string::npos)
+      << case_text(c);
+  // No prefix, and spacing free around the separators: the same value, written canonically.
+  const Result<EngineCase> bare =
+      engine_case_parse("seed=1 workers=2 batch=4||post();post()|| post()");
+  ASSERT_TRUE(bare.ok()) << bare.status().to_string();
+  EXPECT_TRUE(bare.value().commands.empty());
+  ASSERT_EQ(bare.value().branches.size(), 2u);
+  EXPECT_EQ(engine_case_line(bare.value()), "seed=1 workers=2 batch=4 || post(); post() || post()");
+  // A case without branches keeps its line: no `||`.
+  EXPECT_EQ(engine_case_line(engine_case_parse("seed=1 workers=2 batch=4; post()").value()),
+            "seed=1 workers=2 batch=4; post()");
+}
+
+TEST(EngineCaseLine, BadBranchesAreRefusedWithTheirToken) {
+  const char* const bad[] = {
+      "seed=1 workers=2 batch=4 || post() || post() || post() || post()",  // 4 branches
+      "seed=1 workers=2 batch=4 || post(); post(); post(); post(); post(); post(); post(); "
+      "post(); post()",                                 // 9 commands in a branch
+      "seed=1 workers=2 batch=4 || post() || jump()",   // unknown command in a branch
+      "seed=1 workers=2 batch=4 || post() ||| post()",  // a stray `|`
+  };
+  for (const char* line : bad) {
+    const Result<EngineCase> parsed = engine_case_parse(line);
+    EXPECT_FALSE(parsed.ok()) << "accepted: " << line;
+    if (!parsed.ok()) {
+      EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << line;
+      EXPECT_NE(parsed.status().message().find("engine case:"), std::string::npos) << line;
+    }
+  }
+  EXPECT_NE(engine_case_parse("seed=1 workers=2 batch=4 || post() || jump()")
+                .status()
+                .message()
+                .find("'jump()'"),
+            std::string::npos);
+}
+
+// The custom shrinks (engine_commands.hpp): whole branches removed, a branch's first command
+// moved into the prefix, single commands removed; none without branches.
+TEST(EngineCaseShrink, MovesBranchCommandsIntoThePrefixAndDropsBranches) {
+  const EngineCase c =
+      engine_case_parse(
+          "seed=1 workers=2 batch=4; add(oneshot_level IN) || close(c0); post() || "
+          "notify(c0, IN)")
+          .value();
+  const std::vector<EngineCase> shrinks = engine_case_branch_shrinks(c);
+  std::vector<std::string> lines;
+  for (const EngineCase& s : shrinks) {
+    lines.push_back(engine_case_line(s));
+    EXPECT_LT(
+        s.branches.size() + case_command_count(s) + (case_command_count(s) - s.commands.size()),
+        c.branches.size() + case_command_count(c) + (case_command_count(c) - c.commands.size()))
+        << lines.back();
+  }
+  const auto has = [&](const std::string& line) {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  EXPECT_TRUE(has("seed=1 workers=2 batch=4; add(oneshot_level IN) || notify(c0, IN)"));
+  EXPECT_TRUE(has("seed=1 workers=2 batch=4; add(oneshot_level IN) || close(c0); post()"));
+  EXPECT_TRUE(
+      has("seed=1 workers=2 batch=4; add(oneshot_level IN); close(c0) || post() || "
+          "notify(c0, IN)"));
+  EXPECT_TRUE(
+      has("seed=1 workers=2 batch=4; add(oneshot_level IN); notify(c0, IN) || close(c0); "
+          "post()"));
+  EXPECT_TRUE(has("seed=1 workers=2 batch=4 || close(c0); post() || notify(c0, IN)"));
+  EXPECT_TRUE(
+      engine_case_branch_shrinks(engine_case_parse("seed=1 workers=2 batch=4; post()").value())
+          .empty());
 }
 
 TEST(EngineCaseLine, BadLinesAreRefusedWithTheirToken) {

@@ -32,6 +32,8 @@ std::string encode(const EngineRunResult& r) {
   out << kPrefix << "inside " << r.closes_inside << "\n";
   out << kPrefix << "echoed " << r.echoed_connections << "\n";
   out << kPrefix << "steps " << r.steps << "\n";
+  out << kPrefix << "branches " << r.branches_run << " " << r.branch_steps << " "
+      << r.branch_not_found << "\n";
   for (std::size_t i = 0; i < r.fired.size(); ++i) {
     out << kPrefix << "fired " << i << " " << r.fired[i] << "\n";
   }
@@ -87,6 +89,9 @@ void decode_field(const std::string& key, std::istringstream& fields, EngineRunR
   }
   if (key == "steps") {
     fields >> r.steps;
+  }
+  if (key == "branches") {
+    fields >> r.branches_run >> r.branch_steps >> r.branch_not_found;
   }
   if (key == "fired") {
     std::size_t index = 0;

@@ -28,7 +28,10 @@ struct Coverage {
   std::uint64_t quarantined = 0;
   std::uint64_t close_inside = 0;
   std::uint64_t echo_checked = 0;
-  OracleJudgement judgement;  // summed over the cases
+  std::uint64_t parallel = 0;            // cases whose branches ran and were judged
+  std::uint64_t parallel_not_found = 0;  // of those, cases where a branch call got not_found
+  std::uint64_t branch_steps = 0;        // API steps the interleaving check judged, in all
+  OracleJudgement judgement;             // summed over the cases
 };
 Coverage g_coverage;
 
@@ -45,6 +48,8 @@ void print_coverage(const Coverage& c) {
             << "  quarantined (EngineStats): " << c.quarantined << "\n"
             << "  close inside a handler: " << c.close_inside << "\n"
             << "  echo checked on a survivor: " << c.echo_checked << "\n"
+            << "  parallel branches judged: " << c.parallel << " (" << c.branch_steps
+            << " API steps; " << c.parallel_not_found << " cases with a not_found)\n"
             << "  oracle judgement, summed over the cases:\n"
             << oracle_rules_text(c.judgement)
             << "\n  oracle bounds hit: " << oracle_bounds_text(c.judgement.bounds_hit) << "\n";
@@ -81,6 +86,11 @@ void engine_property(const EngineCase& engine_case) {
   if (r.echoed_connections != 0) {
     ++g_coverage.echo_checked;
   }
+  if (r.branches_run != 0) {
+    ++g_coverage.parallel;
+    g_coverage.branch_steps += r.branch_steps;
+    g_coverage.parallel_not_found += r.branch_not_found != 0 ? 1u : 0u;
+  }
   RC_CLASSIFY(r.fired[static_cast<std::size_t>(FaultSite::kPsnRemoveFails)] != 0,
               "remove_fails fired");
   RC_CLASSIFY(r.quarantined != 0, "quarantined");
@@ -88,6 +98,7 @@ void engine_property(const EngineCase& engine_case) {
   RC_CLASSIFY(fired_total >= 3, "3+ faults fired");
   RC_CLASSIFY(r.adds_ok == 0, "no connection");
   RC_CLASSIFY(r.adds_ok >= 4, "4+ connections");
+  RC_CLASSIFY(!engine_case.branches.empty(), "parallel");
   if (!r.status.ok()) {
     g_last_failure.failed = true;
     g_last_failure.shrunk = engine_case;

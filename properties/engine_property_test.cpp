@@ -43,6 +43,21 @@ TEST(EngineProperty, AddOfASocketTheEngineIsClosingIsRefused) {
   EXPECT_TRUE(r.status.ok()) << engine_failure_text(found.value(), r);
 }
 
+// A case with parallel branches runs them on their own threads and judges their results: two
+// branches close and notify the prefix's connection, a third adds its own and closes it (its c1
+// is its own add: the prefix's connection, then its adds).
+TEST(EngineProperty, ABranchCaseRunsItsBranchesAndJudgesThem) {
+  const Result<EngineCase> parsed = engine_case_parse(
+      "seed=5 workers=2 batch=4; add(oneshot_level IN); peer_send(c0, 100)"
+      " || close(c0); run(2 ms) || notify(c0, IN); post() || add(persistent_level IN); close(c1)");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  const EngineRunResult r = run_engine_case_isolated(parsed.value());
+  EXPECT_TRUE(r.status.ok()) << engine_failure_text(parsed.value(), r);
+  EXPECT_EQ(r.branches_run, 3u);
+  EXPECT_EQ(r.branch_steps, 5u);  // close, notify, post, add, close
+  EXPECT_EQ(r.adds_ok, 2u);
+}
+
 #else
 
 // With a canary compiled in: its pinned case still fails with the same rule, and the property

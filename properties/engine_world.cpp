@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine_parallel.hpp"
 #include "readyport/engine.hpp"
 #include "readyport/fake/trace_lines.hpp"
 #include "readyport/fake/world.hpp"
@@ -104,6 +105,43 @@ struct Conn {
   // C5, C6: discouraged, and refused by the chaos workload): its lifetimes are judged, its echo
   // is not.
   bool echo_required = true;
+  // For the API model of the branches (engine_parallel.hpp): its number (the order of adds),
+  // whether something may end it by itself (its peer shut down or reset, an ERR notified, its
+  // handler asked to close), and whether a close or notify returned not_found (its slot freed).
+  std::uint32_t number = 0;
+  bool may_end = false;
+  bool gone_seen = false;
+};
+
+// The logical thread a command runs on: the director's sequential prefix, or one parallel
+// branch. A command's `c<n>` indexes `visible`: the prefix's connections, then the ones this lane
+// added itself (docs/properties.md "Parallel commands"). A branch also records its API calls and
+// their results for the interleaving check. Owned by the world; used by its lane's thread only.
+struct Lane {
+  std::int32_t branch = -1;  // -1: the prefix
+  std::vector<Conn*> visible;
+  std::vector<ApiStep> steps;
+};
+
+// Holds the world's peers lock (an Os mutex: a scheduling point, so held across seam calls) while
+// branches run; a no-op for the sequential prefix, where it is null.
+class PeersGuard {
+ public:
+  explicit PeersGuard(Mutex* lock) : lock_(lock) {
+    if (lock_ != nullptr) {
+      lock_->lock();
+    }
+  }
+  ~PeersGuard() {
+    if (lock_ != nullptr) {
+      lock_->unlock();
+    }
+  }
+  PeersGuard(const PeersGuard&) = delete;
+  PeersGuard& operator=(const PeersGuard&) = delete;
+
+ private:
+  Mutex* const lock_;
 };
 
 // The handler of an add() that must be refused: the engine never calls it (asserted).
@@ -154,39 +192,63 @@ struct CaseWorld {
   }
 
   void main();
-  void execute(const EngineCommand& command);
-  void add(const EngineCommand& command);
-  void close(Conn& conn);
+  void start_workers();
+  void stop_engine();
+  void execute(const EngineCommand& command, Lane& lane);
+  void add(const EngineCommand& command, Lane& lane);
+  Conn* add_locked(const EngineCommand& command, Lane& lane);  // null: refused
+  void close(Conn& conn, Lane& lane);
   // API misuse (engine_case.hpp): each checks its Status and that nothing else changed.
   void add_again(Conn& conn);
   // Its handler is asked to close it (by close(), or by returning kInterestClose), or to call
   // stop() (which it must refuse), at its next run.
-  void close_inside(Conn& conn, bool by_call);
-  void stop_inside(Conn& conn);
+  void close_inside(Conn& conn, bool by_call, Lane& lane);
+  void stop_inside(Conn& conn, Lane& lane);
   // The peer of `conn` shuts down its sending side, or resets (an abortive close).
-  void peer_shutdown(Conn& conn);
-  void peer_reset(Conn& conn);
+  void peer_shutdown(Conn& conn, Lane& lane);
+  void peer_reset(Conn& conn, Lane& lane);
   // Posts the next task, while fewer than kTasksMax were posted.
-  void post_task();
-  void close_foreign(std::uint32_t slot);
-  Status notify(Conn& conn, std::uint32_t events);
+  void post_task(Lane& lane);
+  void close_foreign(std::uint32_t slot, Lane& lane);
+  Status notify(Conn& conn, std::uint32_t events, Lane& lane);
   void peer_send(Conn& conn, std::uint32_t bytes);
   std::uint64_t read_peers();  // bytes read back
+  // The branches (docs/properties.md "Parallel commands"): each on a logical thread of its own,
+  // joined, then judged by the interleaving check (engine_parallel.hpp).
+  void run_branches();
+  void run_branch(std::size_t branch);
+  ApiModelStart model_start() const;
+  // Records a branch's step (the prefix records none).
+  void note(Lane& lane, ApiStepKind kind, const Conn* conn, StatusCode code, bool ended_before,
+            std::string text) {
+    if (lane.branch < 0) {
+      return;
+    }
+    ApiStep step;
+    step.kind = kind;
+    step.conn = conn != nullptr ? conn->number : 0;
+    step.code = code;
+    step.ended_before = ended_before;
+    step.text = std::move(text);
+    lane.steps.push_back(std::move(step));
+  }
+  // `conn` may now end by itself (see Conn::may_end).
+  void mark_may_end(Conn& conn, Lane& lane, const char* why) {
+    conn.may_end = true;
+    note(lane, ApiStepKind::kMayEnd, &conn, StatusCode::kOk, false,
+         std::string(why) + "(" + conn_text(conn) + ")");
+  }
+  static std::string conn_text(const Conn& conn) {
+    return "c#" + std::to_string(conn.number) + " s=" + std::to_string(conn.socket) +
+           " id=" + trace_id_text(conn.id);
+  }
   void liveness();
   void finish();
-  Conn* pick(std::uint32_t index) {
-    if (conns.empty()) {
+  Conn* pick(const Lane& lane, std::uint32_t index) {
+    if (lane.visible.empty()) {
       return nullptr;
     }
-    return conns[index % conns.size()].get();
-  }
-  Conn* by_socket(Socket socket) {
-    for (auto& conn : conns) {
-      if (conn->socket == socket) {
-        return conn.get();
-      }
-    }
-    return nullptr;
+    return lane.visible[index % lane.visible.size()];
   }
 
   const EngineCase engine_case;
@@ -202,6 +264,11 @@ struct CaseWorld {
   std::vector<std::unique_ptr<Conn>> conns;  // director only (handlers use their own state)
   std::vector<std::unique_ptr<RecordTask>> tasks;
   std::uint32_t tasks_posted = 0;
+  Lane prefix;                     // the director's lane
+  std::vector<Lane> branch_lanes;  // one per branch, while they run
+  // Serialises the peers' state (Conn::sent, received, peer) and `conns` between branches; made
+  // when the case has branches, null before (PeersGuard).
+  std::unique_ptr<Mutex> peers_lock;
 
   std::mutex mutex;  // guards failure; never held across a seam call
   std::string failure;
@@ -235,7 +302,9 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
     stop_inside_ = false;
   }
   if (stop_inside) {
+    world_.record(workload_line_begin(ApiCall::kStop));
     const Status status = world_.kit.engine().stop();
+    world_.record(workload_line_end(ApiCall::kStop, status));
     world_.record_text("prop.stop_inside s=" + std::to_string(socket_) +
                        " id=" + trace_id_text(id) + " -> " + trace_status_text(status));
     if (status.code() != StatusCode::kFailedPrecondition) {
@@ -247,6 +316,7 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
     return kInterestClose;
   }
   if (close_inside == 2) {
+    world_.record(workload_line_begin(ApiCall::kClose, socket_, id));
     const Status status = world_.kit.engine().close(id);
     world_.record(workload_line_close(socket_, id, status));
     if (!status.ok()) {
@@ -297,7 +367,24 @@ void EchoHandler::on_closed(ConnId id) noexcept {
 
 void RecordTask::run() noexcept { world_.record(workload_line_task_run(index_)); }
 
-void CaseWorld::add(const EngineCommand& command) {
+void CaseWorld::add(const EngineCommand& command, Lane& lane) {
+  Conn* added = add_locked(command, lane);
+  // An edge that happened before the registration is never reported (spec C5): the handler
+  // tries its I/O once (retried while the post fails: an armed post fault).
+  if (added != nullptr && is_edge(command.mode)) {
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      if (notify(*added, kSockNotifyEventIn | kSockNotifyEventOut, lane).code() !=
+          StatusCode::kOsError) {
+        break;
+      }
+    }
+  }
+}
+
+Conn* CaseWorld::add_locked(const EngineCommand& command, Lane& lane) {
+  // Under the peers lock: another branch's connect() would otherwise queue its socket between this
+  // connect() and accept(), and the peers would be crossed.
+  PeersGuard guard(peers_lock.get());
   // A loopback pair through the recording layer (no faults: the setup is not under test).
   const Socket local = kit.recording().socket(kAfInet, kSockStream, kIpprotoTcp);
   READYPORT_ASSERT(local != kInvalidSocket);
@@ -312,54 +399,69 @@ void CaseWorld::add(const EngineCommand& command) {
   conn->echo_required = command.mode != Mode::kOneshotEdge;
   record(workload_line_adding(local));
   const Result<ConnId> id = kit.engine().add(local, command.interest, command.mode, *conn->handler);
+  const std::string text = command_text(command);
   if (!id.ok()) {
     record(workload_line_add(local, id));
+    note(lane, ApiStepKind::kAdd, nullptr, id.status().code(), false, text);
     if (id.status().code() != StatusCode::kResourceExhausted &&
         id.status().code() != StatusCode::kOsError) {
       fail("add", "add failed: " + id.status().to_string());
     }
     READYPORT_ASSERT(kit.recording().closesocket(local) == 0);
     READYPORT_ASSERT(kit.recording().closesocket(peer) == 0);
-    return;
+    return nullptr;
   }
   record(workload_line_add(local, id));
   conn->id = id.value();
+  if (conn->id.slot >= kConnectionsMax || conn->id.generation == 0) {
+    fail("add", "add() returned " + trace_id_text(conn->id) + ", not an id of a table of " +
+                    std::to_string(kConnectionsMax) + " slots");
+  }
+  Conn& added = *conn;
   result.modes_added |= 1u << static_cast<std::uint32_t>(command.mode);
   ++result.adds_ok;
-  Conn& added = *conn;
+  conn->number = static_cast<std::uint32_t>(conns.size());
   conns.push_back(std::move(conn));
-  // An edge that happened before the registration is never reported (spec C5): the handler
-  // tries its I/O once (retried while the post fails: an armed post fault).
-  if (is_edge(command.mode)) {
-    for (int attempt = 0; attempt < 4; ++attempt) {
-      if (notify(added, kSockNotifyEventIn | kSockNotifyEventOut).code() != StatusCode::kOsError) {
-        break;
-      }
-    }
-  }
+  lane.visible.push_back(&added);
+  note(lane, ApiStepKind::kAdd, &added, StatusCode::kOk, false, text + " as " + conn_text(added));
+  return &added;
 }
 
-void CaseWorld::close(Conn& conn) {
+void CaseWorld::close(Conn& conn, Lane& lane) {
   const ConnId id = conn.id;
+  const bool ended_before = conn.handler->ended();
+  record(workload_line_begin(ApiCall::kClose, conn.socket, id));
   const Status status = kit.engine().close(id);
   record(workload_line_close(conn.socket, id, status));
+  note(lane, ApiStepKind::kClose, &conn, status.code(), ended_before,
+       "close(" + conn_text(conn) + ")");
   if (!status.ok() && status.code() != StatusCode::kNotFound) {
     fail("close", "close(" + trace_id_text(id) + ") failed: " + status.to_string());
   }
   conn.close_requested = true;
+  conn.gone_seen = conn.gone_seen || status.code() == StatusCode::kNotFound;
 }
 
-Status CaseWorld::notify(Conn& conn, std::uint32_t events) {
+Status CaseWorld::notify(Conn& conn, std::uint32_t events, Lane& lane) {
+  const bool ended_before = conn.handler->ended();
+  record(workload_line_begin(ApiCall::kNotify, conn.socket, conn.id));
   const Status status = kit.engine().notify(conn.id, events);
   record(workload_line_notify(conn.socket, conn.id, events, status));
+  note(lane, ApiStepKind::kNotify, &conn, status.code(), ended_before,
+       "notify(" + conn_text(conn) + ", " + trace_hex_text(events) + ")");
   if (!status.ok() && status.code() != StatusCode::kNotFound &&
       status.code() != StatusCode::kOsError) {
     fail("notify", "notify(" + trace_id_text(conn.id) + ") failed: " + status.to_string());
+  }
+  conn.gone_seen = conn.gone_seen || status.code() == StatusCode::kNotFound;
+  if ((events & kSockNotifyEventErr) != 0) {
+    mark_may_end(conn, lane, "ERR notified ");  // the handler closes on ERR
   }
   return status;
 }
 
 void CaseWorld::peer_send(Conn& conn, std::uint32_t bytes) {
+  PeersGuard guard(peers_lock.get());
   if (conn.peer_ended) {
     return;
   }
@@ -380,6 +482,7 @@ void CaseWorld::peer_send(Conn& conn, std::uint32_t bytes) {
 }
 
 std::uint64_t CaseWorld::read_peers() {
+  PeersGuard guard(peers_lock.get());
   std::uint64_t moved = 0;
   char chunk[512];
   for (auto& conn_ptr : conns) {
@@ -411,14 +514,14 @@ std::uint64_t CaseWorld::read_peers() {
   return moved;
 }
 
-void CaseWorld::execute(const EngineCommand& c) {
+void CaseWorld::execute(const EngineCommand& c, Lane& lane) {
   using K = EngineCommandKind;
   Conn* conn = c.kind == K::kAdd || c.kind == K::kPost || c.kind == K::kArm || c.kind == K::kRun
                    ? nullptr
-                   : pick(c.conn);
+                   : pick(lane, c.conn);
   switch (c.kind) {
     case K::kAdd:
-      add(c);
+      add(c, lane);
       return;
     case K::kPeerSend:
       if (conn != nullptr) {
@@ -427,31 +530,31 @@ void CaseWorld::execute(const EngineCommand& c) {
       return;
     case K::kPeerShutdown:
       if (conn != nullptr) {
-        peer_shutdown(*conn);
+        peer_shutdown(*conn, lane);
       }
       return;
     case K::kPeerReset:
       if (conn != nullptr) {
-        peer_reset(*conn);
+        peer_reset(*conn, lane);
       }
       return;
     case K::kClose:
       if (conn != nullptr) {
-        close(*conn);
+        close(*conn, lane);
       }
       return;
     case K::kCloseInside:
       if (conn != nullptr) {
-        close_inside(*conn, c.value % 2 != 0);
+        close_inside(*conn, c.value % 2 != 0, lane);
       }
       return;
     case K::kNotify:
       if (conn != nullptr) {
-        (void)notify(*conn, c.value);
+        (void)notify(*conn, c.value, lane);
       }
       return;
     case K::kPost:
-      post_task();
+      post_task(lane);
       return;
     case K::kArm:
       if (edge_in_case &&
@@ -470,60 +573,85 @@ void CaseWorld::execute(const EngineCommand& c) {
       }
       return;
     case K::kCloseForeign:
-      close_foreign(c.value);
+      close_foreign(c.value, lane);
       return;
     case K::kStopInside:
       if (conn != nullptr) {
-        stop_inside(*conn);
+        stop_inside(*conn, lane);
       }
       return;
   }
 }
 
-void CaseWorld::close_inside(Conn& conn, bool by_call) {
+void CaseWorld::close_inside(Conn& conn, bool by_call, Lane& lane) {
   conn.handler->request_close_inside(by_call);
   conn.close_requested = true;
-  ++result.closes_inside;
-  (void)notify(conn, kSockNotifyEventIn);
+  mark_may_end(conn, lane, "close_inside");  // the handler may run at once, from a queued packet
+  {
+    PeersGuard guard(peers_lock.get());
+    ++result.closes_inside;
+  }
+  (void)notify(conn, kSockNotifyEventIn, lane);
 }
 
-void CaseWorld::stop_inside(Conn& conn) {
+void CaseWorld::stop_inside(Conn& conn, Lane& lane) {
   if (conn.close_requested) {
     return;
   }
   conn.handler->request_stop_inside();
-  (void)notify(conn, kSockNotifyEventIn);
+  (void)notify(conn, kSockNotifyEventIn, lane);
 }
 
-void CaseWorld::peer_shutdown(Conn& conn) {
-  if (conn.peer_ended) {
-    return;
+void CaseWorld::peer_shutdown(Conn& conn, Lane& lane) {
+  {
+    PeersGuard guard(peers_lock.get());
+    if (conn.peer_ended) {
+      return;
+    }
+    (void)kit.recording().shutdown(conn.peer, kSdSend);
+    conn.peer_ended = true;
   }
-  (void)kit.recording().shutdown(conn.peer, kSdSend);
-  conn.peer_ended = true;
+  mark_may_end(conn, lane, "peer_shutdown");  // the handler reads the end of stream and closes
 }
 
-void CaseWorld::peer_reset(Conn& conn) {
-  if (conn.peer == kInvalidSocket) {
-    return;
+void CaseWorld::peer_reset(Conn& conn, Lane& lane) {
+  {
+    PeersGuard guard(peers_lock.get());
+    if (conn.peer == kInvalidSocket) {
+      return;
+    }
+    (void)kit.recording().set_linger(conn.peer, true, 0);
+    READYPORT_ASSERT(kit.recording().closesocket(conn.peer) == 0);
+    conn.peer = kInvalidSocket;
+    conn.peer_ended = true;
+    conn.peer_reading = false;
   }
-  (void)kit.recording().set_linger(conn.peer, true, 0);
-  READYPORT_ASSERT(kit.recording().closesocket(conn.peer) == 0);
-  conn.peer = kInvalidSocket;
-  conn.peer_ended = true;
-  conn.peer_reading = false;
+  mark_may_end(conn, lane, "peer_reset");  // ERR at the engine's side: the handler closes
 }
 
-void CaseWorld::post_task() {
-  if (tasks_posted >= kTasksMax) {
-    return;
+void CaseWorld::post_task(Lane& lane) {
+  // The index is taken before the call (another branch may post meanwhile) and given back after
+  // a failure when no one took the next since (always in the prefix: the old numbering).
+  std::uint32_t index = 0;
+  {
+    PeersGuard guard(peers_lock.get());
+    if (tasks_posted >= kTasksMax) {
+      return;
+    }
+    index = tasks_posted++;
   }
-  const std::uint32_t index = tasks_posted;
+  record(workload_line_begin(ApiCall::kPost));
   const Status status = kit.engine().post(*tasks[index]);
   record(workload_line_post(index, status));
-  if (status.ok()) {
-    ++tasks_posted;
-  } else if (status.code() != StatusCode::kOsError) {
+  note(lane, ApiStepKind::kPost, nullptr, status.code(), false,
+       "post(task " + std::to_string(index) + ")");
+  if (!status.ok()) {
+    PeersGuard guard(peers_lock.get());
+    if (tasks_posted == index + 1) {
+      --tasks_posted;
+    }
+  }
+  if (!status.ok() && status.code() != StatusCode::kOsError) {
     fail("post", "post() failed: " + status.to_string());
   }
 }
@@ -533,6 +661,8 @@ void CaseWorld::add_again(Conn& conn) {
   // the engine may have closed the socket before on_closed (a quarantine drains after the close),
   // and the fake may have handed the value to a new socket since, whose add() would rightly
   // succeed.
+  // Under the peers lock: no branch makes a socket meanwhile (which could take the value).
+  PeersGuard guard(peers_lock.get());
   if (conn.handler->ended() || conn.socket == listener) {
     return;
   }
@@ -569,9 +699,11 @@ void CaseWorld::add_again(Conn& conn) {
   }
 }
 
-void CaseWorld::close_foreign(std::uint32_t slot) {
+void CaseWorld::close_foreign(std::uint32_t slot, Lane& lane) {
   const ConnId foreign{slot, 0};  // generation 0: never handed out (generations start at 1)
   const Status status = kit.engine().close(foreign);
+  note(lane, ApiStepKind::kCloseForeign, nullptr, status.code(), false,
+       "close_foreign(" + trace_id_text(foreign) + ")");
   record_text("prop.close_foreign id=" + trace_id_text(foreign) + " -> " +
               trace_status_text(status));
   if (status.code() != StatusCode::kNotFound) {
@@ -614,35 +746,106 @@ void CaseWorld::liveness() {
   }
 }
 
-void CaseWorld::main() {
-  record(phase_line("start"));
-  const Status started = kit.engine().start();
-  READYPORT_ASSERT(started.ok());
+void CaseWorld::start_workers() {
   for (std::uint32_t i = 0; i < engine_case.workers; ++i) {
-    Engine& e = kit.engine();
-    Result<std::unique_ptr<Thread>> thread =
-        kit.os().thread_start("worker", [&e] { (void)e.run_worker(); });
+    Result<std::unique_ptr<Thread>> thread = kit.os().thread_start("worker", [this] {
+      record(workload_line_begin(ApiCall::kRunWorker));
+      const Status status = kit.engine().run_worker();
+      record(workload_line_end(ApiCall::kRunWorker, status));
+    });
     READYPORT_ASSERT(thread.ok());
     workers.push_back(std::move(thread).value());
   }
-  listener = kit.recording().socket(kAfInet, kSockStream, kIpprotoTcp);
-  READYPORT_ASSERT(kit.recording().bind(listener, Ipv4Address{kLoopbackHost, 0}) == 0);
-  READYPORT_ASSERT(kit.recording().getsockname(listener, &listener_address) == 0);
-  READYPORT_ASSERT(kit.recording().listen(listener, kSomaxconn) == 0);
-  READYPORT_ASSERT(kit.recording().set_nonblocking(listener, true) == 0);
-  record(phase_line("commands"));
-  for (std::size_t i = 0; i < engine_case.commands.size(); ++i) {
-    execute(engine_case.commands[i]);
-    if (!kit.oracle().status().ok() || failed()) {
-      failed_step = static_cast<std::int32_t>(i);
-      break;
+}
+
+ApiModelStart CaseWorld::model_start() const {
+  ApiModelStart start;
+  start.connections_max = kConnectionsMax;
+  auto has_arm = [](const std::vector<EngineCommand>& commands) {
+    for (const EngineCommand& c : commands) {
+      if (c.kind == EngineCommandKind::kArm) {
+        return true;
+      }
+    }
+    return false;
+  };
+  start.faults = has_arm(engine_case.commands);
+  for (const std::vector<EngineCommand>& branch : engine_case.branches) {
+    start.faults = start.faults || has_arm(branch);
+  }
+  for (const auto& conn : conns) {
+    if (conn->gone_seen) {
+      start.conns.push_back(ApiConnState::kGone);
+    } else if (start.faults || conn->may_end || conn->close_requested || conn->handler->ended()) {
+      start.conns.push_back(ApiConnState::kMayEnd);
+    } else {
+      start.conns.push_back(ApiConnState::kOpen);
     }
   }
-  if (!failed() && kit.oracle().status().ok()) {
-    liveness();
+  return start;
+}
+
+void CaseWorld::run_branches() {
+  peers_lock = kit.os().mutex_create();
+  const ApiModelStart start = model_start();
+  branch_lanes.resize(engine_case.branches.size());
+  std::vector<std::unique_ptr<Thread>> threads;
+  for (std::size_t b = 0; b < branch_lanes.size(); ++b) {
+    branch_lanes[b].branch = static_cast<std::int32_t>(b);
+    branch_lanes[b].visible = prefix.visible;
+    Result<std::unique_ptr<Thread>> thread =
+        kit.os().thread_start("branch", [this, b] { run_branch(b); });
+    READYPORT_ASSERT(thread.ok());
+    threads.push_back(std::move(thread).value());
   }
-  record(phase_line("stop"));
+  for (auto& thread : threads) {
+    thread->join();
+  }
+  record(phase_line("branches_joined"));
+  if (failed() || !kit.oracle().status().ok()) {
+    return;
+  }
+  std::vector<std::vector<ApiStep>> steps;
+  for (Lane& lane : branch_lanes) {
+    steps.push_back(lane.steps);
+  }
+  result.branches_run = static_cast<std::uint32_t>(steps.size());
+  for (const std::vector<ApiStep>& branch : steps) {
+    for (const ApiStep& step : branch) {
+      result.branch_steps += step.kind == ApiStepKind::kMayEnd ? 0u : 1u;
+      result.branch_not_found += step.code == StatusCode::kNotFound ? 1u : 0u;
+    }
+  }
+  const Status explained = branches_explained(start, steps);
+  if (!explained.ok()) {
+    fail("parallel", explained.message());
+    failed_step = static_cast<std::int32_t>(case_command_count(engine_case)) - 1;
+  }
+}
+
+void CaseWorld::run_branch(std::size_t b) {
+  const std::vector<EngineCommand>& commands = engine_case.branches[b];
+  READYPORT_ASSERT(commands.size() <= kEngineBranchCommandsMax);
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    if (failed() || !kit.oracle().status().ok()) {
+      return;  // another branch's failure ends this one too
+    }
+    execute(commands[i], branch_lanes[b]);
+    READYPORT_ASSERT(branch_lanes[b].steps.size() <= (i + 1) * kApiStepsPerCommandMax);
+    if (!kit.oracle().status().ok() || failed()) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (failed_step < 0) {
+        failed_step = static_cast<std::int32_t>(case_step_number(engine_case, b, i));
+      }
+      return;
+    }
+  }
+}
+
+void CaseWorld::stop_engine() {
+  record(workload_line_begin(ApiCall::kStop));
   const Status stopped = kit.engine().stop();
+  record(workload_line_end(ApiCall::kStop, stopped));
   for (auto& worker : workers) {
     worker->join();
   }
@@ -650,6 +853,35 @@ void CaseWorld::main() {
   if (!stopped.ok()) {
     fail("stop", "stop() failed: " + stopped.to_string());
   }
+}
+
+void CaseWorld::main() {
+  record(phase_line("start"));
+  const Status started = kit.engine().start();
+  READYPORT_ASSERT(started.ok());
+  start_workers();
+  listener = kit.recording().socket(kAfInet, kSockStream, kIpprotoTcp);
+  READYPORT_ASSERT(kit.recording().bind(listener, Ipv4Address{kLoopbackHost, 0}) == 0);
+  READYPORT_ASSERT(kit.recording().getsockname(listener, &listener_address) == 0);
+  READYPORT_ASSERT(kit.recording().listen(listener, kSomaxconn) == 0);
+  READYPORT_ASSERT(kit.recording().set_nonblocking(listener, true) == 0);
+  record(phase_line("commands"));
+  for (std::size_t i = 0; i < engine_case.commands.size(); ++i) {
+    execute(engine_case.commands[i], prefix);
+    if (!kit.oracle().status().ok() || failed()) {
+      failed_step = static_cast<std::int32_t>(i);
+      break;
+    }
+  }
+  if (!engine_case.branches.empty() && !failed() && kit.oracle().status().ok()) {
+    record(phase_line("branches"));
+    run_branches();
+  }
+  if (!failed() && kit.oracle().status().ok()) {
+    liveness();
+  }
+  record(phase_line("stop"));
+  stop_engine();
   // API misuse after the end: add() after stop() is refused, and stop() again.
   {
     const Socket late = kit.recording().socket(kAfInet, kSockStream, kIpprotoTcp);
@@ -659,7 +891,9 @@ void CaseWorld::main() {
       fail("misuse",
            "add() after stop() returned " + added.to_string() + ", not failed_precondition");
     }
+    record(workload_line_begin(ApiCall::kStop));
     const Status again = kit.engine().stop();
+    record(workload_line_end(ApiCall::kStop, again));
     if (again.code() != StatusCode::kFailedPrecondition) {
       fail("misuse", "stop() twice returned " + again.to_string() + ", not failed_precondition");
     }

@@ -7,8 +7,13 @@
 //
 // The run: the engine is started with `workers` run_worker() threads; the main logical thread
 // executes the commands in order, writing the `wl.*` lines the oracle reads (handlers write
-// `hnd.*`), and after each command reads the oracle's status and the echo model; the first
-// failure ends the commands. Then the liveness phase: the director reads its peers until every
+// `hnd.*`; each public call as an interval: `wl.begin` before, its end line after), and after each
+// command reads the oracle's status and the echo model; the first failure ends the commands.
+// Then the parallel branches, if any (docs/properties.md "Parallel commands"): each on a logical
+// thread of its own (Os::thread_start), interleaved with the workers by the scheduler, joined,
+// and their API results judged by the interleaving check (engine_parallel.hpp, rule
+// "parallel"); peer state and the connection list are shared under an Os mutex meanwhile.
+// Then the liveness phase: the director reads its peers until every
 // connection still open (not closed by the case, not shut down or reset by its peer) has echoed
 // every byte, within bounded virtual time; stop(); the workers are joined; the peers closed;
 // oracle.finish(); on_closed exactly once per successful add; then World's end checks: no live
@@ -38,7 +43,7 @@ namespace readyport::properties {
 struct EngineRunResult {
   Status status;                  // ok, or the first failure
   std::int32_t failed_step = -1;  // the command after which it failed; -1: none or the end
-  std::string rule;  // "O2", ..., "echo", "closed", "liveness", "abort", "leak", "run",
+  std::string rule;  // "O2", ..., "echo", "closed", "liveness", "abort", "leak", "run", "parallel",
                      // "unjudged" (the oracle could not judge all it met)
   // What the case reached (for RC_CLASSIFY and the coverage table).
   std::array<std::uint64_t, kFaultSiteCount> fired{};
@@ -49,7 +54,12 @@ struct EngineRunResult {
   std::uint32_t closes_inside = 0;
   std::uint32_t echoed_connections = 0;  // survivors whose echo was checked
   std::uint64_t steps = 0;               // scheduler steps
-  OracleJudgement judgement;             // the oracle's per-rule counts (OracleCounts)
+  // The parallel branches (docs/properties.md "Parallel commands"): how many ran, how many API
+  // steps the interleaving check judged, and how many of them returned not_found.
+  std::uint32_t branches_run = 0;
+  std::uint32_t branch_steps = 0;
+  std::uint32_t branch_not_found = 0;
+  OracleJudgement judgement;  // the oracle's per-rule counts (OracleCounts)
 };
 
 // Runs `engine_case` in this process. `on_violation`, when set, is called once with the oracle's
