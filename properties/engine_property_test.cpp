@@ -65,10 +65,12 @@ TEST(EngineProperty, ABranchCaseRunsItsBranchesAndJudgesThem) {
 void check_canary(const char* canary) {
   const EnginePropertyOutcome outcome = check_engine_property(/*expect_failure=*/true);
   ASSERT_TRUE(outcome.failed) << "the property did not catch canary " << canary;
-  std::cout << "canary " << canary << ": failed and shrank to " << outcome.shrunk.commands.size()
-            << " commands in " << outcome.seconds << " s (rule " << outcome.result.rule << ")\n"
+  std::cout << "canary " << canary << ": failed and shrank to "
+            << case_command_count(outcome.shrunk) << " commands in " << outcome.seconds
+            << " s (rule " << outcome.result.rule << ")\n"
             << case_text(outcome.shrunk);
-  EXPECT_LE(outcome.shrunk.commands.size(), kPinnedShrunkMax) << case_text(outcome.shrunk);
+  // Every command counts, the branches' too.
+  EXPECT_LE(case_command_count(outcome.shrunk), kPinnedShrunkMax) << case_text(outcome.shrunk);
   const PinnedCase* pinned = pinned_case(canary);
   ASSERT_NE(pinned, nullptr) << "no pinned case for canary " << canary;
   const EngineRunResult replay = run_engine_case_isolated(pinned->engine_case);
