@@ -265,7 +265,8 @@ Status Engine::close(ConnId id) {
       return check_running("close()");
     }
     const std::uint32_t index = slots_->find(id);
-    if (index == kSlotNone) {
+    // Ended: on_closed runs or ran (the slot is released after it returned).
+    if (index == kSlotNone || slots_->at(index).closed_told) {
       return no_connection("close()", id);
     }
     Slot& slot = slots_->at(index);
@@ -294,7 +295,7 @@ Status Engine::notify(ConnId id, std::uint32_t events) {
       return status;
     }
     const std::uint32_t index = slots_->find(id);
-    if (index == kSlotNone) {
+    if (index == kSlotNone || slots_->at(index).closed_told) {
       return no_connection("notify()", id);
     }
     key = slots_->key_of(index);

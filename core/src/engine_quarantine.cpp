@@ -171,6 +171,7 @@ void Engine::dispose(Driver& d) {
       if (socket != kInvalidSocket) {
         close_socket_locked(id, socket);
       }
+      slots_->at(index).closed_told = true;
     }
     READYPORT_ASSERT(handler != nullptr);
     handler->on_closed(id);

@@ -157,6 +157,41 @@ TEST_F(EngineUnitTest, CloseWhileIdleIssuesRemoveAndClosesAfterThePacket) {
   ASSERT_TRUE(engine_->stop().ok());
 }
 
+// A handler whose on_closed calls close() and notify() of its own id (what another thread may do
+// at the same moment): the connection has ended, so both answer kNotFound, make no OS call (the
+// mock is strict), and on_closed still comes once.
+class ClosingAgainHandler final : public Handler {
+ public:
+  Engine* engine = nullptr;
+  std::vector<StatusCode> answers;
+  std::uint32_t closed = 0;
+  Interest on_events(ConnId, Socket, std::uint32_t) noexcept override { return kInterestIn; }
+  void on_closed(ConnId id) noexcept override {
+    ++closed;
+    answers.push_back(engine->close(id).code());
+    answers.push_back(engine->notify(id, kSockNotifyEventIn).code());
+  }
+};
+
+TEST_F(EngineUnitTest, CloseAndNotifyOnceOnClosedIsCalledAnswerNotFound) {
+  InSequence in_order;
+  start();
+  ClosingAgainHandler handler;
+  handler.engine = engine_.get();
+  expect_add_call(kSockA, key(0), kInterestIn, kOneshotLevelFlags);
+  const ConnId a = engine_->add(kSockA, kInterestIn, Mode::kOneshotLevel, handler).value();
+  expect_direct_remove(kSockA);
+  ASSERT_TRUE(engine_->close(a).ok());
+  expect_driver_call({}, {}, {packet(key(0), kSockNotifyEventRemove)});
+  EXPECT_CALL(os_, closesocket(kSockA)).WillOnce(Return(0));
+  ASSERT_EQ(engine_->poll(kWait).value(), 1u);
+  EXPECT_EQ(handler.closed, 1u);
+  EXPECT_EQ(handler.answers, (std::vector{StatusCode::kNotFound, StatusCode::kNotFound}));
+  EXPECT_EQ(engine_->close(a).code(), StatusCode::kNotFound);
+  expect_stop_empty();
+  ASSERT_TRUE(engine_->stop().ok());
+}
+
 TEST_F(EngineUnitTest, CloseWhileTheHandlerRunsOnAnotherThread) {
   InSequence in_order;
   start();

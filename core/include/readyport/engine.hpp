@@ -231,8 +231,9 @@ class Engine final {
   // packet dequeued before close() returned: it may still be entered once). Idempotent while the
   // connection is closing (returns ok). Threading: any thread, also from its own or another
   // connection's handler (then the REMOVE rides the driver's next port call). Errors:
-  // kNotFound (never added, or on_closed already ran), kFailedPrecondition (not started or
-  // stopped). A REMOVE that the port refuses is handled, not returned (spec E4).
+  // kNotFound (never added, or on_closed runs or ran: from the moment the engine calls it, even
+  // before the slot is released), kFailedPrecondition (not started or stopped). A REMOVE that
+  // the port refuses is handled, not returned (spec E4).
   Status close(ConnId id);
 
   // Delivers `events` (bits of IN, OUT, HANGUP, ERR) to the connection's handler as if the port
@@ -241,8 +242,8 @@ class Engine final {
   // dropped once the connection is closing). Edge-triggered embedders call it after add(): an
   // edge that happened before the registration is never reported (spec C5), so the handler must
   // try its I/O once. Threading: any thread, also from a handler. Errors: kInvalidArgument
-  // (other bits), kNotFound (unknown or closed connection), kFailedPrecondition (not running),
-  // kOsError (the post failed).
+  // (other bits), kNotFound (unknown connection, or its on_closed runs or ran),
+  // kFailedPrecondition (not running), kOsError (the post failed).
   Status notify(ConnId id, std::uint32_t events);
 
   // Runs `task` once on a driver thread: a posted packet (spec F2) that carries the task's

@@ -35,6 +35,9 @@ struct Slot : SlotMachine {
   Handler* handler = nullptr;
   std::uint64_t grace_epoch = 0;   // the quarantine's grace period (engine epoch)
   std::uint32_t link = kSlotNone;  // free, deferred, quarantine, grace or dispose list
+  // dispose() calls on_closed now or called it: close() and notify() of the id answer kNotFound
+  // (engine.hpp), though the slot is released only after on_closed returned.
+  bool closed_told = false;
 };
 
 // Sentinel completion keys (posted packets, spec F2). Keys of slots are >= 8.
