@@ -123,6 +123,8 @@ ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
   w.pollers = static_cast<std::uint32_t>(w.seed >> 63);
   // Faults during stop() in half the seeds, from the next bit, for the same reason.
   w.faults_at_stop = ((w.seed >> 62) & 1) != 0;
+  // One or two racers (every public call from threads of their own), from the next bit.
+  w.racers = 1 + static_cast<std::uint32_t>((w.seed >> 61) & 1);
   return w;
 }
 
@@ -299,7 +301,7 @@ std::string stress_parameters_line(const SeedParameters& p) {
          " chunk_max=" + std::to_string(w.chunk_bytes_max) +
          " server_buffer=" + std::to_string(w.buffer_bytes) + " mode=" + mode_name(w.mode) +
          " workers=" + std::to_string(w.workers) + " pollers=" + std::to_string(w.pollers) +
-         " stop_faults=" + (w.faults_at_stop ? "1" : "0") +
+         " racers=" + std::to_string(w.racers) + " stop_faults=" + (w.faults_at_stop ? "1" : "0") +
          " batch=" + std::to_string(p.batch_count) + " table=" + std::to_string(w.connections_max) +
          " actions=" + std::to_string(w.actions) + " weights=" + std::to_string(w.weight_close) +
          "/" + std::to_string(w.weight_notify) + "/" + std::to_string(w.weight_post) + "/" +

@@ -42,8 +42,10 @@ Interest TracedHandler::on_events(ConnId id, Socket arg_socket, std::uint32_t ev
 }
 
 void TracedHandler::on_closed(ConnId id) noexcept {
-  world_.record(handler_line_closed(socket, id));
+  const Socket s = socket;  // closed() may hand this handler to another connection
+  world_.record(handler_line_closed(s, id));
   closed(id);
+  world_.record(handler_line_closed_end(s, id));
 }
 
 // ---- The server ---------------------------------------------------------------------------------
@@ -269,6 +271,10 @@ WorkloadState::WorkloadState(Os& os_in, Engine& engine_in, const ChaosWorkload& 
   for (std::uint32_t i = 0; i < total; ++i) {
     clients.push_back(std::make_unique<ClientConn>(*this, i, i >= workload.clients));
   }
+  racer_conns.reserve(std::size_t{workload.racers} * kRacerConnsMax);
+  for (std::uint32_t i = 0; i < workload.racers * kRacerConnsMax; ++i) {
+    racer_conns.push_back(std::make_unique<RacerConn>(*this));
+  }
   tasks.reserve(kTasksMax);
   for (std::uint32_t i = 0; i < kTasksMax; ++i) {
     tasks.push_back(std::make_unique<ChaosTask>(*this, i));
@@ -328,7 +334,12 @@ bool WorkloadState::pick_known(Known* known_out) {
   return true;
 }
 
+bool WorkloadState::stopped_answer(const Status& status) {
+  return stopping && status.code() == StatusCode::kFailedPrecondition;
+}
+
 void WorkloadState::close_known(const Known& k, bool in_handler) {
+  record(workload_line_begin(ApiCall::kClose, k.socket, k.id));
   const Status status = engine.close(k.id);
   record(workload_line_close(k.socket, k.id, status));
   Guard guard(*mutex);
@@ -336,20 +347,23 @@ void WorkloadState::close_known(const Known& k, bool in_handler) {
   if (in_handler) {
     ++counts.closes_in_handler;
   }
-  // NotFound is the answer for a connection that is gone; anything else is a broken contract.
-  if (!status.ok() && status.code() != StatusCode::kNotFound) {
+  // NotFound is the answer for a connection that is gone, FailedPrecondition once stop() was
+  // called; anything else is a broken contract.
+  if (!status.ok() && status.code() != StatusCode::kNotFound && !stopped_answer(status)) {
     fail("close(" + trace_id_text(k.id) + ") failed: " + status.to_string());
   }
 }
 
 void WorkloadState::notify(const Known& k, std::uint32_t events) {
+  record(workload_line_begin(ApiCall::kNotify, k.socket, k.id));
   const Status status = engine.notify(k.id, events);
   record(workload_line_notify(k.socket, k.id, events, status));
   Guard guard(*mutex);
   ++counts.notifies;
-  // NotFound: gone; OsError: the post failed (an injected fault), and nothing was queued.
+  // NotFound: gone; OsError: the post failed (an injected fault), and nothing was queued;
+  // FailedPrecondition: stop() was called.
   if (!status.ok() && status.code() != StatusCode::kNotFound &&
-      status.code() != StatusCode::kOsError) {
+      status.code() != StatusCode::kOsError && !stopped_answer(status)) {
     fail("notify(" + trace_id_text(k.id) + ") failed: " + status.to_string());
   }
 }
@@ -441,6 +455,7 @@ void WorkloadState::notify_start(const Known& k, std::uint32_t events) {
     if (attempt > 0) {
       retry_pause(attempt - 1);
     }
+    record(workload_line_begin(ApiCall::kNotify, k.socket, k.id));
     const Status status = engine.notify(k.id, events);
     record(workload_line_notify(k.socket, k.id, events, status));
     if (status.code() != StatusCode::kOsError) {

@@ -150,12 +150,13 @@ void post_task(WorkloadState& world) {
     }
     index = world.tasks_posted++;
   }
+  world.record(workload_line_begin(ApiCall::kPost));
   const Status status = world.engine.post(*world.tasks[index]);
   world.record(workload_line_post(index, status));
   Guard guard(*world.mutex);
   if (status.ok()) {
     ++world.counts.posts;
-  } else if (status.code() != StatusCode::kOsError) {
+  } else if (status.code() != StatusCode::kOsError && !world.stopped_answer(status)) {
     world.fail("post() failed: " + status.to_string());
   }
 }
@@ -245,30 +246,44 @@ Status start_engine(WorkloadState& world) {
 // wait (so it can enter as stop() ends, or between a worker's batches), then one that waits (so
 // virtual time moves). It ends when poll() says the engine stopped (kFailedPrecondition); a port
 // call that kept failing (faults) is polled again.
-void poll_until_stopped(Engine& engine) {
+void poll_until_stopped(WorkloadState& world) {
   for (std::uint32_t i = 0; i < kPollerPollsMax; ++i) {
+    world.record(workload_line_begin(ApiCall::kPoll));
     Result<std::uint32_t> got =
-        engine.poll(i % kPollerBurst == kPollerBurst - 1 ? kPollerWaitMs : 0);
+        world.engine.poll(i % kPollerBurst == kPollerBurst - 1 ? kPollerWaitMs : 0);
+    world.record(workload_line_end(ApiCall::kPoll, got.status()));
     if (!got.ok() && got.status().code() == StatusCode::kFailedPrecondition) {
       return;
     }
   }
 }
 
-// The run_worker() threads, then the pollers.
+// A run_worker() thread's body.
+void run_worker(WorkloadState& world) {
+  world.record(workload_line_begin(ApiCall::kRunWorker));
+  const Status status = world.engine.run_worker();
+  world.record(workload_line_end(ApiCall::kRunWorker, status));
+}
+
+// The run_worker() threads, then the pollers, then the racers.
 Status start_workers(WorkloadState& world, std::vector<std::unique_ptr<Thread>>& threads) {
-  Engine& engine = world.engine;
-  const std::uint32_t wanted = world.workload.workers + world.workload.pollers;
+  const ChaosWorkload& w = world.workload;
+  const std::uint32_t wanted = w.workers + w.pollers + w.racers;
   std::uint32_t failures = 0;
   for (std::uint32_t attempt = 0; attempt < 64 && threads.size() < wanted; ++attempt) {
     if (failures > 0) {
       world.retry_pause(failures - 1);
     }
+    const auto index = static_cast<std::uint32_t>(threads.size());
     Result<std::unique_ptr<Thread>> thread =
-        threads.size() < world.workload.workers
+        index < w.workers ? world.os.thread_start(
+                                "worker", [&world] { run_worker(world); })
+        : index < w.workers + w.pollers
             ? world.os.thread_start(
-                  "worker", [&engine] { (void)engine.run_worker(); })
-            : world.os.thread_start("poller", [&engine] { poll_until_stopped(engine); });
+                  "poller", [&world] { poll_until_stopped(world); })
+            : world.os.thread_start(
+                  "racer", [&world, racer = index - w.workers -
+                                            w.pollers] { chaos::racer_main(world, racer); });
     if (thread.ok()) {
       threads.push_back(std::move(thread).value());
       failures = 0;
@@ -389,6 +404,20 @@ Status liveness_phase(WorkloadState& world, std::vector<Peer>& peers) {
   return wait_closed(world, world.workload.liveness_limit_ms, "fresh clients");
 }
 
+// The director's stop() beside the racers': exactly one stop() returned ok (the others
+// kFailedPrecondition, "already stopped or stopping"). After every thread was joined.
+Status stop_outcome(WorkloadState& world, const Status& stopped) {
+  Guard guard(*world.mutex);
+  const std::uint32_t ok = world.racer_stops_ok + (stopped.ok() ? 1 : 0);
+  if (ok == 1 && (stopped.ok() || stopped.code() == StatusCode::kFailedPrecondition)) {
+    return Status();
+  }
+  return Status(StatusCode::kInternal, "stop(): " + std::to_string(ok) +
+                                           " of the director's and the racers' calls "
+                                           "returned ok, not 1 (the director's: " +
+                                           stopped.to_string() + ")");
+}
+
 // After stop(): what must hold of the counts.
 Status check_end(WorkloadState& world) {
   Guard guard(*world.mutex);
@@ -460,7 +489,10 @@ Status chaos_workload_check(const ChaosWorkload& w) {
 EngineOptions chaos_engine_options(const ChaosWorkload& workload) {
   EngineOptions options;
   options.connections_max = workload.connections_max;
-  options.workers_max = workload.workers + workload.pollers + 1;
+  // Racers poll too, and hold their own connections beside the table the workload uses.
+  options.connections_max =
+      workload.connections_max + workload.racers * chaos::WorkloadState::kRacerConnsMax;
+  options.workers_max = workload.workers + workload.pollers + workload.racers + 1;
   options.wait_timeout_ms = 200;
   return options;
 }
@@ -514,11 +546,18 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
   } else {
     world.record(phase_line("stop"));
   }
-  const Status stopped = engine.stop();
-  for (std::unique_ptr<Thread>& worker : workers) {
+  world.record(workload_line_begin(ApiCall::kStop));
+  Status stopped = engine.stop();
+  world.record(workload_line_end(ApiCall::kStop, stopped));
+  {
+    Guard guard(*world.mutex);
+    world.stop_returned = world.stop_returned || stopped.ok();
+  }
+  for (std::unique_ptr<Thread>& worker : workers) {  // the racers too: they end now
     worker->join();
   }
   world.record(phase_line("end"));
+  stopped = stop_outcome(world, stopped);
   if (result.status.ok() && !stopped.ok()) {
     result.status = stopped;
   }

@@ -18,6 +18,10 @@
 // then stop() must return with every on_closed called once. What does not converge is reported
 // by name (which client, which server connection, what the engine still holds).
 //
+// Racers (ChaosWorkload::racers) call every public call of the engine from threads of their own
+// in both phases and while stop() runs, and the workload writes each public call as an interval
+// (wl.begin to its end line) for the oracle's race coverage and rule O13.
+//
 // Every handler call, close, notify, post and add is written to the run's trace as the lines the
 // OS-side oracle reads (fakes/oracle/include/readyport/fake/lifetime_oracle.hpp): `wl.*` for the
 // workload's calls and `hnd.*` for handler entries, written by the handlers themselves from what
@@ -59,6 +63,12 @@ struct ChaosWorkload {
   // Faults fire again while stop() runs (the listener's REMOVE, stop()'s own port calls, the exit
   // packet's posts): the paths behind a failure during stop().
   bool faults_at_stop = false;
+  // Racer threads (chaos_world.hpp, racer_main): each calls add(), close() (also twice, and of
+  // ids that just ended), notify(), post(), poll() and, while stop() runs, stop() itself, beside
+  // everything else, in every phase and while stop() runs. Their connections are their own
+  // (unconnected sockets); in the chaos phase they also close and notify the workload's. Each
+  // holds at most 2 connections, which the engine's table holds beside connections_max.
+  std::uint32_t racers = 0;
   std::uint32_t connections_max = 16;  // the engine's table (small: slots are reused)
   std::uint32_t actions = 40;          // director actions in the chaos phase
   // Director action weights in percent (the rest of 100 sleeps). close: engine.close of a known

@@ -97,6 +97,24 @@ class ClientConn final : public TracedHandler {
   bool held_ = false;   // in WorkloadState::held
 };
 
+// A racer's own connection (chaos_racers.cpp): an unconnected socket the racer adds, notifies and
+// closes while other threads call the engine. Its handler closes it whenever it is entered.
+class RacerConn final : public TracedHandler {
+ public:
+  explicit RacerConn(WorkloadState& world) : TracedHandler(world) {}
+
+  // Guarded by WorkloadState::mutex.
+  bool in_use = false;                   // being added, or added and on_closed not yet called
+  bool added = false;                    // add() returned ok, on_closed not yet called
+  bool ended = false;                    // on_closed was called: `added_id` names nothing now
+  ConnId added_id;                       // the latest add()'s id (generation 0: none yet)
+  Socket added_socket = kInvalidSocket;  // its socket
+
+ private:
+  Interest handle(ConnId id, std::uint32_t events) override;
+  void closed(ConnId id) override;
+};
+
 class ChaosTask final : public Task {
  public:
   ChaosTask(WorkloadState& world, std::uint32_t index) : world_(world), index_(index) {}
@@ -129,9 +147,11 @@ struct WorkloadState {
   // Adds `socket` with `handler` (writing wl.adding / wl.add); the id, or an error.
   Result<ConnId> add(Socket socket, Interest interest, Mode mode, TracedHandler& handler);
   void remember(ConnId id, Socket socket, ServerConn* server);
-  // engine.close / notify of a known connection (wl.close / wl.notify lines).
+  // engine.close / notify of a known connection (wl.begin, then wl.close / wl.notify).
   void close_known(const Known& known, bool in_handler);
   void notify(const Known& known, std::uint32_t events);
+  // A status the contract allows once stop() was called (kFailedPrecondition), or never.
+  bool stopped_answer(const Status& status);
   // The notify after adding an edge connection, retried while the post fails.
   void notify_start(const Known& known, std::uint32_t events);
   // Before retry `attempt` (0-based) of a call that an injected fault refused: sleeps as an
@@ -169,6 +189,7 @@ struct WorkloadState {
   std::vector<std::unique_ptr<ServerConn>> server_pool;
   std::vector<std::unique_ptr<ClientConn>> clients;  // chaos clients, then liveness clients
   std::vector<std::unique_ptr<ChaosTask>> tasks;
+  std::vector<std::unique_ptr<RacerConn>> racer_conns;  // kRacerConnsMax per racer
 
   // Guarded by mutex.
   std::vector<ServerConn*> server_free;
@@ -180,16 +201,19 @@ struct WorkloadState {
   std::uint32_t liveness_launched = 0;
   std::uint32_t clients_open = 0;  // added, on_closed not yet called
   std::uint32_t server_open = 0;
-  std::uint32_t tasks_posted = 0;  // tasks[0..tasks_posted) were posted
-  bool launching = true;           // clients start others as they finish (chaos phase)
-  bool stopping = false;           // stop() was called: the listener is not reopened
-  bool listener_down = false;      // closed, and not yet opened again (table full, an outage)
-  bool faults_off = false;         // the liveness phase began: faults no longer fire
+  std::uint32_t tasks_posted = 0;    // tasks[0..tasks_posted) were posted
+  bool launching = true;             // clients start others as they finish (chaos phase)
+  bool stopping = false;             // stop() was called: the listener is not reopened
+  bool listener_down = false;        // closed, and not yet opened again (table full, an outage)
+  bool faults_off = false;           // the liveness phase began: faults no longer fire
+  bool stop_returned = false;        // a stop() returned: racers make their last calls and end
+  std::uint32_t racer_stops_ok = 0;  // racers' stop() calls that returned ok
   ChaosCounts counts;
   std::string failure;
 
   static constexpr std::uint32_t kKnownMax = 64;
   static constexpr std::uint32_t kTasksMax = 64;
+  static constexpr std::uint32_t kRacerConnsMax = 2;
 };
 
 // Takes `mutex` for a scope.
@@ -203,5 +227,10 @@ class Guard {
  private:
   Mutex& mutex_;
 };
+
+// A racer (ChaosWorkload::racers): public calls of the engine on a thread of its own, from the
+// chaos phase until stop() returned, then one call of each kind more (each must fail with
+// kFailedPrecondition). Runs on a thread of the Os's runtime.
+void racer_main(WorkloadState& world, std::uint32_t racer);
 
 }  // namespace readyport::chaos

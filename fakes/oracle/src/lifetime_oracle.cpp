@@ -143,16 +143,32 @@ bool LifetimeOracle::try_describe_open(std::string* text_out) const {
 }
 
 std::vector<std::string> LifetimeOracle::coverage_names() {
-  return {"remove_ored_with_in",
-          "stale_packet_dequeued",
-          "call_retry",
-          "remove_refused_quarantined",
-          "oneshot_rearmed_all_after_out",
-          "full_batch",
-          "socket_reused_while_stale",
-          "close_in_handler",
-          "handler_entered",
-          "remove_refused_in_stop"};
+  std::vector<std::string> names = {"remove_ored_with_in",
+                                    "stale_packet_dequeued",
+                                    "call_retry",
+                                    "remove_refused_quarantined",
+                                    "oneshot_rearmed_all_after_out",
+                                    "full_batch",
+                                    "socket_reused_while_stale",
+                                    "close_in_handler",
+                                    "handler_entered",
+                                    "remove_refused_in_stop"};
+  for (std::string& name : race_coverage_names()) {
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+// The race rows (oracle_api.cpp): one per pair of public calls, then three on one connection.
+std::vector<std::string> LifetimeOracle::race_coverage_names() {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < kRacePairs; ++i) {
+    names.push_back(race_pair_name(i));
+  }
+  names.emplace_back("race.same.close/close");
+  names.emplace_back("race.same.close/notify");
+  names.emplace_back("race.same.close/handler");
+  return names;
 }
 
 std::vector<std::pair<std::string, std::uint64_t>> LifetimeOracle::coverage() const {
@@ -174,6 +190,13 @@ std::vector<std::pair<std::string, std::uint64_t>> LifetimeOracle::coverage() co
   for (std::size_t i = 0; i < names.size() && i < std::size(values); ++i) {
     rows.emplace_back(names[i], values[i]);
   }
+  for (std::size_t i = 0; i < kRacePairs; ++i) {
+    rows.emplace_back(names[rows.size()], c.race_pairs[i]);
+  }
+  rows.emplace_back(names[rows.size()], c.race_same_close_close);
+  rows.emplace_back(names[rows.size()], c.race_same_close_notify);
+  rows.emplace_back(names[rows.size()], c.race_same_close_handler);
+  READYPORT_ASSERT(rows.size() == names.size());
   for (const auto& [site, count] : state_->fault_sites) {
     rows.emplace_back("fault." + site, count);
   }

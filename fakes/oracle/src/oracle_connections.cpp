@@ -19,11 +19,15 @@ void LifetimeOracle::State::on_workload(ThreadState& t) {
   } else if (name == "wl.close") {
     on_wl_close(t);
   } else if (name == "wl.notify") {
-    on_wl_notify();
+    on_wl_notify(t);
   } else if (name == "wl.post" || name == "wl.task_run") {
-    on_wl_task(name == "wl.post");
+    on_wl_task(t, name == "wl.post");
   } else if (name == "wl.close_behind") {
     on_wl_close_behind(t);
+  } else if (name == "wl.begin") {
+    on_api_begin(t);
+  } else if (name == "wl.end") {
+    on_api_end(t);
   }
 }
 
@@ -40,15 +44,19 @@ void LifetimeOracle::State::on_wl_adding(ThreadState& t) {
   // add() returns on this thread: its wl.add line names this connection, even when the socket
   // value was closed and reused by others before it returned (a starved thread).
   t.adding = conn.number;
+  begin_api_call(t, ApiCall::kAdd, conn.number);
 }
 
-void LifetimeOracle::State::on_wl_close(const ThreadState& t) {
+void LifetimeOracle::State::on_wl_close(ThreadState& t) {
   if (!t.handlers.empty()) {
     ++coverage.close_in_handler;
   }
   IdKey id;
   if (!need_id("id", &id) || !need_result()) {
     return;
+  }
+  if (ApiInterval interval; end_api_call(t, ApiCall::kClose, &interval)) {
+    judge_close_result(interval);
   }
   Conn* conn = conn_by_id(id);
   if (result_is("ok") && conn != nullptr && !conn->close_returned) {
@@ -57,10 +65,13 @@ void LifetimeOracle::State::on_wl_close(const ThreadState& t) {
   }
 }
 
-void LifetimeOracle::State::on_wl_notify() {
+void LifetimeOracle::State::on_wl_notify(ThreadState& t) {
   IdKey id;
   if (!need_id("id", &id) || !need_result()) {
     return;
+  }
+  if (ApiInterval interval; end_api_call(t, ApiCall::kNotify, &interval)) {
+    judge_notify_result(interval);
   }
   if (!result_is("ok")) {
     return;
@@ -72,17 +83,24 @@ void LifetimeOracle::State::on_wl_notify() {
   }
 }
 
-void LifetimeOracle::State::on_wl_task(bool posted) {
+void LifetimeOracle::State::on_wl_task(ThreadState& t, bool posted) {
   std::uint64_t task = 0;
   if (!need_u64("task", &task)) {
     return;
   }
   if (!posted) {
+    judge_no_call_after_stop("task " + num(task) + " ran");
     ++tasks[task].ran;
     ++counts.tasks_run;
     return;
   }
-  if (!need_result() || !result_is("ok")) {
+  if (!need_result()) {
+    return;
+  }
+  if (ApiInterval interval; end_api_call(t, ApiCall::kPost, &interval)) {
+    judge_after_stop(interval, "post");
+  }
+  if (!result_is("ok")) {
     return;
   }
   ++tasks[task].posted;
@@ -119,6 +137,9 @@ void LifetimeOracle::State::on_wl_add(ThreadState& t) {
   }
   if (conn == nullptr) {
     return fail(kInconsistent, "wl.add s=" + num(socket) + " without wl.adding");
+  }
+  if (ApiInterval interval; end_api_call(t, ApiCall::kAdd, &interval)) {
+    judge_after_stop(interval, "add");
   }
   judge(kO4);
   if (result_is("ok")) {
@@ -224,6 +245,8 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
     return fail(
         kO4, "hnd.enter for socket " + num(socket) + ", for which the workload has no connection");
   }
+  note_handler_race(t, conn->number);
+  judge_no_call_after_stop("the handler of " + conn_text(*conn) + " entered");
   judge(kO2);
   judge(kO3);
   judge(kO4);
@@ -329,6 +352,7 @@ void LifetimeOracle::State::on_hnd_closed() {
   if (!need_socket("s", &socket) || !need_id("id", &id)) {
     return;
   }
+  judge_no_call_after_stop("on_closed of socket " + num(socket) + " id " + id_text(id));
   Conn* conn = nullptr;
   Conn* twice = nullptr;
   Conn* oldest_open = nullptr;

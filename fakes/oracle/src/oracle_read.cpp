@@ -95,6 +95,7 @@ EventHandler handler_of(std::string_view name) {
       {"hnd.enter", EventHandler::kHandlerEnter},
       {"hnd.leave", EventHandler::kHandlerLeave},
       {"hnd.closed", EventHandler::kHandlerClosed},
+      {"hnd.closed_end", EventHandler::kHandlerClosedEnd},
       {"phase", EventHandler::kPhase},
   };
   for (const Named& named : kHandlers) {
@@ -259,6 +260,8 @@ void LifetimeOracle::State::dispatch(ThreadState& t, EventHandler handler) {
       return on_hnd_enter(t);
     case EventHandler::kHandlerLeave:
       return on_hnd_leave(t);
+    case EventHandler::kHandlerClosedEnd:
+      return on_hnd_closed_end();
     case EventHandler::kHandlerClosed:
       return on_hnd_closed();
     case EventHandler::kObserver:

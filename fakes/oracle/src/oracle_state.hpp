@@ -39,6 +39,10 @@ inline constexpr std::size_t kClosedUnremovedMax = 65536;
 inline constexpr std::size_t kQuotedCharsMax = 160;
 inline constexpr std::size_t kNameClassesMax = 1024;  // a power of two
 inline constexpr std::size_t kThreadIndexMax = 4096;
+// Public calls open on one thread at once at most (a handler's calls nest in its driver's).
+inline constexpr std::size_t kApiCallsNestedMax = 16;
+// Race coverage: one row per unordered pair of public calls (engine.hpp), same call included.
+inline constexpr std::size_t kRacePairs = kApiCallCount * (kApiCallCount + 1) / 2;
 // Handler::on_events's kInterestClose (engine.hpp), as the workload writes it in hnd.leave.
 inline constexpr std::uint64_t kReturnClose = 0x8000;
 
@@ -57,6 +61,7 @@ inline constexpr char kO9[] = "O9 on_closed";
 inline constexpr char kO10[] = "O10 closed under a running handler";
 inline constexpr char kO11[] = "O11 end of run";
 inline constexpr char kO12[] = "O12 engine misreports";
+inline constexpr char kO13[] = "O13 API results";
 inline constexpr char kInconsistent[] = "inconsistent trace";
 
 using IdKey = std::pair<std::uint32_t, std::uint32_t>;  // (slot, generation)
@@ -146,9 +151,10 @@ struct Conn {
   bool engine_closed = false;
   bool behind_announced = false;
   bool behind_closed = false;
-  bool close_returned = false;  // a wl.close -> ok for it
-  std::uint64_t close_seq = 0;  // that wl.close line
-  bool closed = false;          // hnd.closed
+  bool close_returned = false;   // a wl.close -> ok for it
+  std::uint64_t close_seq = 0;   // that wl.close line
+  bool closed = false;           // hnd.closed
+  bool closed_returned = false;  // hnd.closed_end: on_closed returned
   std::uint64_t closed_seq = 0;
   std::uint64_t debt_seq = 0;         // O5: the entry not yet paid for
   std::uint64_t handler_runs = 0;     // hnd.enter lines: the number of the current or last run
@@ -162,6 +168,17 @@ struct Element {
   std::uint64_t created = 0;  // ENABLE: the registration it creates
   std::uint64_t target = 0;   // ENABLE of a registered socket, REMOVE: the registration
   std::string key_reuse;      // ENABLE: the O8 sentence, reported if it is applied
+};
+
+// A public call of the engine between its begin line (wl.begin, wl.adding) and its end line.
+struct ApiInterval {
+  ApiCall call = ApiCall::kAdd;
+  std::uint64_t conn = 0;  // close(), notify(): the connection its id named at the begin (0: none)
+  std::uint64_t begin_seq = 0;
+  bool closed_before = false;   // that connection's on_closed had returned before the begin
+  bool closing_before = false;  // ... had begun (not returned) before the begin: either answer
+  bool open_before = false;     // it was added (add() returned ok) and open at the begin
+  bool after_stop = false;      // begun after stop() returned
 };
 
 struct ThreadState {
@@ -209,6 +226,7 @@ struct ThreadState {
   bool post_open = false;  // post.begin without its post line; its packet is in `posts`
   PostPacket post_packet;
   std::uint64_t post_number = 0;
+  std::vector<ApiInterval> calls;  // its public calls begun and not ended (innermost last)
 };
 
 // An O1 or O9 that holds unless a dequeue open at its line took the REMOVE packet first.
@@ -249,7 +267,18 @@ struct Coverage {
   std::uint64_t close_in_handler = 0;
   std::uint64_t handler_entered = 0;
   std::uint64_t remove_refused_in_stop = 0;  // a REMOVE refused after the `phase stop` line
+  // Pairs of public calls whose intervals overlapped on different threads (race_pair_index).
+  std::array<std::uint64_t, kRacePairs> race_pairs{};
+  // ... on the same connection: two close(); a close() and a notify(); a close() and a handler.
+  std::uint64_t race_same_close_close = 0;
+  std::uint64_t race_same_close_notify = 0;
+  std::uint64_t race_same_close_handler = 0;
 };
+
+// The row of a pair of calls in Coverage::race_pairs, either order; its coverage row's name
+// ("race.add/close").
+std::size_t race_pair_index(ApiCall a, ApiCall b);
+std::string race_pair_name(std::size_t index);
 
 // What the oracle does with a line of one name: its handler, and the intervals it bounds
 // (oracle_read.cpp's classify() is the one place names are compared).
@@ -272,6 +301,7 @@ enum class EventHandler : std::uint8_t {
   kHandlerEnter,
   kHandlerLeave,
   kHandlerClosed,
+  kHandlerClosedEnd,
   kObserver,
   kPhase,
 };
@@ -358,10 +388,23 @@ struct LifetimeOracle::State {
   void on_workload(ThreadState& t);
   void on_wl_add(ThreadState& t);
   void on_wl_adding(ThreadState& t);
-  void on_wl_close(const ThreadState& t);
-  void on_wl_notify();
-  void on_wl_task(bool posted);  // wl.post (true) or wl.task_run
+  void on_wl_close(ThreadState& t);
+  void on_wl_notify(ThreadState& t);
+  void on_wl_task(ThreadState& t, bool posted);  // wl.post (true) or wl.task_run
   void on_wl_close_behind(ThreadState& t);
+  // ---- Public calls (oracle_api.cpp) ------------------------------------------------------------
+  bool need_api_call(ApiCall* call_out);
+  void begin_api_call(ThreadState& t, ApiCall call, std::uint64_t conn);
+  bool end_api_call(ThreadState& t, ApiCall call, ApiInterval* interval_out);
+  void note_handler_race(const ThreadState& t, std::uint64_t conn);
+  void on_api_begin(ThreadState& t);
+  void on_api_end(ThreadState& t);
+  void judge_after_stop(const ApiInterval& interval, std::string_view call);
+  void on_stop_returned();
+  void judge_no_call_after_stop(std::string_view what);
+  void judge_close_result(const ApiInterval& interval);
+  void judge_notify_result(const ApiInterval& interval);
+  void on_hnd_closed_end();
   void on_hnd_enter(ThreadState& t);
   void judge_entry_after_end(const ThreadState& t, const Conn& conn);
   void judge_entry_overlap_and_cause(const ThreadState& t, Conn& conn);
@@ -441,7 +484,9 @@ struct LifetimeOracle::State {
   std::string violation;
   OracleCounts counts;
   Coverage coverage;
-  bool stopping = false;  // a `phase stop` line was read (the workload called stop())
+  bool stopping = false;       // a `phase stop` line was read (the workload called stop())
+  bool stop_returned = false;  // a `wl.end stop -> ok` line was read
+  std::uint64_t stop_returned_seq = 0;
   std::map<std::string, std::uint64_t> fault_sites;
 
   std::map<std::uint32_t, ThreadState> threads;

@@ -142,6 +142,12 @@ TraceEvent handler_line_closed(Socket s, ConnId id) {
   return event;
 }
 
+TraceEvent handler_line_closed_end(Socket s, ConnId id) {
+  TraceEvent event("hnd.closed_end");
+  trace_event_conn(event.num("s", s), "id", id);
+  return event;
+}
+
 TraceEvent phase_line(std::string_view phase, bool faults_on) {
   TraceEvent event("phase");
   event.word(phase);

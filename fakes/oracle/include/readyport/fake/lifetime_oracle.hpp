@@ -29,7 +29,7 @@
 namespace readyport {
 
 // The rules O1..O12.
-inline constexpr std::uint32_t kOracleRules = 12;
+inline constexpr std::uint32_t kOracleRules = 13;
 
 // The oracle's fixed bounds on what it remembers. Past one it forgets the oldest, and what it
 // forgot is not judged: each time is counted (OracleCounts::bounds_hit), never a pass.
@@ -134,6 +134,10 @@ class LifetimeOracle final : public TraceSink {
   std::vector<std::pair<std::string, std::uint64_t>> coverage() const;
   // The names of the fixed rows of coverage(), in order (no fault rows). Never fails.
   static std::vector<std::string> coverage_names();
+  // The race rows among them: `race.<a>/<b>` per unordered pair of public calls whose intervals
+  // (wl.begin to their end lines) overlapped on two threads, then `race.same.close/close`,
+  // `race.same.close/notify` and `race.same.close/handler` on one connection.
+  static std::vector<std::string> race_coverage_names();
   OracleCounts counts() const;
 
  private:

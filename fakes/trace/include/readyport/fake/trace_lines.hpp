@@ -57,6 +57,9 @@ TraceEvent workload_line_end(ApiCall call, const Status& status);
 TraceEvent handler_line_enter(Socket s, ConnId id, Socket arg_socket, std::uint32_t events);
 TraceEvent handler_line_leave(Socket s, std::uint32_t interest);
 TraceEvent handler_line_closed(Socket s, ConnId id);
+// on_closed returned (written after its body: until then close() and notify() of the id may still
+// answer as for a connection that is closing, rule O13).
+TraceEvent handler_line_closed_end(Socket s, ConnId id);
 // `phase <phase>[ faults=on]`: the workload's phases (chaos, liveness, stop, end). `phase` must
 // be a literal.
 TraceEvent phase_line(std::string_view phase, bool faults_on = false);
