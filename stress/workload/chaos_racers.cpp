@@ -116,6 +116,33 @@ void racer_stop(WorkloadState& world, std::uint32_t racer) {
   }
 }
 
+// close() of an open racer connection, then its socket closed behind the engine's back, then
+// close() again (as the director's close_behind: drawn only where socket values are never reused,
+// ChaosWorkload::weight_behind > 0). The REMOVE that close() applied may still be queued: the
+// fake's remove_dropped_on_close drops it, a REMOVE the engine must find lost (engine.hpp).
+void racer_close_behind(WorkloadState& world) {
+  Known known;
+  if (!racer_pick(world, &known)) {
+    return;
+  }
+  {
+    Guard guard(*world.mutex);
+    for (const auto& conn : world.racer_conns) {
+      if (conn->added_id == known.id && !conn->added) {
+        return;  // ended (or ending): its socket value is the engine's no more
+      }
+    }
+  }
+  world.close_known(known, false);
+  world.record(workload_line_close_behind(known.socket));
+  (void)world.os.closesocket(known.socket);
+  {
+    Guard guard(*world.mutex);
+    ++world.counts.behind_closes;
+  }
+  world.close_known(known, false);
+}
+
 // One drawn action; `stopping`: stop() was called (a racer may call it too, once).
 void racer_action(WorkloadState& world, std::uint32_t racer, bool chaos, bool stopping,
                   bool* stop_called) {
@@ -149,6 +176,8 @@ void racer_action(WorkloadState& world, std::uint32_t racer, bool chaos, bool st
   } else if (pick < 93 && stopping && !*stop_called) {
     *stop_called = true;
     racer_stop(world, racer);
+  } else if (pick >= 93 && pick < 97 && world.workload.weight_behind > 0) {
+    racer_close_behind(world);
   }
 }
 
