@@ -360,9 +360,12 @@ Interest EchoHandler::body(ConnId id, std::uint32_t events) {
 
 void EchoHandler::on_closed(ConnId id) noexcept {
   world_.record(handler_line_closed(socket_, id));
-  std::lock_guard<std::mutex> lock(mutex_);
-  ended_ = true;
-  ++closed_count_;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ended_ = true;
+    ++closed_count_;
+  }
+  world_.record(handler_line_closed_end(socket_, id));  // O13: from now on close() says not_found
 }
 
 void RecordTask::run() noexcept { world_.record(workload_line_task_run(index_)); }

@@ -219,10 +219,10 @@ TEST(LifetimeOracleTraces, RefusedRemoveThenDrainPasses) {
   const Status status = judge(kAdded + kHandled + kRefusedAndDrained, &oracle);
   EXPECT_TRUE(status.ok()) << status.message();
   const auto coverage = oracle.coverage();
-  ASSERT_EQ(coverage.size(), 11u);
+  ASSERT_EQ(coverage.size(), LifetimeOracle::coverage_names().size() + 1);  // one fault row
   EXPECT_EQ(coverage[3], (std::pair<std::string, std::uint64_t>{"remove_refused_quarantined", 1}));
   EXPECT_EQ(coverage[9], (std::pair<std::string, std::uint64_t>{"remove_refused_in_stop", 0}));
-  EXPECT_EQ(coverage[10], (std::pair<std::string, std::uint64_t>{"fault.psn.remove_fails", 1}));
+  EXPECT_EQ(coverage.back(), (std::pair<std::string, std::uint64_t>{"fault.psn.remove_fails", 1}));
   EXPECT_EQ(oracle.counts().closed_unremoved, 1u);
   EXPECT_EQ(oracle.counts().posted_packets, 1u);
 }
@@ -332,7 +332,7 @@ TEST(LifetimeOracleTraces, ARefusedRemoveAfterPhaseStopIsCountedAsInStop) {
   const Status status = judge(kAdded + kHandled + stop + kRefusedAndDrained, &oracle);
   EXPECT_TRUE(status.ok()) << status.message();
   const auto coverage = oracle.coverage();
-  ASSERT_EQ(coverage.size(), 11u);
+  ASSERT_EQ(coverage.size(), LifetimeOracle::coverage_names().size() + 1);
   EXPECT_EQ(coverage[9], (std::pair<std::string, std::uint64_t>{"remove_refused_in_stop", 1}));
 }
 
@@ -920,7 +920,7 @@ TEST(LifetimeOracleCoverage, FixedRowsThenFaultSitesByName) {
   };
   LifetimeOracle oracle;
   oracle.observe_text(trace_text(events));
-  const std::vector<std::pair<std::string, std::uint64_t>> expected = {
+  std::vector<std::pair<std::string, std::uint64_t>> expected = {
       {"remove_ored_with_in", 0},
       {"stale_packet_dequeued", 0},
       {"call_retry", 1},
@@ -931,18 +931,137 @@ TEST(LifetimeOracleCoverage, FixedRowsThenFaultSitesByName) {
       {"close_in_handler", 0},
       {"handler_entered", 0},
       {"remove_refused_in_stop", 0},
-      {"fault.close.abortive", 1},
-      {"fault.psn.call_fails", 1},
-      {"fault.recv.wouldblock", 2},
   };
+  // Then the race rows (none here: no public call), then the fault sites by name.
+  const std::vector<std::string> races = LifetimeOracle::race_coverage_names();
+  ASSERT_EQ(races.size(), 28u + 3u);  // 7 calls: 28 unordered pairs; 3 on one connection
+  EXPECT_EQ(races.front(), "race.add/add");
+  EXPECT_EQ(races[1], "race.add/close");
+  EXPECT_EQ(races[27], "race.stop/stop");
+  EXPECT_EQ(races.back(), "race.same.close/handler");
+  for (const std::string& race : races) {
+    expected.emplace_back(race, 0);
+  }
+  expected.emplace_back("fault.close.abortive", 1);
+  expected.emplace_back("fault.psn.call_fails", 1);
+  expected.emplace_back("fault.recv.wouldblock", 2);
   EXPECT_EQ(oracle.coverage(), expected);
   const std::vector<std::string> names = LifetimeOracle::coverage_names();
-  ASSERT_EQ(names.size(), 10u);
+  ASSERT_EQ(names.size(), 10u + races.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(names[i], expected[i].first);
   }
   EXPECT_EQ(oracle.counts().faults, 4u);
   EXPECT_EQ(oracle.counts().lines, 5u);
+}
+
+// ---- Public calls: race coverage and O13 --------------------------------------------------------
+
+// The coverage row `name`'s count.
+std::uint64_t row_of(const LifetimeOracle& oracle, const std::string& name) {
+  for (const auto& [row, count] : oracle.coverage()) {
+    if (row == name) {
+      return count;
+    }
+  }
+  ADD_FAILURE() << "no coverage row " << name;
+  return 0;
+}
+
+// T1 closes the connection while T3 notifies it (both calls open at once): one close/notify pair,
+// also on the same connection; T3's post begins after T1's close ended: no close/post pair.
+TEST(LifetimeOracleRaces, OverlappingCallsOnTwoThreadsAreCountedOncePerPair) {
+  const std::vector<Event> events =
+      kAdded + std::vector<Event>{
+                   {1, "wl.begin close s=256 id=1/1"},
+                   {3, "wl.begin notify s=256 id=1/1"},
+                   {1, "psn.begin port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0]"},
+                   {1,
+                    "psn port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0/res=0] "
+                    "timeout=0 count=0 -> ERROR_SUCCESS"},
+                   {1, "wl.close s=256 id=1/1 -> ok"},
+                   {3, "wl.notify s=256 id=1/1 ev=0x1 -> not_found"},
+                   {3, "wl.begin post"},
+                   {3, "wl.post task=0 -> failed_precondition"},
+               };
+  LifetimeOracle oracle;
+  oracle.observe_text(trace_text(events));
+  EXPECT_EQ(row_of(oracle, "race.close/notify"), 1u);
+  EXPECT_EQ(row_of(oracle, "race.same.close/notify"), 1u);
+  EXPECT_EQ(row_of(oracle, "race.close/post"), 0u);
+  EXPECT_EQ(row_of(oracle, "race.close/close"), 0u);
+  EXPECT_TRUE(oracle.status().ok()) << oracle.status().to_string();
+}
+
+// close() begun after on_closed returned must report the connection gone.
+TEST(LifetimeOracleRaces, CloseOkAfterOnClosedReturnedIsO13) {
+  const std::vector<Event> events =
+      kAdded + kRemoveApplied + kRemoveDequeued +
+      std::vector<Event>{
+          {2, "closesocket s=256 -> 0"},      {2, "hnd.closed s=256 id=1/1"},
+          {2, "hnd.closed_end s=256 id=1/1"}, {1, "wl.begin close s=256 id=1/1"},
+          {1, "wl.close s=256 id=1/1 -> ok"},
+      };
+  expect_rule(judge(events), "O13");
+}
+
+// The same close() while on_closed still runs: either answer (ambiguous, not a violation).
+TEST(LifetimeOracleRaces, CloseWhileOnClosedRunsIsAmbiguous) {
+  const std::vector<Event> events =
+      kAdded + kRemoveApplied + kRemoveDequeued +
+      std::vector<Event>{
+          {2, "closesocket s=256 -> 0"},      {2, "hnd.closed s=256 id=1/1"},
+          {1, "wl.begin close s=256 id=1/1"}, {1, "wl.close s=256 id=1/1 -> ok"},
+          {2, "hnd.closed_end s=256 id=1/1"}, {1, "close_port port=1000 -> 1"},
+      };
+  LifetimeOracle oracle;
+  const Status status = judge(events, &oracle);
+  EXPECT_TRUE(status.ok()) << status.to_string();
+  EXPECT_EQ(oracle.counts().judgement.ambiguous[13], 1u);
+}
+
+// close() of a connection added and open for the whole call must not say not_found.
+TEST(LifetimeOracleRaces, CloseNotFoundOfAnOpenConnectionIsO13) {
+  const std::vector<Event> events = kAdded + std::vector<Event>{
+                                                 {1, "wl.begin close s=256 id=1/1"},
+                                                 {1, "wl.close s=256 id=1/1 -> not_found"},
+                                             };
+  expect_rule(judge(events), "O13");
+}
+
+// After stop() returned: a call that returns ok, or a task that runs, is O13; failed_precondition
+// is the answer.
+TEST(LifetimeOracleRaces, CallsAfterStopReturnedMustFail) {
+  const std::vector<Event> stopped = {
+      {1, "create_port concurrency=0 -> 1000"},
+      {1, "wl.begin stop"},
+      {1, "close_port port=1000 -> 1"},
+      {1, "wl.end stop -> ok"},
+  };
+  const Status refused = judge(stopped + std::vector<Event>{
+                                             {4, "wl.begin post"},
+                                             {4, "wl.post task=3 -> failed_precondition"},
+                                             {4, "wl.begin poll"},
+                                             {4, "wl.end poll -> failed_precondition"},
+                                         });
+  EXPECT_TRUE(refused.ok()) << refused.to_string();
+  expect_rule(judge(stopped +
+                    std::vector<Event>{
+                        {4, "wl.begin post"},
+                        {4, "wl.post task=3 -> ok"},
+                    }),
+              "O13");
+  expect_rule(judge(stopped + std::vector<Event>{{4, "wl.task_run task=3"}}), "O13");
+}
+
+// stop() returns only after every added connection's on_closed.
+TEST(LifetimeOracleRaces, StopReturnedBeforeOnClosedIsO13) {
+  expect_rule(judge(kAdded +
+                    std::vector<Event>{
+                        {1, "wl.begin stop"},
+                        {1, "wl.end stop -> ok"},
+                    }),
+              "O13");
 }
 
 // ---- The parser, the sink, the observer ---------------------------------------------------------
