@@ -454,6 +454,33 @@ Status check_end(WorkloadState& world) {
   return Status();
 }
 
+// The director's stop() (faults on again for it in half the seeds), then every thread joined
+// (the racers end once a stop() returned); the stop() calls' outcome (stop_outcome).
+Status stop_and_join(WorkloadState& world, std::vector<std::unique_ptr<Thread>>& threads) {
+  {
+    Guard guard(*world.mutex);
+    world.stopping = true;
+  }
+  if (world.workload.faults_at_stop && world.hooks.set_faults_enabled) {
+    world.record(phase_line("stop", /*faults_on=*/true));
+    world.hooks.set_faults_enabled(true);
+  } else {
+    world.record(phase_line("stop"));
+  }
+  world.record(workload_line_begin(ApiCall::kStop));
+  const Status stopped = world.engine.stop();
+  world.record(workload_line_end(ApiCall::kStop, stopped));
+  {
+    Guard guard(*world.mutex);
+    world.stop_returned = world.stop_returned || stopped.ok();
+  }
+  for (std::unique_ptr<Thread>& thread : threads) {
+    thread->join();
+  }
+  world.record(phase_line("end"));
+  return stop_outcome(world, stopped);
+}
+
 }  // namespace
 
 Status chaos_workload_check(const ChaosWorkload& w) {
@@ -536,28 +563,7 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
   for (Peer& peer : peers) {
     peer_close(world, peer);
   }
-  {
-    Guard guard(*world.mutex);
-    world.stopping = true;
-  }
-  if (workload.faults_at_stop && world.hooks.set_faults_enabled) {
-    world.record(phase_line("stop", /*faults_on=*/true));
-    world.hooks.set_faults_enabled(true);
-  } else {
-    world.record(phase_line("stop"));
-  }
-  world.record(workload_line_begin(ApiCall::kStop));
-  Status stopped = engine.stop();
-  world.record(workload_line_end(ApiCall::kStop, stopped));
-  {
-    Guard guard(*world.mutex);
-    world.stop_returned = world.stop_returned || stopped.ok();
-  }
-  for (std::unique_ptr<Thread>& worker : workers) {  // the racers too: they end now
-    worker->join();
-  }
-  world.record(phase_line("end"));
-  stopped = stop_outcome(world, stopped);
+  const Status stopped = stop_and_join(world, workers);
   if (result.status.ok() && !stopped.ok()) {
     result.status = stopped;
   }
