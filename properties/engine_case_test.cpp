@@ -136,8 +136,8 @@ TEST(EngineCaseLine, ABranchCaseRoundTrips) {
 TEST(EngineCaseLine, BadBranchesAreRefusedWithTheirToken) {
   const char* const bad[] = {
       "seed=1 workers=2 batch=4 || post() || post() || post() || post()",  // 4 branches
-      "seed=1 workers=2 batch=4 || post(); post(); post(); post(); post(); post(); post(); "
-      "post(); post()",                                 // 9 commands in a branch
+      ("seed=1 workers=2 batch=4 || post(); post(); post(); post(); post(); post(); post(); "
+       "post(); post()"),                               // 9 commands in a branch
       "seed=1 workers=2 batch=4 || post() || jump()",   // unknown command in a branch
       "seed=1 workers=2 batch=4 || post() ||| post()",  // a stray `|`
   };
