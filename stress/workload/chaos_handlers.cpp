@@ -354,6 +354,39 @@ void WorkloadState::close_known(const Known& k, bool in_handler) {
   }
 }
 
+void WorkloadState::post_task() {
+  std::uint32_t index = 0;
+  {
+    Guard guard(*mutex);
+    if (tasks_posted >= kTasksMax) {
+      return;
+    }
+    index = tasks_posted++;
+  }
+  record(workload_line_begin(ApiCall::kPost));
+  const Status status = engine.post(*tasks[index]);
+  record(workload_line_post(index, status));
+  Guard guard(*mutex);
+  if (status.ok()) {
+    ++counts.posts;
+  } else if (status.code() != StatusCode::kOsError && !stopped_answer(status)) {
+    fail("post() failed: " + status.to_string());
+  }
+}
+
+void WorkloadState::close_behind(const Known& k, bool engine_close_first) {
+  if (engine_close_first) {
+    close_known(k, false);
+  }
+  record(workload_line_close_behind(k.socket));
+  (void)os.closesocket(k.socket);
+  {
+    Guard guard(*mutex);
+    ++counts.behind_closes;
+  }
+  close_known(k, false);
+}
+
 void WorkloadState::notify(const Known& k, std::uint32_t events) {
   record(workload_line_begin(ApiCall::kNotify, k.socket, k.id));
   const Status status = engine.notify(k.id, events);

@@ -73,26 +73,6 @@ bool racer_pick(WorkloadState& world, Known* known_out) {
   return true;
 }
 
-void racer_post(WorkloadState& world) {
-  std::uint32_t index = 0;
-  {
-    Guard guard(*world.mutex);
-    if (world.tasks_posted >= WorkloadState::kTasksMax) {
-      return;
-    }
-    index = world.tasks_posted++;
-  }
-  world.record(workload_line_begin(ApiCall::kPost));
-  const Status status = world.engine.post(*world.tasks[index]);
-  world.record(workload_line_post(index, status));
-  Guard guard(*world.mutex);
-  if (status.ok()) {
-    ++world.counts.posts;
-  } else if (status.code() != StatusCode::kOsError && !world.stopped_answer(status)) {
-    world.fail("racer: post() failed: " + status.to_string());
-  }
-}
-
 void racer_poll(WorkloadState& world) {
   world.record(workload_line_begin(ApiCall::kPoll));
   const Result<std::uint32_t> got = world.engine.poll(0);
@@ -133,14 +113,7 @@ void racer_close_behind(WorkloadState& world) {
       }
     }
   }
-  world.close_known(known, false);
-  world.record(workload_line_close_behind(known.socket));
-  (void)world.os.closesocket(known.socket);
-  {
-    Guard guard(*world.mutex);
-    ++world.counts.behind_closes;
-  }
-  world.close_known(known, false);
+  world.close_behind(known, true);
 }
 
 // One drawn action; `stopping`: stop() was called (a racer may call it too, once).
@@ -162,7 +135,7 @@ void racer_action(WorkloadState& world, std::uint32_t racer, bool chaos, bool st
       world.notify(known, kSockNotifyEventIn);
     }
   } else if (pick < 70) {
-    racer_post(world);
+    world.post_task();
   } else if (pick < 80) {
     racer_poll(world);
   } else if (pick < 90 && chaos) {
@@ -189,7 +162,7 @@ void racer_last_calls(WorkloadState& world, std::uint32_t racer) {
     world.close_known(known, false);
     world.notify(known, kSockNotifyEventIn);
   }
-  racer_post(world);
+  world.post_task();
   racer_poll(world);
 }
 

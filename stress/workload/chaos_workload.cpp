@@ -141,26 +141,6 @@ void peer_step(WorkloadState& world, Peer& peer) {
 
 // ---- The director's actions ---------------------------------------------------------------------
 
-void post_task(WorkloadState& world) {
-  std::uint32_t index = 0;
-  {
-    Guard guard(*world.mutex);
-    if (world.tasks_posted >= WorkloadState::kTasksMax) {
-      return;
-    }
-    index = world.tasks_posted++;
-  }
-  world.record(workload_line_begin(ApiCall::kPost));
-  const Status status = world.engine.post(*world.tasks[index]);
-  world.record(workload_line_post(index, status));
-  Guard guard(*world.mutex);
-  if (status.ok()) {
-    ++world.counts.posts;
-  } else if (status.code() != StatusCode::kOsError && !world.stopped_answer(status)) {
-    world.fail("post() failed: " + status.to_string());
-  }
-}
-
 // Closes a server socket behind the engine's back, then tells the engine (spec E4: its REMOVE
 // fails, and it must not free the slot on a guess). Half the time right after the engine's own
 // close(), whose REMOVE is then applied and may still be queued: the close may drop it (the
@@ -171,16 +151,8 @@ void close_behind(WorkloadState& world) {
   if (!world.pick_known(&known) || known.server == nullptr) {
     return;
   }
-  if (world.draw_below(2) == 0) {
-    world.close_known(known, false);
-  }
-  world.record(workload_line_close_behind(known.socket));
-  (void)world.os.closesocket(known.socket);
-  {
-    Guard guard(*world.mutex);
-    ++world.counts.behind_closes;
-  }
-  world.close_known(known, false);
+  const bool engine_close_first = world.draw_below(2) == 0;
+  world.close_behind(known, engine_close_first);
 }
 
 void director_action(WorkloadState& world, std::vector<Peer>& peers) {
@@ -202,7 +174,7 @@ void director_action(WorkloadState& world, std::vector<Peer>& peers) {
   }
   pick -= w.weight_notify;
   if (pick < w.weight_post) {
-    return post_task(world);
+    return world.post_task();
   }
   pick -= w.weight_post;
   if (pick < w.weight_peer) {

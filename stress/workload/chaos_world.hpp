@@ -152,6 +152,12 @@ struct WorkloadState {
   void notify(const Known& known, std::uint32_t events);
   // A status the contract allows once stop() was called (kFailedPrecondition), or never.
   bool stopped_answer(const Status& status);
+  // engine.post() of the next unused task (wl.begin, wl.post); none once kTasksMax were posted.
+  void post_task();
+  // Closes `known`'s socket behind the engine's back (after the engine's close() when
+  // `engine_close_first`), then tells the engine with close() (spec E4). Only where socket
+  // values are never reused (chaos_workload.hpp).
+  void close_behind(const Known& known, bool engine_close_first);
   // The notify after adding an edge connection, retried while the post fails.
   void notify_start(const Known& known, std::uint32_t events);
   // Before retry `attempt` (0-based) of a call that an injected fault refused: sleeps as an
