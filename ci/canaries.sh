@@ -4,7 +4,8 @@
 # build/canary-<name>) and requires the main job's default run to catch it: readyport-stress must
 # fail, and soon. Prints, per canary, the first failing seed and the seconds to it; then the same
 # on real threads (--runtime free), with the rule the oracle alone finds in that seed's trace once
-# the engine's obs.* lines are cut; and a 20-seed sweep that must run every seed and write --json
+# the engine's obs.* lines are cut; and a sweep of 20 seeds (or up to the first failing one) that
+# must run every seed and write --json
 # and --markdown even when seeds abort; systematic exploration of the pinned small worlds
 # (readyport-stress --explore all, two preemptions, one fault) must find it too, and the random
 # and PCT strategies' first failing seeds are printed beside it. The same default run passes
@@ -126,21 +127,28 @@ for canary in "${canaries[@]}"; do
   compare_strategies "$canary" "$dir" "$seconds" "$first"
   # A sweep survives whatever one seed does: 20 seeds with --json and --markdown, no stop; a seed
   # that ends in the engine's assertion is listed as failed ("aborted"), the others still run, and
-  # both files are written.
+  # both files are written. It reaches at least the default run's first failing seed: a sweep that
+  # meets no failure shows nothing.
+  failed_seed=$(grep -oE '(FAIL seed|aborted during seed) [0-9]+' <<<"$first" | grep -oE '[0-9]+$' ||
+    true)
+  sweep_seeds=20
+  if [ -n "$failed_seed" ] && [ "$failed_seed" -gt "$sweep_seeds" ]; then
+    sweep_seeds=$failed_seed
+  fi
   rm -rf "$dir.sweep" "$dir.sweep.json" "$dir.sweep.md"
-  "$dir/stress/readyport-stress" --seeds 20 --corpus none --bundle-dir "$dir.sweep" \
+  "$dir/stress/readyport-stress" --seeds "$sweep_seeds" --corpus none --bundle-dir "$dir.sweep" \
     --json "$dir.sweep.json" --markdown "$dir.sweep.md" >"$dir.sweep.log" 2>&1
   rc=$?
   sweep_aborted=$(grep -oE '^FAIL seed [0-9]+: aborted' "$dir.sweep.log" | grep -oE '[0-9]+' |
     tr '\n' ' ' || true)
   if [ "$rc" -eq 1 ] && [ -s "$dir.sweep.md" ] &&
-     grep -q '"seeds_run": 20,' "$dir.sweep.json" 2>/dev/null; then
-    echo "canary $canary: a 20-seed sweep ran every seed and wrote --json and --markdown;" \
+     grep -q "\"seeds_run\": $sweep_seeds," "$dir.sweep.json" 2>/dev/null; then
+    echo "canary $canary: a $sweep_seeds-seed sweep ran every seed and wrote --json and --markdown;" \
       "$(grep -c '^FAIL seed' "$dir.sweep.log") failing, aborted: ${sweep_aborted:-none}"
   else
-    echo "canary $canary: the 20-seed sweep did NOT survive (exit $rc; --json/--markdown written:" \
-      "$([ -s "$dir.sweep.json" ] && echo yes || echo no)/$([ -s "$dir.sweep.md" ] && echo yes ||
-      echo no))"
+    echo "canary $canary: the $sweep_seeds-seed sweep did NOT survive (exit $rc;" \
+      "--json/--markdown written: $([ -s "$dir.sweep.json" ] && echo yes || echo no)/$(
+        [ -s "$dir.sweep.md" ] && echo yes || echo no))"
     tail -n 20 "$dir.sweep.log"
     survived+=("$canary(sweep)")
   fi
