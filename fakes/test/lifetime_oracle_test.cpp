@@ -1029,6 +1029,23 @@ TEST(LifetimeOracleRaces, CloseNotFoundOfAnOpenConnectionIsO13) {
   expect_rule(judge(events), "O13");
 }
 
+// close() or notify() of an id no add() handed out: not_found, never ok.
+TEST(LifetimeOracleRaces, AnIdNeverHandedOutIsNotFound) {
+  const std::vector<Event> foreign = kAdded + std::vector<Event>{
+                                                  {1, "wl.begin close s=256 id=3/7"},
+                                                  {1, "wl.close s=256 id=3/7 -> not_found"},
+                                              };
+  LifetimeOracle oracle;
+  EXPECT_TRUE(judge(foreign + kRemoveApplied + kRemoveDequeued + kClosedAndEnd, &oracle).ok());
+  EXPECT_GE(oracle.counts().judgement.judged[13], 1u);
+  expect_rule(judge(kAdded +
+                    std::vector<Event>{
+                        {1, "wl.begin notify s=256 id=3/7"},
+                        {1, "wl.notify s=256 id=3/7 ev=0x1 -> ok"},
+                    }),
+              "O13");
+}
+
 // After stop() returned: a call that returns ok, or a task that runs, is O13; failed_precondition
 // is the answer.
 TEST(LifetimeOracleRaces, CallsAfterStopReturnedMustFail) {

@@ -213,13 +213,27 @@ void LifetimeOracle::State::judge_no_call_after_stop(std::string_view what) {
                  num(stop_returned_seq) + ")");
 }
 
+// O13 for close() and notify() of an id the oracle has no connection for: no add() handed it out
+// (a failed add() hands none; the callers take ids from add()'s return), so it must not be ok; or
+// its connection was forgotten past the tombstone bound (reported as a bound hit): not judged.
+void LifetimeOracle::State::judge_unknown_id(const ApiInterval& interval, std::string_view call) {
+  if (counts.judgement.bounds_hit[static_cast<std::size_t>(OracleBound::kTombstones)] > 0) {
+    return unjudged(kO13);
+  }
+  judge(kO13);
+  if (result_is("ok")) {
+    fail(kO13, std::string(call) + "() begun at line " + num(interval.begin_seq) +
+                   " returned ok for an id no add() handed out");
+  }
+}
+
 // O13 for close(): a connection whose on_closed ran before the call began is reported
 // (kNotFound, or kFailedPrecondition once stopped), and one open for the whole call is not
 // reported as never added.
 void LifetimeOracle::State::judge_close_result(const ApiInterval& interval) {
   judge_after_stop(interval, "close");
   if (interval.conn == 0) {
-    return;  // an id the oracle never saw handed out (or forgotten past a bound): no claim
+    return judge_unknown_id(interval, "close");
   }
   if (interval.closing_before) {
     return ambiguous(kO13);  // on_closed was running: ok (closing) or not_found (ended)
@@ -244,7 +258,7 @@ void LifetimeOracle::State::judge_close_result(const ApiInterval& interval) {
 void LifetimeOracle::State::judge_notify_result(const ApiInterval& interval) {
   judge_after_stop(interval, "notify");
   if (interval.conn == 0) {
-    return;
+    return judge_unknown_id(interval, "notify");
   }
   if (interval.closing_before) {
     return ambiguous(kO13);

@@ -402,6 +402,7 @@ struct LifetimeOracle::State {
   void judge_after_stop(const ApiInterval& interval, std::string_view call);
   void on_stop_returned();
   void judge_no_call_after_stop(std::string_view what);
+  void judge_unknown_id(const ApiInterval& interval, std::string_view call);
   void judge_close_result(const ApiInterval& interval);
   void judge_notify_result(const ApiInterval& interval);
   void on_hnd_closed_end();
