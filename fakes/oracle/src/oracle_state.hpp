@@ -175,10 +175,9 @@ struct ApiInterval {
   ApiCall call = ApiCall::kAdd;
   std::uint64_t conn = 0;  // close(), notify(): the connection its id named at the begin (0: none)
   std::uint64_t begin_seq = 0;
-  bool closed_before = false;   // that connection's on_closed had returned before the begin
-  bool closing_before = false;  // ... had begun (not returned) before the begin: either answer
-  bool open_before = false;     // it was added (add() returned ok) and open at the begin
-  bool after_stop = false;      // begun after stop() returned
+  bool closed_before = false;  // that connection's on_closed had been called before the begin
+  bool open_before = false;    // it was added (add() returned ok) and open at the begin
+  bool after_stop = false;     // begun after stop() returned
 };
 
 struct ThreadState {
