@@ -16,11 +16,26 @@ trap 'rm -f "$out" "$err"' EXIT
 # Wine's own client/server link can drop ("wine client error:...: recvmsg: Connection reset by
 # peer") before the program ran: that is Wine failing, not the test, so such a run is repeated
 # (twice at most, with a note). A program's own failure is never repeated.
+# Listing a test program's tests (--gtest_list_tests, which ctest runs before any test under
+# the mingw toolchain's DISCOVERY_MODE PRE_TEST) never fails without a word: a listing that
+# failed and printed nothing at all is Wine having started no process, and is repeated the same
+# way. (A discovery that fails stops ctest before its first test, with no summary line.)
+listing=0
+for arg in "$@"; do
+  if [ "$arg" = "--gtest_list_tests" ]; then listing=1; fi
+done
 for attempt in 1 2 3; do
   wine "$@" </dev/null >"$out" 2>"$err"
   status=$?
-  if [ "$status" -eq 0 ] || ! grep -q '^wine client error' "$err" || [ "$attempt" -eq 3 ]; then break; fi
-  echo "wine_exec: Wine's client/server link failed (attempt $attempt); running it again" >&2
+  if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ]; then break; fi
+  if grep -q '^wine client error' "$err"; then
+    echo "wine_exec: Wine's client/server link failed (attempt $attempt); running it again" >&2
+  elif [ "$listing" -eq 1 ] && [ ! -s "$out" ] && [ ! -s "$err" ]; then
+    echo "wine_exec: listing the tests of $1 failed (status $status) and printed nothing" \
+      "(attempt $attempt): Wine started no process; running it again" >&2
+  else
+    break
+  fi
 done
 tr -d '\r' <"$out"
 tr -d '\r' <"$err" >&2

@@ -11,9 +11,11 @@
 # 3. starts one persistent wineserver for the prefix build/wine-prefix with every descriptor
 #    detached (never a pipe of ours: a Wine process that inherits one keeps it open and whoever
 #    reads it hangs), boots the prefix, and kills the server in an EXIT trap;
-# 4. runs ctest (tests are discovered at test time through Wine, DISCOVERY_MODE PRE_TEST) and
-#    prints its output: tests that need the real ProcessSocketNotifications, which Wine 8 lacks,
-#    are reported by ctest as skipped, not passed; the whole output of each failed test (at most
+# 4. lists the tests (ctest -N: they are discovered at test time through Wine, DISCOVERY_MODE
+#    PRE_TEST, and a listing that fails is said with CMake's message), runs ctest and prints its
+#    output (its log's end when it printed no summary): tests that need the real
+#    ProcessSocketNotifications, which Wine 8 lacks, are reported by ctest as skipped, not
+#    passed; the whole output of each failed test (at most
 #    READYPORT_FAILED_OUTPUT_LINES lines a test, default 400); JUnit XML in
 #    build/logs/wine.junit.xml. A failed test that printed no verdict never finished under Wine
 #    (no process started, or one lost midway): it alone is launched once more, and the leg says
@@ -106,6 +108,20 @@ wine --version </dev/null >"$log_dir/wine.version.txt" 2>&1 || true  # the loade
 echo "     wine ready in $(($(date +%s) - boot_start)) s ($(cat "$log_dir/wine.version.txt"))"
 
 # ---- 4. ctest under Wine ---------------------------------------------------------------------
+# First the listing alone (ctest -N): under DISCOVERY_MODE PRE_TEST ctest lists each test
+# program's tests through Wine before it runs any, and one listing that fails stops ctest with
+# no test run and no summary. Done apart, its failure is said as such, with CMake's message.
+echo "==== leg wine: listing the tests (ctest -N)"
+list_log="$log_dir/wine.list.log"
+list_start=$SECONDS
+# shellcheck disable=SC2086 # CTEST_ARGS is a list of words on purpose
+if ctest --preset mingw -N ${CTEST_ARGS:-} </dev/null >"$list_log" 2>&1; then
+  echo "     $(grep -E '^Total Tests: ' "$list_log" || echo 'no total printed') in" \
+    "$((SECONDS - list_start)) s"
+else
+  grep -vE '^ *Test +#' "$list_log" | head -n 60
+  echo "wine leg: listing the tests failed (ctest -N; log: $list_log); ctest runs anyway"
+fi
 echo "==== leg wine: ctest"
 ctest_log="$log_dir/wine.ctest.log"
 # Output goes to a file, not a pipe; the preset sets the same WINE* variables.
@@ -132,6 +148,10 @@ if [ -n "$summary" ]; then
   failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$summary")
   total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$summary")
 else
+  # No summary: ctest stopped before its first test (a listing that failed, a preset or
+  # configuration error). What it printed is the only account of why.
+  echo "wine leg: ctest printed no summary (exit $ctest_rc); the end of $ctest_log:"
+  tail -n 40 "$ctest_log"
   failed=0
   total=0
 fi
