@@ -3,6 +3,7 @@
 // oracle_state.hpp.
 #include "oracle_state.hpp"
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -147,22 +148,41 @@ void LifetimeOracle::State::read(std::string_view text) {
   judge(classify(parsed.name));
 }
 
+namespace {
+
+// classify() of recorded events' names, by the name's address and size (direct-mapped, a miss
+// classifies again), one memo per OS thread shared by the oracles it runs one after another: a
+// recorded event's name is a literal or interned (trace_event.hpp), so one address holds the
+// same text for the whole process. Only a memo of a pure function, never iterated: no verdict
+// depends on it.
+EventClass classify_recorded(std::string_view name) {
+  struct NameClass {
+    const char* data = nullptr;
+    std::size_t size = 0;
+    EventClass event_class;
+  };
+  thread_local std::array<NameClass, kNameClassesMax> name_classes{};
+  const auto address = reinterpret_cast<std::uintptr_t>(name.data());
+  // Fibonacci hashing of the address: interned names sit in nodes a few dozen bytes apart.
+  NameClass& known = name_classes[(address * 0x9E3779B97F4A7C15ULL) >> 54];
+  static_assert(kNameClassesMax == 1024, "the shift above keeps 10 bits");
+  if (known.data != name.data() || known.size != name.size()) {
+    known = NameClass{name.data(), name.size(), classify(name)};
+  }
+  return known.event_class;
+}
+
+}  // namespace
+
 void LifetimeOracle::State::read_event(const TraceEvent& event) {
   ++counts.lines;
   raw = std::string_view();
   line = &event;
-  const auto address = reinterpret_cast<std::uintptr_t>(event.name.data());
-  // Fibonacci hashing of the address: interned names sit in nodes a few dozen bytes apart.
-  NameClass& known = name_classes[(address * 0x9E3779B97F4A7C15ULL) >> 54];
-  static_assert(kNameClassesMax == 1024, "the shift above keeps 10 bits");
-  if (known.data != event.name.data() || known.size != event.name.size()) {
-    known = NameClass{event.name.data(), event.name.size(), classify(event.name)};
-  }
-  judge(known.event_class);
+  judge(classify_recorded(event.name));
   line = &parsed;  // `event` is the recorder's: not kept past this call
 }
 
-ThreadState& LifetimeOracle::State::thread_state(std::uint32_t id) {
+ThreadState& LifetimeOracle::State::thread_state_added(std::uint32_t id) {
   if (id >= kThreadIndexMax) {
     return threads[id];
   }

@@ -324,7 +324,14 @@ struct LifetimeOracle::State {
   void read(std::string_view text);
   void read_event(const TraceEvent& event);
   void judge(const EventClass& event_class);
-  ThreadState& thread_state(std::uint32_t id);  // threads[id], through thread_index
+  // threads[id], through thread_index (inline: every line asks; a thread's first line adds it).
+  ThreadState& thread_state(std::uint32_t id) {
+    if (id < thread_index.size() && thread_index[id] != nullptr) {
+      return *thread_index[id];
+    }
+    return thread_state_added(id);
+  }
+  ThreadState& thread_state_added(std::uint32_t id);
   void dispatch(ThreadState& t, EventHandler handler);
   // The current event's result is (reads as) `text`; the result as text, for a message.
   bool result_is(std::string_view text) const { return trace_value_is(*line, line->result, text); }
@@ -465,15 +472,6 @@ struct LifetimeOracle::State {
   // ---- Data (all guarded by LifetimeOracle::mutex_) ---------------------------------------------
   TraceEvent parsed;                 // the current line, when it came as text
   const TraceEvent* line = &parsed;  // the current event: `parsed`, or a recorded event
-  // classify() of recorded events' names, by the name's address and size (direct-mapped, a miss
-  // classifies again): a recorded event's name is a literal or interned, so one address always
-  // holds the same text. Only a memo of a pure function, never iterated: no verdict depends on it.
-  struct NameClass {
-    const char* data = nullptr;
-    std::size_t size = 0;
-    EventClass event_class;
-  };
-  std::array<NameClass, kNameClassesMax> name_classes{};
   // threads' entries by thread id, for ids below kThreadIndexMax (std::map's nodes do not move).
   std::vector<ThreadState*> thread_index;
   std::string_view raw;  // the current line's text (empty for a recorded event)
