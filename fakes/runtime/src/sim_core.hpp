@@ -5,7 +5,8 @@
 // it outlives every thread, abandoned ones included; the core owns its SimThreads. Errors: broken
 // contracts assert. Locking: SimCore::mutex guards every field of the core and of each SimThread,
 // except the immutable id and name, `body` (only its own thread touches it once started) and the
-// fiber fields (touched only by the OS thread running the scheduler, between switches).
+// fiber fields (touched only by the OS thread running the scheduler, between switches). Inside a
+// kFibers run the mutex is marked held, not taken (sim_core_mutex.hpp).
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,7 @@
 #include "readyport/fake/rng.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
 #include "readyport/fake/trace_event.hpp"
+#include "sim_core_mutex.hpp"
 #include "sim_fiber.hpp"
 
 namespace readyport::internal {
@@ -35,14 +37,14 @@ enum class SimThreadState : std::uint8_t {
 struct SimCore;
 
 struct SimThread {
-  std::uint32_t id = 0;     // immutable: 1, 2, ... in start order
-  std::string name;         // immutable
-  SimCore* core = nullptr;  // immutable: the owner
-  SimThreadState state = SimThreadState::kRunnable;
-  const char* last_call = "start";            // the last scheduling point's call name
-  Waiter* waiter = nullptr;                   // while parked in park()
-  std::uint64_t deadline_ns = kDeadlineNone;  // while parked
-  std::uint32_t join_target = 0;              // while parked in join(): the awaited thread
+  std::uint32_t id = 0;                              // immutable: 1, 2, ... in start order
+  std::string name;                                  // immutable
+  SimCore* core = nullptr;                           // immutable: the owner
+  SimThreadState state = SimThreadState::kRunnable;  // changed through set_thread_state() only
+  const char* last_call = "start";                   // the last scheduling point's call name
+  Waiter* waiter = nullptr;                          // while parked in park()
+  std::uint64_t deadline_ns = kDeadlineNone;         // while parked
+  std::uint32_t join_target = 0;                     // while parked in join(): the awaited thread
   // kExplore: its next step is declared to touch nothing until it says otherwise: a new thread's
   // first (its code before its first point reads only what its creation ordered before it).
   bool first_step = true;
@@ -50,7 +52,7 @@ struct SimThread {
   std::function<void()> body;    // only its own thread touches it once started
   // kThreads: signalled when `running` becomes this id; the real thread (joined by Thread::join,
   // run() or ~SimScheduler).
-  std::condition_variable turn;
+  std::condition_variable_any turn;
   std::thread thread;
   // kFibers: the context and the thread's own last error slots (logical_locals.hpp).
   SimFiber fiber;
@@ -62,8 +64,8 @@ struct SimCore {
       : options(options_in), rng(SeedStreams(options_in.seed).stream(SeedStream::kSchedule)) {}
 
   const SimOptions options;
-  Rng rng;  // the schedule stream; guarded by mutex
-  mutable std::mutex mutex;
+  Rng rng;                     // the schedule stream; guarded by mutex
+  mutable SimCoreMutex mutex;  // sim_core_mutex.hpp: not taken inside a kFibers run
   std::vector<std::unique_ptr<SimThread>> threads;  // index id - 1; at most threads_max
   std::vector<std::uint32_t> priorities;            // kPct: thread ids, highest priority first
   std::vector<std::uint64_t> change_points;         // kPct: step numbers, sorted
@@ -76,19 +78,30 @@ struct SimCore {
   bool footprint_declared = false;                  // kExplore: touch() was called in it
   std::atomic<std::uint64_t> now_ns{0};             // written under mutex, read anywhere
   SimOutcome outcome = SimOutcome::kNotRun;
-  Status status;                 // run()'s result once outcome is final
-  std::condition_variable done;  // kThreads: signalled when outcome leaves kRunning
+  Status status;                     // run()'s result once outcome is final
+  std::condition_variable_any done;  // kThreads: signalled when outcome leaves kRunning
   SimStats stats;
-  std::vector<SimThread*> runnable;  // scratch for step(), id order
-  std::string line;                  // scratch for the rare lines recorded as text
-  TraceEvent event;                  // scratch for the other lines (trace_event.hpp)
-  std::vector<std::uint64_t> ids;    // scratch for an event's list of threads
+  // The runnable threads in id order, as step() last collected them; collected again only when
+  // `runnable_stale` (a thread's state changed or a thread was added since: set_thread_state()).
+  std::vector<SimThread*> runnable;
+  std::vector<std::uint64_t> runnable_ids;  // their ids, for the trace's sched.pick lines
+  bool runnable_stale = true;
+  std::string line;                // scratch for the rare lines recorded as text
+  TraceEvent event;                // scratch for the other lines (trace_event.hpp)
+  std::vector<std::uint64_t> ids;  // scratch for an event's list of threads
   // kFibers: the context of the OS thread inside run(), and what it had active before run().
   SimFiber host;
   const SimCore* host_tls_core = nullptr;
   SimThread* host_tls_thread = nullptr;
   fake_internal::LogicalLocals* host_locals = nullptr;
 };
+
+// Every change of a thread's state goes through here (mutex held): step() collects the runnable
+// threads again only after one.
+inline void set_thread_state(SimCore& core, SimThread& thread, SimThreadState state) {
+  thread.state = state;
+  core.runnable_stale = true;
+}
 
 // ---- Strategies (sim_strategy.cpp); all with the mutex held ------------------------------------
 
@@ -107,7 +120,7 @@ void strategy_parameters(const SimCore& core, std::string& text);
 // Records `core.line` as a line of thread `thread_id`, when tracing.
 void trace_line(SimCore& core, std::uint32_t thread_id);
 // Clears core.event and names it `name` (a literal): the event to build and trace_event().
-TraceEvent& event_start(SimCore& core, TraceText name);
+TraceEvent& event_start(SimCore& core, const TraceText& name);
 // Records core.event as an event of thread `thread_id`, when tracing.
 void trace_event(SimCore& core, std::uint32_t thread_id);
 bool tracing(const SimCore& core);

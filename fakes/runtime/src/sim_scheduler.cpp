@@ -49,7 +49,7 @@ void trace_line(SimCore& core, std::uint32_t thread_id) {
   core.options.trace->record(core.now_ns.load(std::memory_order_relaxed), thread_id, core.line);
 }
 
-TraceEvent& event_start(SimCore& core, TraceText name) {
+TraceEvent& event_start(SimCore& core, const TraceText& name) {
   core.event.clear();
   core.event.rename(name);
   return core.event;
@@ -69,6 +69,8 @@ bool tracing(const SimCore& core) { return core.options.trace != nullptr; }
 namespace {
 
 using internal::SimCore;
+using internal::SimCoreLock;
+using internal::SimCoreMutex;
 using internal::SimThread;
 using internal::SimThreadState;
 
@@ -200,7 +202,7 @@ void enter(SimCore& core, SimThread* next) {
 // An abandoned thread stays here for good (docs/simulation.md#deadlock-and-step-limit-reports).
 // kThreads: it waits on its condition variable forever. kFibers: it switches to run()'s context,
 // which never switches back to it.
-[[noreturn]] void wait_forever(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self) {
+[[noreturn]] void wait_forever(SimCore& core, SimCoreLock& held, SimThread& self) {
   if (core.options.mechanism == SimMechanism::kFibers) {
     held.unlock();
     enter(core, nullptr);
@@ -221,7 +223,7 @@ std::uint32_t release_expired(SimCore& core, std::vector<std::uint64_t>* ready_o
     if (thread->state != SimThreadState::kParked || thread->deadline_ns > now) {
       continue;
     }
-    thread->state = SimThreadState::kRunnable;
+    set_thread_state(core, *thread, SimThreadState::kRunnable);
     released += 1;
     if (ready_out == nullptr) {
       continue;
@@ -258,12 +260,34 @@ bool jump_time(SimCore& core, const SimThread& self) {
   return true;
 }
 
-// Lists the runnable threads in id order; a thread that is not runnable stops waiting.
+// Lists the runnable threads in id order; a thread that is not runnable stops waiting. Only after
+// a thread's state changed (core.runnable_stale): the list is unchanged otherwise, and so are the
+// waits it resets (a thread's wait was reset when it stopped being runnable).
 void collect_runnable(SimCore& core) {
+  if (!core.runnable_stale) {
+    // Every 256th step checks the contract: a state changed without set_thread_state() would
+    // otherwise leave a thread picked that may not run, or never picked, silently.
+    if ((core.stats.steps & 255) == 0) {
+      std::size_t listed = 0;
+      bool same = true;
+      for (const auto& thread : core.threads) {
+        if (thread->state == SimThreadState::kRunnable) {
+          same = same && listed < core.runnable.size() && core.runnable[listed] == thread.get();
+          listed += 1;
+        }
+      }
+      const bool states_changed_through_set_thread_state = same && listed == core.runnable.size();
+      READYPORT_ASSERT(states_changed_through_set_thread_state);
+    }
+    return;
+  }
+  core.runnable_stale = false;
   core.runnable.clear();
+  core.runnable_ids.clear();
   for (const auto& thread : core.threads) {
     if (thread->state == SimThreadState::kRunnable) {
       core.runnable.push_back(thread.get());
+      core.runnable_ids.push_back(thread->id);
     } else {
       thread->wait_steps = 0;
     }
@@ -284,8 +308,7 @@ void count_waits(SimCore& core, const SimThread& next) {
 
 // Gives the baton to `next` (core.running names it already). Returns when self holds the baton
 // again, or at once when self finished (kFibers: its entry then switches away for good).
-void hand_over(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, SimThread& next,
-               bool finished) {
+void hand_over(SimCore& core, SimCoreLock& held, SimThread& self, SimThread& next, bool finished) {
   if (core.options.mechanism == SimMechanism::kThreads) {
     next.turn.notify_one();
     if (finished) {
@@ -305,13 +328,9 @@ void hand_over(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& sel
 }
 
 void trace_pick(SimCore& core, const SimThread& self, const SimThread& next, const char* at) {
-  core.ids.clear();
-  for (const SimThread* runnable : core.runnable) {
-    core.ids.push_back(runnable->id);
-  }
   event_start(core, "sched.pick")
       .word_thread(next.id)
-      .list("of", TraceValueKind::kThread, core.ids.data(), core.ids.size())
+      .list("of", TraceValueKind::kThread, core.runnable_ids.data(), core.runnable_ids.size())
       .text("at", at);
   trace_event(core, self.id);
 }
@@ -319,7 +338,7 @@ void trace_pick(SimCore& core, const SimThread& self, const SimThread& next, con
 // One step, taken by the baton holder `self` after it set its own state (runnable, parked or
 // finished), with the mutex held: picks who runs next and hands over the baton. Returns when self
 // holds the baton again, or at once when self finished. Does not return to an abandoned thread.
-void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, const char* at) {
+void step(SimCore& core, SimCoreLock& held, SimThread& self, const char* at) {
   READYPORT_ASSERT(held.owns_lock());
   READYPORT_ASSERT(core.outcome == SimOutcome::kRunning && core.running == self.id);
   const bool finished = self.state == SimThreadState::kFinished;
@@ -388,8 +407,8 @@ void step(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self, co
 }
 
 // A logical thread's end: finished, joiners released, one last step. Mutex held.
-void finish_thread(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& self) {
-  self.state = SimThreadState::kFinished;
+void finish_thread(SimCore& core, SimCoreLock& held, SimThread& self) {
+  set_thread_state(core, self, SimThreadState::kFinished);
   self.last_call = "finish";
   if (exploring(core)) {
     core.footprint |= sim_footprint_of(SimObject::kThread, self.id);
@@ -397,7 +416,7 @@ void finish_thread(SimCore& core, std::unique_lock<std::mutex>& held, SimThread&
   }
   for (const auto& thread : core.threads) {
     if (thread->state == SimThreadState::kParked && thread->join_target == self.id) {
-      thread->state = SimThreadState::kRunnable;
+      set_thread_state(core, *thread, SimThreadState::kRunnable);
     }
   }
   if (tracing(core)) {
@@ -413,12 +432,12 @@ void thread_main(std::shared_ptr<SimCore> core_owner, SimThread* self) {
   tls_core = &core;
   tls_thread = self;
   {
-    std::unique_lock<std::mutex> held(core.mutex);
+    SimCoreLock held(core.mutex);
     self->turn.wait(held, [&] { return core.running == self->id; });
   }
   self->body();
   self->body = nullptr;  // destroys the captures while this thread still holds the baton
-  std::unique_lock<std::mutex> held(core.mutex);
+  SimCoreLock held(core.mutex);
   finish_thread(core, held, *self);
   held.unlock();
   tls_core = nullptr;
@@ -432,7 +451,7 @@ void fiber_main(void* argument) {
   SimCore& core = *self->core;
   self->body();
   self->body = nullptr;  // destroys the captures while this fiber still holds the baton
-  std::unique_lock<std::mutex> held(core.mutex);
+  SimCoreLock held(core.mutex);
   finish_thread(core, held, *self);
   const std::uint32_t next_id = core.running;  // 0: the run is over
   SimThread* next = next_id == 0 ? nullptr : core.threads[next_id - 1].get();
@@ -471,6 +490,7 @@ Result<SimThread*> create_thread(const std::shared_ptr<SimCore>& core_owner, std
     }
   }
   core.threads.push_back(std::move(thread));
+  core.runnable_stale = true;
   internal::strategy_thread_added(core, *raw);
   core.stats.threads_started += 1;
   return raw;
@@ -479,16 +499,20 @@ Result<SimThread*> create_thread(const std::shared_ptr<SimCore>& core_owner, std
 // kFibers: runs the logical threads on this OS thread from `main` until the run ends; then
 // keeps the stacks of the abandoned ones (docs/simulation.md#deadlock-and-step-limit-reports).
 // Mutex held on entry and return.
-void run_fibers(SimCore& core, std::unique_lock<std::mutex>& held, SimThread& main) {
+void run_fibers(SimCore& core, SimCoreLock& held, SimThread& main) {
   core.host_tls_core = tls_core;
   core.host_tls_thread = tls_thread;
   core.host_locals = fake_internal::logical_locals_activate(nullptr);
   fake_internal::logical_locals_activate(core.host_locals);
+  // Every fiber runs on this OS thread: until the run is over, this thread keeps the core's real
+  // mutex and its fibers' lock() and unlock() only mark it held or free (sim_core_mutex.hpp).
+  core.mutex.begin_elision();
   held.unlock();
   enter(core, &main);
   internal::SimFiber::switch_to(core.host, main.fiber);
   // Back on this OS thread's own context: every thread finished, or the run was abandoned.
   held.lock();
+  core.mutex.end_elision();
   READYPORT_ASSERT(core.outcome != SimOutcome::kRunning && core.running == 0);
   READYPORT_ASSERT(tls_core == core.host_tls_core && tls_thread == core.host_tls_thread);
   core.host.release_thread();
@@ -508,7 +532,7 @@ class SimThreadHandle final : public Thread {
       return;
     }
     // Destroying an unjoined Thread breaks the contract, except when the run was abandoned.
-    std::lock_guard<std::mutex> guard(core_->mutex);
+    std::lock_guard<SimCoreMutex> guard(core_->mutex);
     READYPORT_ASSERT(core_->outcome == SimOutcome::kDeadlock ||
                      core_->outcome == SimOutcome::kStepLimit);
   }
@@ -527,7 +551,7 @@ void SimThreadHandle::join() {
   READYPORT_ASSERT(!joined_);
   SimCore& core = *core_;
   SimThread* self = current_thread(core);
-  std::unique_lock<std::mutex> held(core.mutex);
+  SimCoreLock held(core.mutex);
   if (self == nullptr) {
     // A thread the scheduler did not start may join only once the run is over.
     READYPORT_ASSERT(core.outcome != SimOutcome::kRunning);
@@ -536,7 +560,7 @@ void SimThreadHandle::join() {
     READYPORT_ASSERT(self != target_);
     self->last_call = "Thread::join";
     if (target_->state != SimThreadState::kFinished) {
-      self->state = SimThreadState::kParked;
+      set_thread_state(core, *self, SimThreadState::kParked);
       self->join_target = target_->id;
       self->deadline_ns = kDeadlineNone;
       core.stats.parks += 1;
@@ -634,7 +658,7 @@ SimScheduler::SimScheduler(SimOptions options)
   READYPORT_ASSERT(options.threads_max >= 1);
   READYPORT_ASSERT(options.steps_max >= 1);
   READYPORT_ASSERT(options.stack_bytes >= kSimStackBytesMin);
-  std::lock_guard<std::mutex> guard(core_->mutex);
+  std::lock_guard<SimCoreMutex> guard(core_->mutex);
   internal::strategy_init(*core_);
 }
 
@@ -642,7 +666,7 @@ SimScheduler::~SimScheduler() {
   std::vector<std::thread> finished;
   std::vector<std::thread> abandoned;
   {
-    std::lock_guard<std::mutex> guard(core_->mutex);
+    std::lock_guard<SimCoreMutex> guard(core_->mutex);
     READYPORT_ASSERT(core_->outcome != SimOutcome::kRunning);
     for (const auto& thread : core_->threads) {
       if (!thread->thread.joinable()) {
@@ -676,7 +700,7 @@ Status SimScheduler::run(std::function<void()> main_body) {
   }
   std::vector<std::thread> finished;
   {
-    std::unique_lock<std::mutex> held(core.mutex);
+    SimCoreLock held(core.mutex);
     READYPORT_ASSERT(core.outcome == SimOutcome::kNotRun);  // run() is called once
     if (fibers) {
       const Status adopted = core.host.adopt_thread();
@@ -717,29 +741,29 @@ Status SimScheduler::run(std::function<void()> main_body) {
   for (std::thread& thread : finished) {
     thread.join();
   }
-  std::lock_guard<std::mutex> guard(core.mutex);
+  std::lock_guard<SimCoreMutex> guard(core.mutex);
   return core.status;
 }
 
 SimOutcome SimScheduler::outcome() const {
-  std::lock_guard<std::mutex> guard(core_->mutex);
+  std::lock_guard<SimCoreMutex> guard(core_->mutex);
   return core_->outcome;
 }
 
 SimStats SimScheduler::stats() const {
-  std::lock_guard<std::mutex> guard(core_->mutex);
+  std::lock_guard<SimCoreMutex> guard(core_->mutex);
   SimStats stats = core_->stats;
   stats.now_ns = core_->now_ns.load(std::memory_order_relaxed);
   return stats;
 }
 
 std::string SimScheduler::parameters() const {
-  std::lock_guard<std::mutex> guard(core_->mutex);
+  std::lock_guard<SimCoreMutex> guard(core_->mutex);
   return parameters_locked(*core_);
 }
 
 std::string SimScheduler::describe_threads() const {
-  std::lock_guard<std::mutex> guard(core_->mutex);
+  std::lock_guard<SimCoreMutex> guard(core_->mutex);
   return describe_threads_locked(*core_);
 }
 
@@ -747,7 +771,7 @@ std::uint64_t SimScheduler::now_ns() const { return core_->now_ns.load(std::memo
 
 bool SimScheduler::choose() {
   SimCore& core = *core_;
-  std::lock_guard<std::mutex> lock(core.mutex);
+  std::lock_guard<SimCoreMutex> lock(core.mutex);
   if (core.options.strategy != SimStrategy::kExplore) {
     return false;
   }
@@ -781,7 +805,7 @@ void SimScheduler::touch(SimObject object, std::uint64_t id) {
     return;
   }
   const SimThread* self = current_thread(core);
-  std::lock_guard<std::mutex> lock(core.mutex);
+  std::lock_guard<SimCoreMutex> lock(core.mutex);
   if (self != nullptr && core.running == self->id) {
     core.footprint |= object == SimObject::kNothing ? 0 : sim_footprint_of(object, id);
     core.footprint_declared = true;
@@ -797,7 +821,7 @@ void SimScheduler::point(const char* call) {
   READYPORT_ASSERT(call != nullptr);
   SimCore& core = *core_;
   SimThread* self = current_thread(core);
-  std::unique_lock<std::mutex> held(core.mutex);
+  SimCoreLock held(core.mutex);
   if (self == nullptr) {
     // Thread 0 outside run(): nothing to schedule. During run() it would race the logical threads.
     READYPORT_ASSERT(core.outcome != SimOutcome::kRunning);
@@ -813,7 +837,7 @@ ParkEnd SimScheduler::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
   READYPORT_ASSERT(call != nullptr);
   SimCore& core = *core_;
   SimThread* self = current_thread(core);
-  std::unique_lock<std::mutex> held(core.mutex);
+  SimCoreLock held(core.mutex);
   waiter.deadline_ns = deadline_ns;
   waiter.thread_id = self == nullptr ? 0 : self->id;
   if (waiter.woken) {
@@ -837,7 +861,7 @@ ParkEnd SimScheduler::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
     return ParkEnd::kDeadline;
   }
   self->last_call = call;
-  self->state = SimThreadState::kParked;
+  set_thread_state(core, *self, SimThreadState::kParked);
   self->waiter = &waiter;
   self->deadline_ns = deadline_ns;
   self->join_target = 0;
@@ -871,11 +895,11 @@ void SimScheduler::wake(Waiter& waiter) {
   }
   SimCore& core = *core_;
   const SimThread* self = current_thread(core);
-  std::lock_guard<std::mutex> guard(core.mutex);
+  std::lock_guard<SimCoreMutex> guard(core.mutex);
   if (target->state != SimThreadState::kParked || target->waiter != &waiter) {
     return;
   }
-  target->state = SimThreadState::kRunnable;
+  set_thread_state(core, *target, SimThreadState::kRunnable);
   core.stats.wakes += 1;
   if (tracing(core)) {
     event_start(core, "sched.wake").word_thread(target->id);
@@ -893,7 +917,7 @@ Result<std::unique_ptr<Thread>> SimScheduler::thread_start(std::string_view name
                   "SimScheduler: thread_start('" + std::string(name) +
                       "') from a thread the scheduler did not start: start threads inside run()");
   }
-  std::lock_guard<std::mutex> guard(core.mutex);
+  std::lock_guard<SimCoreMutex> guard(core.mutex);
   if (exploring(core)) {
     core.footprint |= sim_footprint_of(SimObject::kThreadIds, 0);
     core.footprint_declared = true;

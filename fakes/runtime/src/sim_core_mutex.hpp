@@ -1,0 +1,84 @@
+// SimCoreMutex: the mutex of a SimScheduler's core (sim_core.hpp), which a kFibers run does not
+// need to take.
+//
+// Under kThreads every logical thread is a real thread: this is a std::mutex. Under kFibers the
+// logical threads and run()'s caller are fibers of one OS thread, run one at a time, and switch
+// only at the scheduler's own points, never with the mutex held (a fiber that did would deadlock
+// the next one's lock()). So from the switch into the first fiber until the switch back,
+// run_fibers() keeps the real mutex locked for the run's OS thread (begin_elision(), then
+// end_elision()) and that thread's lock() and unlock() only mark it held or free: no atomic
+// operation per scheduling point. A lock() of any other OS thread meanwhile takes the real
+// mutex, so it waits for the run's end: it can neither interleave with nor corrupt the core.
+//
+// Threading: lock(), try_lock() and unlock() from any thread (BasicLockable, Lockable: for
+// std::unique_lock and std::lock_guard); begin_elision() and end_elision() by the thread that
+// holds the mutex. Errors: misuse (a second lock() on the eliding thread, an unlock() of a free
+// mutex there, end_elision() with the mutex free) is a READYPORT_ASSERT failure.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "readyport/assert.hpp"
+
+namespace readyport::internal {
+
+class SimCoreMutex {
+ public:
+  void lock() {
+    if (eliding_here()) {
+      READYPORT_ASSERT(!elided_held_);  // taken twice by one OS thread: a self-deadlock
+      elided_held_ = true;
+      return;
+    }
+    mutex_.lock();
+  }
+  bool try_lock() {
+    if (eliding_here()) {
+      if (elided_held_) {
+        return false;
+      }
+      elided_held_ = true;
+      return true;
+    }
+    return mutex_.try_lock();
+  }
+  void unlock() {
+    if (eliding_here()) {
+      READYPORT_ASSERT(elided_held_);
+      elided_held_ = false;
+      return;
+    }
+    mutex_.unlock();
+  }
+
+  // With the mutex locked by this thread: from now on this thread's lock() and unlock() keep the
+  // real mutex locked and only mark it held or free (held now).
+  void begin_elision() {
+    READYPORT_ASSERT(eliding_.load(std::memory_order_relaxed) == std::thread::id());
+    eliding_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    elided_held_ = true;
+  }
+  // With the mutex marked held: this thread holds the real mutex again, as before
+  // begin_elision().
+  void end_elision() {
+    READYPORT_ASSERT(eliding_here() && elided_held_);
+    eliding_.store(std::thread::id(), std::memory_order_relaxed);
+  }
+
+ private:
+  bool eliding_here() const {
+    return eliding_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  }
+
+  std::mutex mutex_;
+  // The OS thread that elides (none: std::thread::id()). Only that thread stores it while it
+  // holds mutex_, so another thread's load never sees its own id by mistake.
+  std::atomic<std::thread::id> eliding_{};
+  bool elided_held_ = false;  // only the eliding thread reads and writes it
+};
+
+using SimCoreLock = std::unique_lock<SimCoreMutex>;
+
+}  // namespace readyport::internal
