@@ -228,8 +228,8 @@ TraceEvent& TraceEvent::word_thread(std::uint32_t thread_id) {
   return *this;
 }
 
-TraceEvent& TraceEvent::list(TraceText key, TraceValueKind element, const std::uint64_t* items,
-                             std::size_t count) {
+TraceEvent& TraceEvent::list(const TraceText& key, TraceValueKind element,
+                             const std::uint64_t* items, std::size_t count) {
   TraceValue listed = TraceValue::of(TraceValueKind::kList, numbers.size());
   listed.element = element;
   listed.count = static_cast<std::uint32_t>(count);

@@ -31,7 +31,7 @@ TraceValue status_value(const Status& status) {
 
 }  // namespace
 
-TraceEvent& trace_event_conn(TraceEvent& event, TraceText key, ConnId id) {
+TraceEvent& trace_event_conn(TraceEvent& event, const TraceText& key, ConnId id) {
   return event.id(key, id.slot, id.generation);
 }
 

@@ -235,7 +235,7 @@ struct TraceEvent {
     return value(key, TraceValue::of_text(text));
   }
   // A list of `count` numbers shown as `element` (kDecimal or kThread).
-  TraceEvent& list(TraceText key, TraceValueKind element, const std::uint64_t* items,
+  TraceEvent& list(const TraceText& key, TraceValueKind element, const std::uint64_t* items,
                    std::size_t count);
   TraceEvent& registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
                             bool with_results);

@@ -24,7 +24,7 @@ std::string trace_id_text(ConnId id);
 std::string trace_hex_text(std::uint64_t value);
 std::string trace_status_text(const Status& status);
 // Adds the field `key`=<slot>/<generation>.
-TraceEvent& trace_event_conn(TraceEvent& event, TraceText key, ConnId id);
+TraceEvent& trace_event_conn(TraceEvent& event, const TraceText& key, ConnId id);
 
 // The workload's calls of the engine: written before (adding) and after (the rest) the call.
 TraceEvent workload_line_adding(Socket s);
