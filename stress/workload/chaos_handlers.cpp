@@ -32,6 +32,33 @@ std::uint8_t payload_byte(std::uint64_t seed, std::uint32_t stream, std::uint64_
   return static_cast<std::uint8_t>(word >> ((offset & 7) * 8));
 }
 
+void payload_fill(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset, char* out,
+                  std::size_t size) {
+  std::uint64_t word = 0;
+  for (std::size_t i = 0; i < size; ++i) {
+    const std::uint64_t at = offset + i;
+    if (i == 0 || (at & 7) == 0) {  // payload_byte()'s word, once per 8 bytes
+      word = mix(seed ^ (std::uint64_t{stream} << 40) ^ (at >> 3));
+    }
+    out[i] = static_cast<char>(static_cast<std::uint8_t>(word >> ((at & 7) * 8)));
+  }
+}
+
+std::uint64_t payload_mismatches(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset,
+                                 std::uint64_t sent, const char* data, std::size_t size) {
+  constexpr std::size_t kBytesMax = 512;
+  READYPORT_ASSERT(size <= kBytesMax);
+  char expected[kBytesMax];
+  payload_fill(seed, stream, offset, expected, size);
+  std::uint64_t mismatched = 0;
+  for (std::size_t i = 0; i < size; ++i) {
+    if (offset + i >= sent || data[i] != expected[i]) {
+      ++mismatched;
+    }
+  }
+  return mismatched;
+}
+
 // ---- TracedHandler ----------------------------------------------------------------------------
 
 Interest TracedHandler::on_events(ConnId id, Socket arg_socket, std::uint32_t events) noexcept {
@@ -190,9 +217,7 @@ bool ClientConn::send_some() {
     const std::uint32_t chunk_max = std::min<std::uint32_t>(w.chunk_bytes_max, sizeof chunk);
     const std::uint32_t size = std::min<std::uint32_t>(
         w.bytes_per_client - sent_, 1 + static_cast<std::uint32_t>(chunk_state_ % chunk_max));
-    for (std::uint32_t i = 0; i < size; ++i) {
-      chunk[i] = static_cast<char>(payload_byte(w.seed, index_, sent_ + i));
-    }
+    payload_fill(w.seed, index_, sent_, chunk, size);
     const int n = world_.os.send(socket, chunk, static_cast<int>(size), 0);
     if (n > 0) {
       sent_ += static_cast<std::uint32_t>(n);
@@ -211,14 +236,8 @@ bool ClientConn::receive_some() {
   while (received_ < w.bytes_per_client) {
     const int n = world_.os.recv(socket, chunk, static_cast<int>(sizeof chunk), 0);
     if (n > 0) {
-      std::uint64_t mismatched = 0;
-      for (int i = 0; i < n; ++i) {
-        const std::uint64_t offset = received_ + static_cast<std::uint32_t>(i);
-        if (offset >= sent_ ||
-            static_cast<std::uint8_t>(chunk[i]) != payload_byte(w.seed, index_, offset)) {
-          ++mismatched;
-        }
-      }
+      const std::uint64_t mismatched =
+          payload_mismatches(w.seed, index_, received_, sent_, chunk, static_cast<std::size_t>(n));
       received_ += static_cast<std::uint32_t>(n);
       Guard guard(*world_.mutex);
       world_.counts.bytes_received += static_cast<std::uint64_t>(n);

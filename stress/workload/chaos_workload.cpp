@@ -47,9 +47,7 @@ void peer_pump(WorkloadState& world, Peer& peer) {
     const std::uint32_t size =
         std::min<std::uint32_t>({w.bytes_per_client - peer.sent, w.chunk_bytes_max,
                                  static_cast<std::uint32_t>(sizeof chunk)});
-    for (std::uint32_t i = 0; i < size; ++i) {
-      chunk[i] = static_cast<char>(chaos::payload_byte(w.seed, peer.stream, peer.sent + i));
-    }
+    chaos::payload_fill(w.seed, peer.stream, peer.sent, chunk, size);
     const int n = world.os.send(peer.socket, chunk, static_cast<int>(size), 0);
     if (n > 0) {
       peer.sent += static_cast<std::uint32_t>(n);
@@ -62,14 +60,8 @@ void peer_pump(WorkloadState& world, Peer& peer) {
   for (std::uint32_t reads = 0; reads < 16; ++reads) {
     const int n = world.os.recv(peer.socket, chunk, static_cast<int>(sizeof chunk), 0);
     if (n > 0) {
-      std::uint64_t mismatched = 0;
-      for (int i = 0; i < n; ++i) {
-        const std::uint64_t offset = peer.received + static_cast<std::uint32_t>(i);
-        if (offset >= peer.sent || static_cast<std::uint8_t>(chunk[i]) !=
-                                       chaos::payload_byte(w.seed, peer.stream, offset)) {
-          ++mismatched;
-        }
-      }
+      const std::uint64_t mismatched = chaos::payload_mismatches(
+          w.seed, peer.stream, peer.received, peer.sent, chunk, static_cast<std::size_t>(n));
       peer.received += static_cast<std::uint32_t>(n);
       Guard guard(*world.mutex);
       world.counts.bytes_received += static_cast<std::uint64_t>(n);
