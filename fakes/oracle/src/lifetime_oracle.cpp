@@ -31,10 +31,12 @@ void LifetimeOracle::on_trace_line(std::string_view line) {
 }
 
 void LifetimeOracle::on_trace_event(const TraceEvent& event) {
-  std::unique_lock<std::mutex> guard(mutex_, std::defer_lock);
-  if (!serialized_) {
-    guard.lock();
+  if (serialized_) {
+    state_->read_event(event);
+    note_violation_locked();
+    return;
   }
+  std::lock_guard<std::mutex> guard(mutex_);
   state_->read_event(event);
   note_violation_locked();
 }

@@ -205,10 +205,8 @@ void LifetimeOracle::State::on_stop_returned() {
 }
 
 // O13: nothing of the engine's calls a handler or a task once stop() returned.
-void LifetimeOracle::State::judge_no_call_after_stop(std::string_view what) {
-  if (!stop_returned) {
-    return;
-  }
+void LifetimeOracle::State::report_call_after_stop(std::string_view what) {
+  READYPORT_ASSERT(stop_returned);
   judge(kO13);
   fail(kO13, std::string(what) + " at line " + num(line->seq) + ", after stop() returned (line " +
                  num(stop_returned_seq) + ")");

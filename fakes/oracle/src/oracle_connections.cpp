@@ -89,7 +89,7 @@ void LifetimeOracle::State::on_wl_task(ThreadState& t, bool posted) {
     return;
   }
   if (!posted) {
-    judge_no_call_after_stop("task " + num(task) + " ran");
+    judge_no_call_after_stop([&] { return "task " + num(task) + " ran"; });
     ++tasks[task].ran;
     ++counts.tasks_run;
     return;
@@ -246,7 +246,7 @@ void LifetimeOracle::State::on_hnd_enter(ThreadState& t) {
         kO4, "hnd.enter for socket " + num(socket) + ", for which the workload has no connection");
   }
   note_handler_race(t, conn->number);
-  judge_no_call_after_stop("the handler of " + conn_text(*conn) + " entered");
+  judge_no_call_after_stop([&] { return "the handler of " + conn_text(*conn) + " entered"; });
   judge(kO2);
   judge(kO3);
   judge(kO4);
@@ -352,7 +352,8 @@ void LifetimeOracle::State::on_hnd_closed() {
   if (!need_socket("s", &socket) || !need_id("id", &id)) {
     return;
   }
-  judge_no_call_after_stop("on_closed of socket " + num(socket) + " id " + id_text(id));
+  judge_no_call_after_stop(
+      [&] { return "on_closed of socket " + num(socket) + " id " + id_text(id); });
   Conn* conn = nullptr;
   Conn* twice = nullptr;
   Conn* oldest_open = nullptr;

@@ -407,7 +407,15 @@ struct LifetimeOracle::State {
   void on_api_end(ThreadState& t);
   void judge_after_stop(const ApiInterval& interval, std::string_view call);
   void on_stop_returned();
-  void judge_no_call_after_stop(std::string_view what);
+  // O13: nothing of the engine's runs after stop() returned. `describe()` names the call for the
+  // message; it runs only when there is one to write (the lines it is asked on are many).
+  template <typename Describe>
+  void judge_no_call_after_stop(const Describe& describe) {
+    if (stop_returned) {
+      report_call_after_stop(describe());
+    }
+  }
+  void report_call_after_stop(std::string_view what);
   void judge_unknown_id(const ApiInterval& interval, std::string_view call);
   void judge_close_result(const ApiInterval& interval);
   void judge_notify_result(const ApiInterval& interval);

@@ -260,27 +260,24 @@ bool jump_time(SimCore& core, const SimThread& self) {
   return true;
 }
 
-// Lists the runnable threads in id order; a thread that is not runnable stops waiting. Only after
-// a thread's state changed (core.runnable_stale): the list is unchanged otherwise, and so are the
-// waits it resets (a thread's wait was reset when it stopped being runnable).
-void collect_runnable(SimCore& core) {
-  if (!core.runnable_stale) {
-    // Every 256th step checks the contract: a state changed without set_thread_state() would
-    // otherwise leave a thread picked that may not run, or never picked, silently.
-    if ((core.stats.steps & 255) == 0) {
-      std::size_t listed = 0;
-      bool same = true;
-      for (const auto& thread : core.threads) {
-        if (thread->state == SimThreadState::kRunnable) {
-          same = same && listed < core.runnable.size() && core.runnable[listed] == thread.get();
-          listed += 1;
-        }
-      }
-      const bool states_changed_through_set_thread_state = same && listed == core.runnable.size();
-      READYPORT_ASSERT(states_changed_through_set_thread_state);
+// Every 256th step that reuses the list checks the contract: a state changed without
+// set_thread_state() would otherwise leave a thread picked that may not run, or never picked,
+// silently.
+void check_runnable(const SimCore& core) {
+  std::size_t listed = 0;
+  bool same = true;
+  for (const auto& thread : core.threads) {
+    if (thread->state == SimThreadState::kRunnable) {
+      same = same && listed < core.runnable.size() && core.runnable[listed] == thread.get();
+      listed += 1;
     }
-    return;
   }
+  const bool states_changed_through_set_thread_state = same && listed == core.runnable.size();
+  READYPORT_ASSERT(states_changed_through_set_thread_state);
+}
+
+// Lists the runnable threads in id order; a thread that is not runnable stops waiting.
+void recollect_runnable(SimCore& core) {
   core.runnable_stale = false;
   core.runnable.clear();
   core.runnable_ids.clear();
@@ -291,6 +288,17 @@ void collect_runnable(SimCore& core) {
     } else {
       thread->wait_steps = 0;
     }
+  }
+}
+
+// The runnable threads, collected again only after a thread's state changed
+// (core.runnable_stale): the list is unchanged otherwise, and so are the waits it resets (a
+// thread's wait was reset when it stopped being runnable).
+void collect_runnable(SimCore& core) {
+  if (core.runnable_stale) {
+    recollect_runnable(core);
+  } else if ((core.stats.steps & 255) == 0) {
+    check_runnable(core);
   }
 }
 
