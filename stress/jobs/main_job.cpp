@@ -60,8 +60,10 @@ struct Job {
   // The tasks this process runs (the corpus entries, then the range's seeds), ascending: every
   // one, or in a child of the sweep supervisor those left.
   std::vector<std::size_t> plan{};
-  int channel = -1;         // in a child of the sweep supervisor: where records go
-  std::size_t printed = 0;  // failures printed in full so far (kFailuresPrintedMax)
+  int channel = -1;                // in a child of the sweep supervisor: where records go
+  StressRecordNames names_sent{};  // in a child: what its records named so far (sweep_record.hpp)
+  StressRecordNames names_seen{};  // in the parent: what the records of the running child named
+  std::size_t printed = 0;         // failures printed in full so far (kFailuresPrintedMax)
 
   bool planned(std::size_t task) const {
     return std::binary_search(plan.begin(), plan.end(), task);
@@ -134,7 +136,7 @@ void apply_record(Job& job, const StressTaskRecord& record) {
     job.printed++;
   }
   if (job.channel >= 0) {
-    stress_sweep_write(job.channel, stress_task_record_json(record));
+    stress_sweep_write(job.channel, stress_task_record_json(record, &job.names_sent));
   }
 }
 
@@ -474,6 +476,7 @@ int run_supervised(Job& job, const std::vector<StressCorpusEntry>& entries,
                                            std::uint32_t jobs, int channel_fd) {
     job.plan = tasks;
     job.channel = channel_fd;
+    job.names_sent = StressRecordNames();  // a child's first record names the coverage rows
     stress_abort_channel(channel_fd);
     const int status = run_plan(job, entries, seeds, jobs);
     stress_sweep_write(channel_fd, Json::object({{"type", "end"}, {"exit", status}}));
@@ -484,7 +487,7 @@ int run_supervised(Job& job, const std::vector<StressCorpusEntry>& entries,
       job.summary.stopped_early = true;
       return Status();
     }
-    Result<StressTaskRecord> parsed = stress_task_record_from_json(record);
+    Result<StressTaskRecord> parsed = stress_task_record_from_json(record, &job.names_seen);
     if (!parsed.ok()) {
       return parsed.status();
     }

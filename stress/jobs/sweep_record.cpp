@@ -1,6 +1,8 @@
 #include "jobs/sweep_record.hpp"
 
+#include <algorithm>
 #include <array>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -52,7 +54,7 @@ Status array_from_json(const Json& object, const char* key, std::array<std::uint
   return Status();
 }
 
-Json share_json(const StressSeedShare& share) {
+Json share_json(const StressSeedShare& share, StressRecordNames* sent) {
   Json object = Json::object();
   object["seed"] = share.seed;
   object["hash"] = share.trace_hash;
@@ -61,11 +63,21 @@ Json share_json(const StressSeedShare& share) {
     totals.push_back(share.totals.*field);
   }
   object["totals"] = std::move(totals);
-  Json coverage = Json::array();
-  for (const auto& [name, count] : share.totals.coverage) {
-    coverage.push_back(Json::array({name, count}));
+  const auto& rows = share.totals.coverage;
+  bool same_names = sent->coverage.size() == rows.size();
+  Json counts = Json::array();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    same_names = same_names && sent->coverage[i] == rows[i].first;
+    counts.push_back(rows[i].second);
   }
-  object["coverage"] = std::move(coverage);
+  if (!same_names) {
+    sent->coverage.clear();
+    for (const auto& row : rows) {
+      sent->coverage.push_back(row.first);
+    }
+    object["coverage_names"] = sent->coverage;
+  }
+  object["coverage"] = std::move(counts);
   const OracleJudgement& judgement = share.totals.judgement;
   object["judged"] = array_json(judgement.judged);
   object["violated"] = array_json(judgement.violated);
@@ -75,7 +87,7 @@ Json share_json(const StressSeedShare& share) {
   return object;
 }
 
-Status share_from_json(const Json& object, StressSeedShare* share) {
+Status share_from_json(const Json& object, StressSeedShare* share, StressRecordNames* seen) {
   const char* where = "sweep record.share";
   if (Status s = json_field_u64(object, where, "seed", 0, kJsonU64Max, &share->seed); !s.ok()) {
     return s;
@@ -91,15 +103,24 @@ Status share_from_json(const Json& object, StressSeedShare* share) {
   for (std::size_t i = 0; i < fields.size(); ++i) {
     share->totals.*fields[i] = totals[i];
   }
-  if (!object.contains("coverage") || !object["coverage"].is_array()) {
-    return Status(StatusCode::kInvalidArgument, "sweep record.share.coverage: expected an array");
-  }
-  for (const Json& row : object["coverage"]) {
-    if (!row.is_array() || row.size() != 2 || !row[0].is_string() || !row[1].is_number_unsigned()) {
+  if (object.contains("coverage_names")) {
+    const Json& names = object["coverage_names"];
+    if (!names.is_array() || !std::all_of(names.begin(), names.end(),
+                                          [](const Json& name) { return name.is_string(); })) {
       return Status(StatusCode::kInvalidArgument,
-                    "sweep record.share.coverage: expected [name, count] pairs");
+                    "sweep record.share.coverage_names: expected an array of names");
     }
-    share->totals.coverage.emplace_back(row[0].get<std::string>(), row[1].get<std::uint64_t>());
+    seen->coverage = names.get<std::vector<std::string>>();
+  }
+  std::vector<std::uint64_t> counts;
+  if (Status s = numbers_from_json(object, "coverage", seen->coverage.size(), &counts); !s.ok()) {
+    return Status(StatusCode::kInvalidArgument,
+                  s.message() + " (one count per coverage row named by this record or an " +
+                      "earlier one of the channel: " + std::to_string(seen->coverage.size()) +
+                      " named)");
+  }
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    share->totals.coverage.emplace_back(seen->coverage[i], counts[i]);
   }
   OracleJudgement& judgement = share->totals.judgement;
   if (Status s = array_from_json(object, "judged", &judgement.judged); !s.ok()) {
@@ -187,7 +208,7 @@ void stress_task_record_apply(const StressTaskRecord& record, StressRunSummary& 
   }
 }
 
-Json stress_task_record_json(const StressTaskRecord& record) {
+Json stress_task_record_json(const StressTaskRecord& record, StressRecordNames* sent) {
   Json object = Json::object();
   object["type"] = "task";
   object["task"] = record.task;
@@ -195,7 +216,7 @@ Json stress_task_record_json(const StressTaskRecord& record) {
   object["passed"] = record.passed;
   object["steps"] = record.steps;
   object["printed"] = record.printed;
-  object["share"] = record.share.has_value() ? share_json(*record.share) : Json();
+  object["share"] = record.share.has_value() ? share_json(*record.share, sent) : Json();
   Json figures = Json::array();
   for (const auto field : figures_fields()) {
     figures.push_back(record.figures.*field);
@@ -205,7 +226,7 @@ Json stress_task_record_json(const StressTaskRecord& record) {
   return object;
 }
 
-Result<StressTaskRecord> stress_task_record_from_json(const Json& object) {
+Result<StressTaskRecord> stress_task_record_from_json(const Json& object, StressRecordNames* seen) {
   const char* where = "sweep record";
   StressTaskRecord record;
   std::uint64_t task = 0;
@@ -227,7 +248,7 @@ Result<StressTaskRecord> stress_task_record_from_json(const Json& object) {
   }
   if (object.contains("share") && !object["share"].is_null()) {
     StressSeedShare share;
-    if (Status s = share_from_json(object["share"], &share); !s.ok()) {
+    if (Status s = share_from_json(object["share"], &share, seen); !s.ok()) {
       return s;
     }
     record.share = std::move(share);

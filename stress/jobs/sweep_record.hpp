@@ -7,17 +7,25 @@
 //
 //   StressTaskRecord record = stress_task_record(index, report, failure, printed);
 //   stress_task_record_apply(record, summary, figures);      // the same in parent and child
-//   std::string line = stress_task_record_json(record).dump();
-//   Result<StressTaskRecord> back = stress_task_record_from_json(Json::parse(line));
+//   StressRecordNames sent, seen;                            // one per end of the channel
+//   std::string line = stress_task_record_json(record, &sent).dump();
+//   Result<StressTaskRecord> back = stress_task_record_from_json(Json::parse(line), &seen);
 //
-// Ownership: values. Threading: none kept; reentrant. Errors: from_json returns kInvalidArgument
-// naming the field (a child that writes something else is a broken child, reported as such).
+// A record carries its seed's coverage counts, and the rows' names only when they differ from the
+// names the channel's previous record carried (every seed has the same rows: the names go once,
+// not with each of a million seeds). So the records of one channel are read in the order they
+// were written, by one reader that saw the first one.
+//
+// Ownership: values; the caller owns each end's StressRecordNames. Threading: none kept;
+// reentrant. Errors: from_json returns kInvalidArgument naming the field (a child that writes
+// something else is a broken child, reported as such), and for counts without names before them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "files/json_fields.hpp"
 #include "jobs/run_figures.hpp"
@@ -47,7 +55,15 @@ StressTaskRecord stress_task_record(std::size_t task, bool entry, const SeedRepo
 void stress_task_record_apply(const StressTaskRecord& record, StressRunSummary& summary,
                               StressFigures& figures);
 
-Json stress_task_record_json(const StressTaskRecord& record);
-Result<StressTaskRecord> stress_task_record_from_json(const Json& object);
+// The coverage rows' names one end of a channel last sent or read; empty at first.
+struct StressRecordNames {
+  std::vector<std::string> coverage;
+};
+
+// The record as JSON; names its coverage rows when `sent` holds other names (and updates it).
+Json stress_task_record_json(const StressTaskRecord& record, StressRecordNames* sent);
+// The record read back; takes the rows' names from the record, or from `seen` when it has none
+// (and keeps the record's in `seen`).
+Result<StressTaskRecord> stress_task_record_from_json(const Json& object, StressRecordNames* seen);
 
 }  // namespace readyport

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jobs/run_summary.hpp"
@@ -239,10 +240,15 @@ TEST(SweepRecord, ARecordSurvivesItsJsonLine) {
   failure.bundle = "stress-failures/seed-42.json";
   record.failure = failure;
 
-  const Json line = Json::parse(stress_task_record_json(record).dump());
-  Result<StressTaskRecord> back = stress_task_record_from_json(line);
+  StressRecordNames sent;
+  StressRecordNames seen;
+  const Json line = Json::parse(stress_task_record_json(record, &sent).dump());
+  Result<StressTaskRecord> back = stress_task_record_from_json(line, &seen);
   ASSERT_TRUE(back.ok()) << back.status().to_string();
-  EXPECT_EQ(stress_task_record_json(back.value()), stress_task_record_json(record));
+  StressRecordNames fresh_a;
+  StressRecordNames fresh_b;
+  EXPECT_EQ(stress_task_record_json(back.value(), &fresh_a),
+            stress_task_record_json(record, &fresh_b));
 
   // Applied, it counts as the summary's own seed would.
   StressRunSummary summary = stress_summary_begin(1);
@@ -260,11 +266,58 @@ TEST(SweepRecord, ARecordSurvivesItsJsonLine) {
 }
 
 TEST(SweepRecord, AMalformedRecordIsRefusedWithTheField) {
-  Json record = stress_task_record_json(StressTaskRecord{});
+  StressRecordNames sent;
+  StressRecordNames seen;
+  Json record = stress_task_record_json(StressTaskRecord{}, &sent);
   record["figures"] = Json::array({1, 2});
-  Result<StressTaskRecord> back = stress_task_record_from_json(record);
+  Result<StressTaskRecord> back = stress_task_record_from_json(record, &seen);
   ASSERT_FALSE(back.ok());
   EXPECT_NE(back.status().message().find("figures"), std::string::npos) << back.status().message();
+}
+
+// A record of seed `seed` whose coverage rows are `rows`.
+StressTaskRecord record_with_coverage(std::uint64_t seed,
+                                      std::vector<std::pair<std::string, std::uint64_t>> rows) {
+  StressTaskRecord record;
+  StressSeedShare share;
+  share.seed = seed;
+  share.trace_hash = "0123456789abcdef";
+  share.totals.seeds = 1;
+  share.totals.coverage = std::move(rows);
+  record.share = share;
+  return record;
+}
+
+TEST(SweepRecord, CoverageRowsAreNamedOnceAChannelAndAgainWhenTheyChange) {
+  StressRecordNames sent;
+  StressRecordNames seen;
+  const Json first = stress_task_record_json(record_with_coverage(1, {{"a", 1}, {"b", 2}}), &sent);
+  const Json second = stress_task_record_json(record_with_coverage(2, {{"a", 3}, {"b", 4}}), &sent);
+  const Json third = stress_task_record_json(record_with_coverage(3, {{"a", 5}, {"c", 6}}), &sent);
+  EXPECT_TRUE(first["share"].contains("coverage_names"));
+  EXPECT_FALSE(second["share"].contains("coverage_names"));
+  EXPECT_TRUE(third["share"].contains("coverage_names"));
+  const std::vector<std::pair<std::string, std::uint64_t>> expected[] = {
+      {{"a", 1}, {"b", 2}}, {{"a", 3}, {"b", 4}}, {{"a", 5}, {"c", 6}}};
+  const Json* lines[] = {&first, &second, &third};
+  for (std::size_t i = 0; i < 3; ++i) {
+    Result<StressTaskRecord> back =
+        stress_task_record_from_json(Json::parse(lines[i]->dump()), &seen);
+    ASSERT_TRUE(back.ok()) << back.status().to_string();
+    ASSERT_TRUE(back.value().share.has_value());
+    EXPECT_EQ(back.value().share->totals.coverage, expected[i]) << "record " << i;
+  }
+}
+
+TEST(SweepRecord, CountsWithoutTheirNamesAreRefused) {
+  StressRecordNames sent;
+  (void)stress_task_record_json(record_with_coverage(1, {{"a", 1}, {"b", 2}}), &sent);
+  const Json unnamed =
+      stress_task_record_json(record_with_coverage(2, {{"a", 3}, {"b", 4}}), &sent);
+  StressRecordNames fresh;  // a reader that never saw the channel's first record
+  Result<StressTaskRecord> back = stress_task_record_from_json(unnamed, &fresh);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("coverage"), std::string::npos) << back.status().message();
 }
 
 }  // namespace
