@@ -150,11 +150,13 @@ void LifetimeOracle::State::read(std::string_view text) {
 
 namespace {
 
-// classify() of recorded events' names, by the name's address and size (direct-mapped, a miss
-// classifies again), one memo per OS thread shared by the oracles it runs one after another: a
-// recorded event's name is a literal or interned (trace_event.hpp), so one address holds the
-// same text for the whole process. Only a memo of a pure function, never iterated: no verdict
-// depends on it.
+// classify() of recorded events' names, by the name's address and size, one memo per OS thread
+// shared by the oracles it runs one after another: a recorded event's name is a literal or
+// interned (trace_event.hpp), so one address holds the same text for the whole process. Open
+// addressing with linear probing, never evicted: two names whose addresses hash alike both stay
+// (a direct-mapped memo let two such names, socket and last_error, evict each other on every
+// line). Half full, a new name is classified without being remembered. Only a memo of a pure
+// function, never iterated: no verdict depends on it.
 EventClass classify_recorded(std::string_view name) {
   struct NameClass {
     const char* data = nullptr;
@@ -162,14 +164,27 @@ EventClass classify_recorded(std::string_view name) {
     EventClass event_class;
   };
   thread_local std::array<NameClass, kNameClassesMax> name_classes{};
+  thread_local std::size_t remembered = 0;
+  static_assert((kNameClassesMax & (kNameClassesMax - 1)) == 0, "a power of two");
   const auto address = reinterpret_cast<std::uintptr_t>(name.data());
-  // Fibonacci hashing of the address: interned names sit in nodes a few dozen bytes apart.
-  NameClass& known = name_classes[(address * 0x9E3779B97F4A7C15ULL) >> 54];
-  static_assert(kNameClassesMax == 1024, "the shift above keeps 10 bits");
-  if (known.data != name.data() || known.size != name.size()) {
-    known = NameClass{name.data(), name.size(), classify(name)};
+  // Fibonacci hashing of the address (its top bits): names sit a few dozen bytes apart.
+  std::size_t slot =
+      static_cast<std::size_t>((address * 0x9E3779B97F4A7C15ULL) >> 32) & (kNameClassesMax - 1);
+  for (;;) {
+    NameClass& known = name_classes[slot];
+    if (known.data == name.data() && known.size == name.size()) {
+      return known.event_class;
+    }
+    if (known.data == nullptr) {
+      if (remembered >= kNameClassesMax / 2) {
+        return classify(name);
+      }
+      ++remembered;
+      known = NameClass{name.data(), name.size(), classify(name)};
+      return known.event_class;
+    }
+    slot = (slot + 1) & (kNameClassesMax - 1);
   }
-  return known.event_class;
 }
 
 }  // namespace

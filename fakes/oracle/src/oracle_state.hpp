@@ -37,7 +37,7 @@ inline constexpr std::size_t kEndedKeysMax = 65536;
 inline constexpr std::size_t kOrphansMax = 65536;
 inline constexpr std::size_t kClosedUnremovedMax = 65536;
 inline constexpr std::size_t kQuotedCharsMax = 160;
-inline constexpr std::size_t kNameClassesMax = 1024;  // a power of two
+inline constexpr std::size_t kNameClassesMax = 2048;  // a power of two; half of it remembered
 inline constexpr std::size_t kThreadIndexMax = 4096;
 // Public calls open on one thread at once at most (a handler's calls nest in its driver's).
 inline constexpr std::size_t kApiCallsNestedMax = 16;

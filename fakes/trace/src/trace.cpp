@@ -88,15 +88,10 @@ void TraceSink::on_trace_event(const TraceEvent& event) {
 Trace::Trace(TraceOptions options) : options_(options) {}
 
 void Trace::record(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& event) {
-  if (options_.serialized) {
-    record_locked(time_ns, thread, event);
-    return;
+  std::unique_lock<std::mutex> guard(mutex_, std::defer_lock);
+  if (!options_.serialized) {
+    guard.lock();
   }
-  std::lock_guard<std::mutex> guard(mutex_);
-  record_locked(time_ns, thread, event);
-}
-
-void Trace::record_locked(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& event) {
   event.seq = line_count_;
   event.time_ns = time_ns;
   event.thread = thread;

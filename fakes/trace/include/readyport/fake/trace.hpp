@@ -151,8 +151,6 @@ class Trace {
     TraceEvent event;
     std::string line;  // the rendered line of a text record; empty for an event
   };
-  // record()'s work, with the mutex held (or the records serialized by the owner).
-  void record_locked(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& event);
   // The projection hash of `thread`'s events, made on first use.
   std::uint64_t& projection_locked(std::uint32_t thread);
   // The tail's entry to write next: a new one, or the oldest once the ring is full.
