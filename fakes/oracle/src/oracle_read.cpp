@@ -241,7 +241,9 @@ void LifetimeOracle::State::judge(const EventClass& event_class) {
     --open_posts;
     post_call_ended = true;
   }
-  dispatch(t, event_class.handler);
+  if (event_class.handler != EventHandler::kNone) {  // kNone (send, recv, locks...): no reading
+    dispatch(t, event_class.handler);
+  }
   if (post_call_ended) {
     recheck_debts();
   }
