@@ -109,9 +109,26 @@ inline void set_thread_state(SimCore& core, SimThread& thread, SimThreadState st
 void strategy_init(SimCore& core);
 // A new thread `thread` was added to core.threads (kPct: its random priority).
 void strategy_thread_added(SimCore& core, const SimThread& thread);
-// At every step, before the runnable threads are collected (kPct's change points, kDelayBounded's
-// delays due at this step).
+// At a step where strategy_step_due(), before the runnable threads are collected (kPct's change
+// points, kDelayBounded's delays due at this step).
 void strategy_step(SimCore& core, SimThread& self);
+// Whether strategy_step() has work at this step: kDelayBounded at every step (its delays), kPct at
+// its next change point, the other strategies never. Inline: asked at every step.
+inline bool strategy_step_due(const SimCore& core) {
+  switch (core.options.strategy) {
+    case SimStrategy::kDelayBounded:
+      return true;
+    case SimStrategy::kPct:
+      return core.change_next < core.change_points.size() &&
+             core.change_points[core.change_next] == core.stats.steps;
+    case SimStrategy::kRandom:
+    case SimStrategy::kRoundRobin:
+    case SimStrategy::kFair:
+    case SimStrategy::kExplore:
+      return false;
+  }
+  return true;  // a strategy added later: let strategy_step() decide
+}
 // The strategy's choice among core.runnable (not empty, id order).
 SimThread* strategy_pick(SimCore& core, const SimThread& self);
 // The strategy's part of parameters(): " depth=.. estimate=.. change_points=[..]" and so on.

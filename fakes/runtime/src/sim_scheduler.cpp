@@ -371,7 +371,9 @@ void step(SimCore& core, SimCoreLock& held, SimThread& self, const char* at) {
                       std::memory_order_relaxed);
     release_expired(core, nullptr);
   }
-  internal::strategy_step(core, self);
+  if (internal::strategy_step_due(core)) {
+    internal::strategy_step(core, self);
+  }
   collect_runnable(core);
   if (core.runnable.empty()) {
     if (!jump_time(core, self)) {
@@ -388,7 +390,9 @@ void step(SimCore& core, SimCoreLock& held, SimThread& self, const char* at) {
     }
     collect_runnable(core);
   }
-  SimThread* next = internal::strategy_pick(core, self);
+  // One runnable thread: no strategy has a choice to make (strategy_pick()'s first test, inline).
+  SimThread* next =
+      core.runnable.size() == 1 ? core.runnable.front() : internal::strategy_pick(core, self);
   count_waits(core, *next);
   // The next step starts undeclared (a resumed call declares again what it touches), except a new
   // thread's first.
