@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "readyport/internal/force_inline.hpp"
+
 namespace readyport {
 namespace lifetime_oracle_internal {
 
@@ -210,7 +212,9 @@ ThreadState& LifetimeOracle::State::thread_state_added(std::uint32_t id) {
   return *thread_index[id];
 }
 
-void LifetimeOracle::State::judge(const EventClass& event_class) {
+// Every line passes here: inlined into its two readers, read() and read_event() (and used by
+// no other file).
+READYPORT_FORCE_INLINE void LifetimeOracle::State::judge(const EventClass& event_class) {
   if (has_seq && line->seq <= last_seq) {
     fail(kInconsistent, "line seq " + num(line->seq) + " after line " + num(last_seq));
   }

@@ -829,6 +829,11 @@ std::uint32_t SimScheduler::thread_current() const {
   return self == nullptr ? 0 : self->id;
 }
 
+TraceStamp SimScheduler::trace_stamp() const {
+  const SimThread* self = current_thread(*core_);
+  return TraceStamp{core_->now_ns.load(std::memory_order_relaxed), self == nullptr ? 0 : self->id};
+}
+
 void SimScheduler::point(const char* call) {
   READYPORT_ASSERT(call != nullptr);
   SimCore& core = *core_;

@@ -8,6 +8,7 @@
 
 #include "readyport/fake/trace.hpp"
 #include "readyport/fake/trace_parse.hpp"
+#include "readyport/internal/force_inline.hpp"
 
 namespace readyport {
 namespace {
@@ -359,28 +360,34 @@ namespace {
 // interned (trace_event.hpp), so one address always holds the same bytes: a small cache per
 // thread, keyed by address and size, computes each name's word once. It only saves the work;
 // every word is the bytes' own hash, so the result never depends on the cache or on addresses.
-std::uint64_t text_word(std::string_view text) {
-  struct Cached {
-    const char* data = nullptr;
-    std::size_t size = 0;
-    std::uint64_t word = 0;
-  };
-  static constexpr std::size_t kCachedMax = 256;
-  thread_local std::array<Cached, kCachedMax> cache;
-  const auto address = reinterpret_cast<std::uintptr_t>(text.data());
-  Cached& slot = cache[(address * 0x9E3779B97F4A7C15ULL) >> 56];  // Fibonacci hashing, 8 bits
-  static_assert(kCachedMax == 256);
+struct CachedWord {
+  const char* data = nullptr;
+  std::size_t size = 0;
+  std::uint64_t word = 0;
+};
+constexpr std::size_t kCachedWordsMax = 256;
+thread_local std::array<CachedWord, kCachedWordsMax> cached_words;
+thread_local std::uint32_t cached_word_hits = 0;
+
+// text_word()'s rare path: a miss (the word computed and kept), or every 64th hit, which checks
+// the contract: a text that changed under its address (a recorder that passed a transient string,
+// not a literal nor trace_intern()'s text) would otherwise give a wrong hash silently.
+READYPORT_NOINLINE std::uint64_t text_word_slow(CachedWord& slot, std::string_view text) {
   if (slot.data != text.data() || slot.size != text.size()) {
-    slot = Cached{text.data(), text.size(), fnv1a64(text)};
+    slot = CachedWord{text.data(), text.size(), fnv1a64(text)};
     return slot.word;
   }
-  // Every 64th hit checks the contract: a text that changed under its address (a recorder that
-  // passed a transient string, not a literal nor trace_intern()'s text) would otherwise give a
-  // wrong hash silently.
-  thread_local std::uint32_t hits = 0;
-  if (++hits % 64 == 0) {
-    const bool recorded_text_is_stable = slot.word == fnv1a64(text);
-    READYPORT_ASSERT(recorded_text_is_stable);
+  const bool recorded_text_is_stable = slot.word == fnv1a64(text);
+  READYPORT_ASSERT(recorded_text_is_stable);
+  return slot.word;
+}
+
+std::uint64_t text_word(std::string_view text) {
+  const auto address = reinterpret_cast<std::uintptr_t>(text.data());
+  CachedWord& slot = cached_words[(address * 0x9E3779B97F4A7C15ULL) >> 56];  // Fibonacci, 8 bits
+  static_assert(kCachedWordsMax == 256);
+  if (slot.data != text.data() || slot.size != text.size() || ++cached_word_hits % 64 == 0) {
+    return text_word_slow(slot, text);
   }
   return slot.word;
 }

@@ -111,6 +111,9 @@ class Runtime {
   // The calling thread's logical id: 0 for a thread the runtime did not start (a test's main
   // thread), then 1, 2, ... in start order. Deterministic in simulation.
   virtual std::uint32_t thread_current() const = 0;
+
+  // now_ns() and thread_current() in one call, for a trace line's stamp (every line asks).
+  virtual TraceStamp trace_stamp() const { return TraceStamp{now_ns(), thread_current()}; }
 };
 
 // Trace lines stamped with a Runtime's virtual clock and logical thread. The runtime must outlive
@@ -120,6 +123,7 @@ class RuntimeTraceContext final : public TraceContext {
   explicit RuntimeTraceContext(const Runtime& runtime) : runtime_(runtime) {}
   std::uint64_t trace_time_ns() const override { return runtime_.now_ns(); }
   std::uint32_t trace_thread() const override { return runtime_.thread_current(); }
+  TraceStamp trace_stamp() const override { return runtime_.trace_stamp(); }
 
  private:
   const Runtime& runtime_;

@@ -218,6 +218,7 @@ class SimScheduler final : public Runtime {
   Result<std::unique_ptr<Thread>> thread_start(std::string_view name,
                                                std::function<void()> body) override;
   std::uint32_t thread_current() const override;
+  TraceStamp trace_stamp() const override;
 
   // kExplore: a yes-or-no choice the explorer branches on (a fault that may fire), recorded as a
   // decision; "no" past the prefix. Its step's footprint becomes SimObject::kAnything (what the

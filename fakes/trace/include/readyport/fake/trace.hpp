@@ -80,11 +80,18 @@ class TraceSink {
 
 // Where a trace line's time and thread come from. RecordingOs asks its context for each line.
 // Implementations must be cheap and callable from any thread that makes seam calls.
+struct TraceStamp {
+  std::uint64_t time_ns = 0;
+  std::uint32_t thread = 0;
+};
+
 class TraceContext {
  public:
   virtual ~TraceContext() = default;
   virtual std::uint64_t trace_time_ns() const = 0;
   virtual std::uint32_t trace_thread() const = 0;
+  // Both at once (what record() asks for every line): one call where a context can do better.
+  virtual TraceStamp trace_stamp() const { return TraceStamp{trace_time_ns(), trace_thread()}; }
 };
 
 // For real backends, whose clocks and thread ids change from run to run: time is always 0 (the
@@ -111,7 +118,8 @@ class Trace {
   // Appends `event`, stamped with the next seq, `time_ns` and `thread` (written into it).
   void record(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& event);
   void record(const TraceContext& context, TraceEvent& event) {
-    record(context.trace_time_ns(), context.trace_thread(), event);
+    const TraceStamp stamp = context.trace_stamp();
+    record(stamp.time_ns, stamp.thread, event);
   }
   // Appends the line "<seq> <time_ns> T<thread> <event>\n" given as text (for lines no recorder
   // builds as values: tests, rare free-form lines). `event` must not contain '\n'. It is hashed
