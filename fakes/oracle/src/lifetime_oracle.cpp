@@ -1,7 +1,8 @@
 // LifetimeOracle: the OS-side lifetime oracle over trace lines (lifetime_oracle.hpp).
 //
-// This file: the public class, which only locks and forwards to State, and the free functions
-// of the header. State and the model's records are in oracle_state.hpp; State's methods in the
+// This file: the public class, which only locks and forwards to State (on_trace_event() is in
+// oracle_read.cpp, with the reading it forwards to inlined), and the free functions of the
+// header. State and the model's records are in oracle_state.hpp; State's methods in the
 // oracle_*.cpp files, one per rule family.
 #include "readyport/fake/lifetime_oracle.hpp"
 
@@ -27,17 +28,6 @@ LifetimeOracle::~LifetimeOracle() = default;
 void LifetimeOracle::on_trace_line(std::string_view line) {
   std::lock_guard<std::mutex> guard(mutex_);
   state_->read(line);
-  note_violation_locked();
-}
-
-void LifetimeOracle::on_trace_event(const TraceEvent& event) {
-  if (serialized_) {
-    state_->read_event(event);
-    note_violation_locked();
-    return;
-  }
-  std::lock_guard<std::mutex> guard(mutex_);
-  state_->read_event(event);
   note_violation_locked();
 }
 

@@ -4,6 +4,7 @@
 #include "oracle_state.hpp"
 
 #include <array>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -152,51 +153,71 @@ void LifetimeOracle::State::read(std::string_view text) {
 
 namespace {
 
-// classify() of recorded events' names, by the name's address and size, one memo per OS thread
-// shared by the oracles it runs one after another: a recorded event's name is a literal or
-// interned (trace_event.hpp), so one address holds the same text for the whole process. Open
-// addressing with linear probing, never evicted: two names whose addresses hash alike both stay
-// (a direct-mapped memo let two such names, socket and last_error, evict each other on every
-// line). Half full, a new name is classified without being remembered. Only a memo of a pure
-// function, never iterated: no verdict depends on it.
-EventClass classify_recorded(std::string_view name) {
-  struct NameClass {
-    const char* data = nullptr;
-    std::size_t size = 0;
-    EventClass event_class;
-  };
-  thread_local std::array<NameClass, kNameClassesMax> name_classes{};
-  thread_local std::size_t remembered = 0;
-  static_assert((kNameClassesMax & (kNameClassesMax - 1)) == 0, "a power of two");
-  const auto address = reinterpret_cast<std::uintptr_t>(name.data());
-  // Fibonacci hashing of the address (its top bits): names sit a few dozen bytes apart.
-  std::size_t slot =
-      static_cast<std::size_t>((address * 0x9E3779B97F4A7C15ULL) >> 32) & (kNameClassesMax - 1);
-  for (;;) {
+// classify() of recorded events' names, one memo per OS thread shared by the oracles it runs one
+// after another: a recorded event's name is a literal or interned (trace_event.hpp), so one
+// address holds the same text for the whole process. Found by the name's word (its FNV-1a hash,
+// which the event carries), told apart by address and size; open addressing with linear
+// probing, never evicted: two names whose words hash alike both stay (a direct-mapped memo let
+// two such names, socket and last_error, evict each other on every line). Half full, a new name
+// is classified without being remembered. Only a memo of a pure function, never iterated: no
+// verdict depends on it.
+struct NameClass {
+  const char* data = nullptr;
+  std::size_t size = 0;
+  EventClass event_class;
+};
+thread_local std::array<NameClass, kNameClassesMax> name_classes{};
+thread_local std::size_t names_remembered = 0;
+static_assert((kNameClassesMax & (kNameClassesMax - 1)) == 0, "a power of two");
+
+// classify_recorded()'s rare path: a name not remembered yet, from `slot` on.
+READYPORT_NOINLINE EventClass classify_new(std::string_view name, std::size_t slot) {
+  for (;; slot = (slot + 1) & (kNameClassesMax - 1)) {
     NameClass& known = name_classes[slot];
     if (known.data == name.data() && known.size == name.size()) {
       return known.event_class;
     }
     if (known.data == nullptr) {
-      if (remembered >= kNameClassesMax / 2) {
+      if (names_remembered >= kNameClassesMax / 2) {
         return classify(name);
       }
-      ++remembered;
+      ++names_remembered;
       known = NameClass{name.data(), name.size(), classify(name)};
       return known.event_class;
     }
-    slot = (slot + 1) & (kNameClassesMax - 1);
   }
+}
+
+EventClass classify_recorded(std::string_view name, std::uint64_t name_word) {
+  const std::size_t slot = static_cast<std::size_t>(name_word >> 40) & (kNameClassesMax - 1);
+  const NameClass& known = name_classes[slot];
+  if (known.data == name.data() && known.size == name.size()) {
+    return known.event_class;
+  }
+  return classify_new(name, slot);
 }
 
 }  // namespace
 
-void LifetimeOracle::State::read_event(const TraceEvent& event) {
+READYPORT_FORCE_INLINE void LifetimeOracle::State::read_event(const TraceEvent& event) {
   ++counts.lines;
   raw = std::string_view();
   line = &event;
-  judge(classify_recorded(event.name));
+  judge(classify_recorded(event.name, event.name_word));
   line = &parsed;  // `event` is the recorder's: not kept past this call
+}
+
+// LifetimeOracle's entry for a recorded event (lifetime_oracle.cpp has the rest of the public
+// class): here, so that reading an event is one call, read_event() and judge() inlined.
+void LifetimeOracle::on_trace_event(const TraceEvent& event) {
+  if (serialized_) {
+    state_->read_event(event);
+    note_violation_locked();
+    return;
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  state_->read_event(event);
+  note_violation_locked();
 }
 
 ThreadState& LifetimeOracle::State::thread_state_added(std::uint32_t id) {
