@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "event_hash.hpp"
 #include "readyport/assert.hpp"
 
 namespace readyport {
@@ -95,7 +96,7 @@ void Trace::record(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& even
   event.seq = line_count_;
   event.time_ns = time_ns;
   event.thread = thread;
-  hash_ = trace_event_hash(event, hash_);
+  hash_ = trace_internal::event_hash(event, hash_);
   line_count_ += 1;
   if (options_.projections && !is_scheduler_line(event.name)) {
     std::uint64_t& projection = projection_locked(thread);
