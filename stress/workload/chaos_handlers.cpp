@@ -1,5 +1,7 @@
 // The chaos workload's handlers and shared state (chaos_world.hpp).
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <string>
 
 #include "workload/chaos_world.hpp"
@@ -34,13 +36,21 @@ std::uint8_t payload_byte(std::uint64_t seed, std::uint32_t stream, std::uint64_
 
 void payload_fill(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset, char* out,
                   std::size_t size) {
-  std::uint64_t word = 0;
-  for (std::size_t i = 0; i < size; ++i) {
+  const std::uint64_t base = seed ^ (std::uint64_t{stream} << 40);
+  std::size_t i = 0;
+  while (i < size) {  // payload_byte()'s word, once per 8 bytes
     const std::uint64_t at = offset + i;
-    if (i == 0 || (at & 7) == 0) {  // payload_byte()'s word, once per 8 bytes
-      word = mix(seed ^ (std::uint64_t{stream} << 40) ^ (at >> 3));
+    const std::uint64_t word = mix(base ^ (at >> 3));
+    if constexpr (std::endian::native == std::endian::little) {
+      if ((at & 7) == 0 && size - i >= 8) {  // a whole word: its bytes, low first, are its memory
+        std::memcpy(out + i, &word, 8);
+        i += 8;
+        continue;
+      }
     }
-    out[i] = static_cast<char>(static_cast<std::uint8_t>(word >> ((at & 7) * 8)));
+    for (std::uint64_t byte = at & 7; byte < 8 && i < size; ++byte, ++i) {
+      out[i] = static_cast<char>(static_cast<std::uint8_t>(word >> (byte * 8)));
+    }
   }
 }
 
