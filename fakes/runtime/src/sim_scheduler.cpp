@@ -343,6 +343,16 @@ void trace_pick(SimCore& core, const SimThread& self, const SimThread& next, con
   trace_event(core, self.id);
 }
 
+// kExplore: self's step ends here (a park's step goes on when the thread is resumed): its
+// segment, who ran and what it touched, for the explorer's dependence relation.
+void end_segment(SimCore& core, const SimThread& self) {
+  SimFootprint footprint = core.footprint_declared ? core.footprint : ~SimFootprint{0};
+  if (core.options.tick_ns > 0) {
+    footprint |= sim_footprint_of(SimObject::kClock, 0);  // every step moves the clock
+  }
+  core.options.choices->segments.push_back(SimSegment{self.id, footprint});
+}
+
 // One step, taken by the baton holder `self` after it set its own state (runnable, parked or
 // finished), with the mutex held: picks who runs next and hands over the baton. Returns when self
 // holds the baton again, or at once when self finished. Does not return to an abandoned thread.
@@ -351,12 +361,7 @@ void step(SimCore& core, SimCoreLock& held, SimThread& self, const char* at) {
   READYPORT_ASSERT(core.outcome == SimOutcome::kRunning && core.running == self.id);
   const bool finished = self.state == SimThreadState::kFinished;
   if (exploring(core)) {
-    // Self's step ends here; a park's step goes on when the thread is resumed.
-    SimFootprint footprint = core.footprint_declared ? core.footprint : ~SimFootprint{0};
-    if (core.options.tick_ns > 0) {
-      footprint |= sim_footprint_of(SimObject::kClock, 0);  // every step moves the clock
-    }
-    core.options.choices->segments.push_back(SimSegment{self.id, footprint});
+    end_segment(core, self);
   }
   core.stats.steps += 1;
   if (core.stats.steps > core.options.steps_max) {
