@@ -129,7 +129,7 @@ inline bool strategy_step_due(const SimCore& core) {
   }
   return true;  // a strategy added later: let strategy_step() decide
 }
-// The strategy's choice among core.runnable (not empty, id order).
+// The strategy's choice among core.runnable (two threads or more, id order).
 SimThread* strategy_pick(SimCore& core, const SimThread& self);
 // The strategy's part of parameters(): " depth=.. estimate=.. change_points=[..]" and so on.
 void strategy_parameters(const SimCore& core, std::string& text);

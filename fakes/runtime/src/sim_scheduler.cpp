@@ -395,7 +395,7 @@ void step(SimCore& core, SimCoreLock& held, SimThread& self, const char* at) {
     }
     collect_runnable(core);
   }
-  // One runnable thread: no strategy has a choice to make (strategy_pick()'s first test, inline).
+  // One runnable thread: no strategy has a choice to make.
   SimThread* next =
       core.runnable.size() == 1 ? core.runnable.front() : internal::strategy_pick(core, self);
   count_waits(core, *next);

@@ -176,10 +176,7 @@ void strategy_step(SimCore& core, SimThread& self) {
 }
 
 SimThread* strategy_pick(SimCore& core, const SimThread& self) {
-  READYPORT_ASSERT(!core.runnable.empty());
-  if (core.runnable.size() == 1) {
-    return core.runnable.front();
-  }
+  READYPORT_ASSERT(core.runnable.size() >= 2);  // step() takes a lone runnable thread itself
   switch (core.options.strategy) {
     case SimStrategy::kRandom:
       return core.runnable[core.rng.below(core.runnable.size())];
