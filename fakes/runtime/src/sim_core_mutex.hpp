@@ -10,6 +10,8 @@
 // operation per scheduling point. A lock() of any other OS thread meanwhile takes the real
 // mutex, so it waits for the run's end: it can neither interleave with nor corrupt the core.
 //
+// Ownership and lifetime: a member of SimCore, which outlives every run and thread that locks it;
+// the thread-local names it only between begin_elision() and end_elision(), within one run().
 // Threading: lock(), try_lock() and unlock() from any thread (BasicLockable, Lockable: for
 // std::unique_lock and std::lock_guard); begin_elision() and end_elision() by the thread that
 // holds the mutex. Errors: misuse (a second lock() on the eliding thread, an unlock() of a free
