@@ -207,6 +207,17 @@ bool FaultyOs::hit(FaultSite site, std::uint64_t choices, std::uint64_t* choice_
   return hit_locked(site, choices, choice_out, now_ns);
 }
 
+FaultSite FaultyOs::hit_first(std::initializer_list<FaultSite> sites) {
+  const std::uint64_t now_ns = clock_now_ns();  // before the lock: the clock may be an Os call
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const FaultSite site : sites) {
+    if (hit_locked(site, 0, nullptr, now_ns)) {
+      return site;
+    }
+  }
+  return FaultSite::kCount;
+}
+
 bool FaultyOs::hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out,
                           std::uint64_t now_ns) {
   const std::size_t i = index_of(site);
@@ -498,27 +509,29 @@ int FaultyOs::connect(Socket s, const Ipv4Address& address) {
 
 int FaultyOs::send(Socket s, const void* data, int length, int flags) {
   before_call();
-  if (hit(FaultSite::kSendWouldblock)) {
-    return fail_socket_call(FaultSite::kSendWouldblock, s, kWsaEwouldblock);
+  switch (hit_first({FaultSite::kSendWouldblock, FaultSite::kSendConnreset,
+                     FaultSite::kSendNobufs})) {
+    case FaultSite::kSendWouldblock:
+      return fail_socket_call(FaultSite::kSendWouldblock, s, kWsaEwouldblock);
+    case FaultSite::kSendConnreset:
+      return fail_socket_call(FaultSite::kSendConnreset, s, kWsaEconnreset);
+    case FaultSite::kSendNobufs:
+      return fail_socket_call(FaultSite::kSendNobufs, s, kWsaEnobufs);
+    default:
+      return inner().send(s, data, length, flags);
   }
-  if (hit(FaultSite::kSendConnreset)) {
-    return fail_socket_call(FaultSite::kSendConnreset, s, kWsaEconnreset);
-  }
-  if (hit(FaultSite::kSendNobufs)) {
-    return fail_socket_call(FaultSite::kSendNobufs, s, kWsaEnobufs);
-  }
-  return inner().send(s, data, length, flags);
 }
 
 int FaultyOs::recv(Socket s, void* data, int length, int flags) {
   before_call();
-  if (hit(FaultSite::kRecvWouldblock)) {
-    return fail_socket_call(FaultSite::kRecvWouldblock, s, kWsaEwouldblock);
+  switch (hit_first({FaultSite::kRecvWouldblock, FaultSite::kRecvConnreset})) {
+    case FaultSite::kRecvWouldblock:
+      return fail_socket_call(FaultSite::kRecvWouldblock, s, kWsaEwouldblock);
+    case FaultSite::kRecvConnreset:
+      return fail_socket_call(FaultSite::kRecvConnreset, s, kWsaEconnreset);
+    default:
+      return inner().recv(s, data, length, flags);
   }
-  if (hit(FaultSite::kRecvConnreset)) {
-    return fail_socket_call(FaultSite::kRecvConnreset, s, kWsaEconnreset);
-  }
-  return inner().recv(s, data, length, flags);
 }
 
 int FaultyOs::closesocket(Socket s) {

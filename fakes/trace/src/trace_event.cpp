@@ -149,14 +149,26 @@ void append_field(const TraceEvent& event, const TraceField& field, std::string*
 
 // ---- Reading ------------------------------------------------------------------------------------
 
+namespace {
+
+// Whether a field's key is `key`. A recorded key and the reader's are mostly the same literal
+// (the linker merges equal ones), so the same address settles it without a comparison call.
+bool same_key(std::string_view field_key, std::string_view key) {
+  return field_key.size() == key.size() &&
+         (field_key.data() == key.data() ||
+          std::char_traits<char>::compare(field_key.data(), key.data(), key.size()) == 0);
+}
+
+}  // namespace
+
 const TraceValue* TraceEvent::find(std::string_view key) const {
   for (const TraceField& field : fields) {
-    if (field.key == key) {
+    if (same_key(field.key, key)) {
       return &field.value;
     }
   }
   for (const TraceField& field : result_fields) {
-    if (field.key == key) {
+    if (same_key(field.key, key)) {
       return &field.value;
     }
   }
@@ -215,29 +227,6 @@ bool trace_value_is(const TraceEvent& event, const TraceValue& value, std::strin
 
 // ---- Building -----------------------------------------------------------------------------------
 
-TraceEvent& TraceEvent::word(std::string_view text) {
-  READYPORT_ASSERT(fields.empty() && !has_result);  // words come first
-  const bool added = words.push_back(TraceValue::of_text(text));
-  READYPORT_ASSERT(added);
-  return *this;
-}
-
-TraceEvent& TraceEvent::word_thread(std::uint32_t thread_id) {
-  READYPORT_ASSERT(fields.empty() && !has_result);
-  const bool added = words.push_back(TraceValue::of(TraceValueKind::kThread, thread_id));
-  READYPORT_ASSERT(added);
-  return *this;
-}
-
-TraceEvent& TraceEvent::list(const TraceText& key, TraceValueKind element,
-                             const std::uint64_t* items, std::size_t count) {
-  TraceValue listed = TraceValue::of(TraceValueKind::kList, numbers.size());
-  listed.element = element;
-  listed.count = static_cast<std::uint32_t>(count);
-  numbers.insert(numbers.end(), items, items + count);
-  return value(key, listed);
-}
-
 TraceEvent& TraceEvent::registrations(const SockNotifyRegistration* registrations,
                                       std::uint32_t count, bool with_results) {
   READYPORT_ASSERT(!has_regs);
@@ -263,31 +252,6 @@ TraceEvent& TraceEvent::completions(const OverlappedEntry* completed, std::uint3
     entries.push_back(TraceEntry{completed[i].completion_key, completed[i].bytes_transferred});
   }
   return value("entries", TraceValue::of(TraceValueKind::kEntries, 0));
-}
-
-TraceEvent& TraceEvent::arrow(const TraceValue& value) {
-  READYPORT_ASSERT(!has_result);
-  has_result = true;
-  result = value;
-  return *this;
-}
-
-void TraceEvent::clear() {
-  seq = 0;
-  time_ns = 0;
-  thread = 0;
-  name = std::string_view();
-  name_word = 0;
-  words.clear();
-  fields.clear();
-  has_result = false;
-  result = TraceValue();
-  result_fields.clear();
-  has_regs = false;
-  regs.clear();
-  has_entries = false;
-  entries.clear();
-  numbers.clear();
 }
 
 // ---- Rendering ----------------------------------------------------------------------------------

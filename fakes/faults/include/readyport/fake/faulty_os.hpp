@@ -27,6 +27,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -134,6 +135,10 @@ class FaultyOs final : public ForwardingOs {
   // Draws `site` once: counts the hit and decides. When it fires and `choices` > 0, also draws
   // *choice_out uniformly in [0, choices). Takes mutex_.
   bool hit(FaultSite site, std::uint64_t choices = 0, std::uint64_t* choice_out = nullptr);
+  // Draws `sites` in turn, as hit() would one after another, until one fires (a call's
+  // alternative failures): one lock and one clock reading for them all. Returns the site that
+  // fired, or FaultSite::kCount when none did. Takes mutex_.
+  FaultSite hit_first(std::initializer_list<FaultSite> sites);
   // `now_ns`: clock_now_ns(), read before mutex_ was taken.
   bool hit_locked(FaultSite site, std::uint64_t choices, std::uint64_t* choice_out,
                   std::uint64_t now_ns);

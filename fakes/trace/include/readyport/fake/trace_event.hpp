@@ -200,8 +200,12 @@ struct TraceEvent {
   bool find_id(std::string_view key, std::uint32_t* slot_out, std::uint32_t* generation_out) const;
 
   // ---- Building (asserts the limits above; returns *this) ----
-  TraceEvent& word(std::string_view text);
-  TraceEvent& word_thread(std::uint32_t thread_id);
+  // The builder calls are defined here, inline: every recorded call makes one event of a few of
+  // them, and a call each cost as much as the work.
+  TraceEvent& word(std::string_view text) { return add_word(TraceValue::of_text(text)); }
+  TraceEvent& word_thread(std::uint32_t thread_id) {
+    return add_word(TraceValue::of(TraceValueKind::kThread, thread_id));
+  }
   TraceEvent& value(TraceText key, const TraceValue& value) {
     const TraceField field{key.text(), value, key.word()};
     const bool added = has_result ? result_fields.push_back(field) : fields.push_back(field);
@@ -236,12 +240,23 @@ struct TraceEvent {
   }
   // A list of `count` numbers shown as `element` (kDecimal or kThread).
   TraceEvent& list(const TraceText& key, TraceValueKind element, const std::uint64_t* items,
-                   std::size_t count);
+                   std::size_t count) {
+    TraceValue listed = TraceValue::of(TraceValueKind::kList, numbers.size());
+    listed.element = element;
+    listed.count = static_cast<std::uint32_t>(count);
+    numbers.insert(numbers.end(), items, items + count);
+    return value(key, listed);
+  }
   TraceEvent& registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
                             bool with_results);
   TraceEvent& completions(const OverlappedEntry* entries, std::uint32_t count);
   // ` -> ` and the result; fields added afterwards are result fields.
-  TraceEvent& arrow(const TraceValue& result);
+  TraceEvent& arrow(const TraceValue& value) {
+    READYPORT_ASSERT(!has_result);
+    has_result = true;
+    result = value;
+    return *this;
+  }
   TraceEvent& arrow_text(std::string_view text) { return arrow(TraceValue::of_text(text)); }
   TraceEvent& arrow_num(std::int64_t number) {
     return arrow(TraceValue::of(TraceValueKind::kSigned, static_cast<std::uint64_t>(number)));
@@ -256,7 +271,31 @@ struct TraceEvent {
     name_word = event_name.word();
   }
   // Forgets everything (keeps the vectors' capacity).
-  void clear();
+  void clear() {
+    seq = 0;
+    time_ns = 0;
+    thread = 0;
+    name = std::string_view();
+    name_word = 0;
+    words.clear();
+    fields.clear();
+    has_result = false;
+    result = TraceValue();
+    result_fields.clear();
+    has_regs = false;
+    regs.clear();
+    has_entries = false;
+    entries.clear();
+    numbers.clear();
+  }
+
+ private:
+  TraceEvent& add_word(const TraceValue& value) {
+    READYPORT_ASSERT(fields.empty() && !has_result);  // words come first
+    const bool added = words.push_back(value);
+    READYPORT_ASSERT(added);
+    return *this;
+  }
 };
 
 // `value` as its text is or would be written, e.g. for a comparison or a message. `event` is the
