@@ -509,8 +509,8 @@ int FaultyOs::connect(Socket s, const Ipv4Address& address) {
 
 int FaultyOs::send(Socket s, const void* data, int length, int flags) {
   before_call();
-  switch (hit_first({FaultSite::kSendWouldblock, FaultSite::kSendConnreset,
-                     FaultSite::kSendNobufs})) {
+  switch (
+      hit_first({FaultSite::kSendWouldblock, FaultSite::kSendConnreset, FaultSite::kSendNobufs})) {
     case FaultSite::kSendWouldblock:
       return fail_socket_call(FaultSite::kSendWouldblock, s, kWsaEwouldblock);
     case FaultSite::kSendConnreset:

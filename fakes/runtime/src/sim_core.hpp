@@ -9,6 +9,8 @@
 // kFibers run the mutex is marked held, not taken (sim_core_mutex.hpp).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -48,8 +50,10 @@ struct SimThread {
   // kExplore: its next step is declared to touch nothing until it says otherwise: a new thread's
   // first (its code before its first point reads only what its creation ordered before it).
   bool first_step = true;
-  std::uint64_t wait_steps = 0;  // consecutive steps runnable and not picked (kFair; stats)
-  std::function<void()> body;    // only its own thread touches it once started
+  // Its wait (kFair; stats): while runnable, it has waited core.wait_clock - wait_since
+  // consecutive steps without being picked (sim_wait_steps()).
+  std::uint64_t wait_since = 0;
+  std::function<void()> body;  // only its own thread touches it once started
   // kThreads: signalled when `running` becomes this id; the real thread (joined by Thread::join,
   // run() or ~SimScheduler).
   std::condition_variable_any turn;
@@ -80,7 +84,10 @@ struct SimCore {
   SimOutcome outcome = SimOutcome::kNotRun;
   Status status;                     // run()'s result once outcome is final
   std::condition_variable_any done;  // kThreads: signalled when outcome leaves kRunning
-  SimStats stats;
+  SimStats stats;  // stats.wait_steps_max: of the waits that ended (sim_stats_now() adds the rest)
+  // Steps taken, as the runnable threads' waits count them: each step's pick advances it by one
+  // and starts the picked thread's wait again, so the others' waits grow without a loop.
+  std::uint64_t wait_clock = 0;
   // The runnable threads in id order, as step() last collected them; collected again only when
   // `runnable_stale` (a thread's state changed or a thread was added since: set_thread_state()).
   std::vector<SimThread*> runnable;
@@ -89,6 +96,14 @@ struct SimCore {
   std::string line;                // scratch for the rare lines recorded as text
   TraceEvent event;                // scratch for the other lines (trace_event.hpp)
   std::vector<std::uint64_t> ids;  // scratch for an event's list of threads
+  // The lengths of the scheduling points' call names (literals, as SimThread::last_call), kept
+  // by address (direct-mapped): a sched.pick line's `at` is not measured again at every step.
+  // Only a memo of strlen: nothing depends on the addresses.
+  struct CallName {
+    const char* text = nullptr;
+    std::size_t size = 0;
+  };
+  std::array<CallName, 32> call_names{};
   // kFibers: the context of the OS thread inside run(), and what it had active before run().
   SimFiber host;
   const SimCore* host_tls_core = nullptr;
@@ -99,8 +114,21 @@ struct SimCore {
 // Every change of a thread's state goes through here (mutex held): step() collects the runnable
 // threads again only after one.
 inline void set_thread_state(SimCore& core, SimThread& thread, SimThreadState state) {
+  if (state == SimThreadState::kRunnable && thread.state != SimThreadState::kRunnable) {
+    thread.wait_since = core.wait_clock;  // a wait starts
+  } else if (state != SimThreadState::kRunnable && thread.state == SimThreadState::kRunnable) {
+    // A wait ends (a thread leaves the runnable ones only by its own call: picked, so 0).
+    core.stats.wait_steps_max =
+        std::max(core.stats.wait_steps_max, core.wait_clock - thread.wait_since);
+  }
   thread.state = state;
   core.runnable_stale = true;
+}
+
+// How many consecutive steps runnable `thread` has waited without being picked.
+inline std::uint64_t sim_wait_steps(const SimCore& core, const SimThread& thread) {
+  READYPORT_ASSERT(thread.state == SimThreadState::kRunnable);
+  return core.wait_clock - thread.wait_since;
 }
 
 // ---- Strategies (sim_strategy.cpp); all with the mutex held ------------------------------------

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -276,7 +277,7 @@ void check_runnable(const SimCore& core) {
   READYPORT_ASSERT(states_changed_through_set_thread_state);
 }
 
-// Lists the runnable threads in id order; a thread that is not runnable stops waiting.
+// Lists the runnable threads in id order.
 void recollect_runnable(SimCore& core) {
   core.runnable_stale = false;
   core.runnable.clear();
@@ -285,15 +286,12 @@ void recollect_runnable(SimCore& core) {
     if (thread->state == SimThreadState::kRunnable) {
       core.runnable.push_back(thread.get());
       core.runnable_ids.push_back(thread->id);
-    } else {
-      thread->wait_steps = 0;
     }
   }
 }
 
 // The runnable threads, collected again only after a thread's state changed
-// (core.runnable_stale): the list is unchanged otherwise, and so are the waits it resets (a
-// thread's wait was reset when it stopped being runnable).
+// (core.runnable_stale): the list is unchanged otherwise.
 void collect_runnable(SimCore& core) {
   if (core.runnable_stale) {
     recollect_runnable(core);
@@ -302,16 +300,12 @@ void collect_runnable(SimCore& core) {
   }
 }
 
-// After a pick: every runnable thread but `next` waited one more step.
-void count_waits(SimCore& core, const SimThread& next) {
-  for (SimThread* thread : core.runnable) {
-    if (thread == &next) {
-      thread->wait_steps = 0;
-      continue;
-    }
-    thread->wait_steps += 1;
-    core.stats.wait_steps_max = std::max(core.stats.wait_steps_max, thread->wait_steps);
-  }
+// After a pick: every runnable thread but `next` waited one more step (the clock moves), and
+// next's wait ends (its length kept for the stats) and starts again.
+void count_waits(SimCore& core, SimThread& next) {
+  core.stats.wait_steps_max = std::max(core.stats.wait_steps_max, sim_wait_steps(core, next));
+  core.wait_clock += 1;
+  next.wait_since = core.wait_clock;
 }
 
 // Gives the baton to `next` (core.running names it already). Returns when self holds the baton
@@ -335,11 +329,21 @@ void hand_over(SimCore& core, SimCoreLock& held, SimThread& self, SimThread& nex
   READYPORT_ASSERT(core.running == self.id);
 }
 
+// A scheduling point's call name as text, its length from core.call_names.
+std::string_view call_name(SimCore& core, const char* at) {
+  const auto address = reinterpret_cast<std::uintptr_t>(at);
+  SimCore::CallName& known = core.call_names[(address >> 3) % core.call_names.size()];
+  if (known.text != at) {
+    known = SimCore::CallName{at, std::strlen(at)};
+  }
+  return std::string_view(at, known.size);
+}
+
 void trace_pick(SimCore& core, const SimThread& self, const SimThread& next, const char* at) {
   event_start(core, "sched.pick")
       .word_thread(next.id)
       .list("of", TraceValueKind::kThread, core.runnable_ids.data(), core.runnable_ids.size())
-      .text("at", at);
+      .text("at", call_name(core, at));
   trace_event(core, self.id);
 }
 
@@ -506,6 +510,7 @@ Result<SimThread*> create_thread(const std::shared_ptr<SimCore>& core_owner, std
                         "': " + error.what());
     }
   }
+  raw->wait_since = core.wait_clock;  // runnable from the start: its wait starts now
   core.threads.push_back(std::move(thread));
   core.runnable_stale = true;
   internal::strategy_thread_added(core, *raw);
@@ -771,6 +776,11 @@ SimStats SimScheduler::stats() const {
   std::lock_guard<SimCoreMutex> guard(core_->mutex);
   SimStats stats = core_->stats;
   stats.now_ns = core_->now_ns.load(std::memory_order_relaxed);
+  for (const auto& thread : core_->threads) {  // the waits still going
+    if (thread->state == SimThreadState::kRunnable) {
+      stats.wait_steps_max = std::max(stats.wait_steps_max, sim_wait_steps(*core_, *thread));
+    }
+  }
   return stats;
 }
 

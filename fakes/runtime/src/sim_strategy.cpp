@@ -71,12 +71,13 @@ std::size_t round_robin_index(const SimCore& core, const SimThread& self) {
 SimThread* fair_overdue(const SimCore& core) {
   SimThread* longest = nullptr;
   for (SimThread* thread : core.runnable) {
-    if (longest == nullptr || thread->wait_steps > longest->wait_steps) {
+    // The longest wait began first (ties: the lower id, listed first).
+    if (longest == nullptr || thread->wait_since < longest->wait_since) {
       longest = thread;
     }
   }
   READYPORT_ASSERT(longest != nullptr);
-  return longest->wait_steps >= core.options.fair_window ? longest : nullptr;
+  return sim_wait_steps(core, *longest) >= core.options.fair_window ? longest : nullptr;
 }
 
 // kExplore: the prefix's choice, else the thread that took the step if it can go on, else the

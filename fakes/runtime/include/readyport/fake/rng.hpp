@@ -11,6 +11,7 @@
 // Ownership: plain values. Threading: not synchronised; one Rng per user.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "readyport/assert.hpp"
@@ -19,6 +20,16 @@ namespace readyport {
 
 class Rng {
  public:
+  // (2^64 - 1) % bound for the small bounds (a scheduler's pick among at most 64 threads, a
+  // percentage): below()'s rejection limit without a division of its own.
+  static constexpr std::array<std::uint64_t, 129> kMaxRemainders = [] {
+    std::array<std::uint64_t, 129> remainders{};
+    for (std::uint64_t bound = 1; bound < remainders.size(); ++bound) {
+      remainders[bound] = ~std::uint64_t{0} % bound;
+    }
+    return remainders;
+  }();
+
   explicit Rng(std::uint64_t seed) : state_(seed) {}
 
   std::uint64_t next() {
@@ -31,7 +42,9 @@ class Rng {
   // Uniform in [0, bound), bound > 0. Rejection sampling: no modulo bias, still deterministic.
   std::uint64_t below(std::uint64_t bound) {
     READYPORT_ASSERT(bound > 0);
-    const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % bound);
+    const std::uint64_t remainder =
+        bound < kMaxRemainders.size() ? kMaxRemainders[bound] : ~std::uint64_t{0} % bound;
+    const std::uint64_t limit = ~std::uint64_t{0} - remainder;
     std::uint64_t value = next();
     while (value >= limit) {
       value = next();
