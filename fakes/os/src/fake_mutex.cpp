@@ -5,7 +5,11 @@
 namespace readyport::fake_internal {
 
 FakeMutex::FakeMutex(std::mutex& state_mutex, Runtime& runtime, BlockHooks* hooks, std::uint64_t id)
-    : state_mutex_(state_mutex), runtime_(runtime), hooks_(hooks), id_(id) {}
+    : state_mutex_(state_mutex),
+      runtime_(runtime),
+      hooks_(hooks),
+      id_(id),
+      serialized_(runtime.serializes_threads()) {}
 
 FakeMutex::~FakeMutex() {
   std::lock_guard<std::mutex> guard(state_mutex_);
@@ -14,17 +18,27 @@ FakeMutex::~FakeMutex() {
   READYPORT_ASSERT(waiters_.empty());
 }
 
+bool FakeMutex::swap_if(std::uint32_t from, std::uint32_t to, std::memory_order order) {
+  if (serialized_) {
+    if (word_.load(std::memory_order_relaxed) != from) {
+      return false;
+    }
+    word_.store(to, std::memory_order_relaxed);
+    return true;
+  }
+  return word_.compare_exchange_strong(from, to, order);
+}
+
 void FakeMutex::lock() {
   runtime_.point("lock");
   runtime_.touch(SimObject::kMutex, id_);
-  std::uint32_t word = 0;
-  if (word_.compare_exchange_strong(word, kHeld, std::memory_order_acquire)) {
+  if (swap_if(0, kHeld, std::memory_order_acquire)) {
     return;  // free
   }
   std::unique_lock<std::mutex> state(state_mutex_);
   // Held: mark a waiter, so that unlock() takes the slow path and hands it over; or take it if
   // it was freed meanwhile. Only the fast paths change word_ without the state mutex.
-  word = word_.load(std::memory_order_relaxed);
+  std::uint32_t word = word_.load(std::memory_order_relaxed);
   while (!word_.compare_exchange_weak(word, word == 0 ? kHeld : (word | kWaiters),
                                       std::memory_order_acquire)) {
   }
@@ -52,19 +66,18 @@ void FakeMutex::lock() {
 bool FakeMutex::try_lock() {
   runtime_.point("try_lock");
   runtime_.touch(SimObject::kMutex, id_);
-  std::uint32_t word = 0;
-  return word_.compare_exchange_strong(word, kHeld, std::memory_order_acquire);
+  return swap_if(0, kHeld, std::memory_order_acquire);
 }
 
 void FakeMutex::unlock() {
   runtime_.point("unlock");
   runtime_.touch(SimObject::kMutex, id_);
-  std::uint32_t word = kHeld;
   // Nobody waits: free it.
-  if (word_.compare_exchange_strong(word, 0, std::memory_order_release)) {
+  if (swap_if(kHeld, 0, std::memory_order_release)) {
     return;
   }
   std::lock_guard<std::mutex> state(state_mutex_);
+  const std::uint32_t word = word_.load(std::memory_order_relaxed);
   READYPORT_ASSERT(word == (kHeld | kWaiters));  // else not held: unlock() by a non-holder
   READYPORT_ASSERT(!waiters_.empty());
   // Hand-off to the oldest waiter: kHeld stays set, now on its behalf.

@@ -112,6 +112,13 @@ class Runtime {
   // thread), then 1, 2, ... in start order. Deterministic in simulation.
   virtual std::uint32_t thread_current() const = 0;
 
+  // Whether the runtime runs one of its threads at a time, each handing over to the next through
+  // the runtime's own synchronisation, and only at its scheduling points (SimScheduler): then
+  // what its threads share changes hands only at those points, and needs no atomic
+  // read-modify-write between two of them. Fixed for the runtime's life. Not FreeRuntime (real
+  // concurrency) nor InlineRuntime (which does not stop other OS threads from calling in).
+  virtual bool serializes_threads() const { return false; }
+
   // now_ns() and thread_current() in one call, for a trace line's stamp (every line asks).
   virtual TraceStamp trace_stamp() const { return TraceStamp{now_ns(), thread_current()}; }
 };

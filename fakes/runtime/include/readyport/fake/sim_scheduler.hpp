@@ -205,6 +205,8 @@ class SimScheduler final : public Runtime {
   // ---- Runtime ----------------------------------------------------------------------------------
   std::uint64_t now_ns() const override;
   void point(const char* call) override;
+  // True: a logical thread runs only while it holds the baton, handed over under the core mutex.
+  bool serializes_threads() const override { return true; }
   ParkEnd park(std::unique_lock<std::mutex>& lock, Waiter& waiter, std::uint64_t deadline_ns,
                const char* call) override;
   void wake(Waiter& waiter) override;

@@ -8,7 +8,8 @@
 // deadlock, which is the test's bug. A contended lock tells FakeOs (BlockHooks) that the caller
 // blocks and runs again, for the port's running threads (spec F7).
 // Cost: uncontended, lock() and unlock() are a scheduling point and one compare-exchange each,
-// as an OS mutex's fast path is; only waiting and hand-off take the FakeOs state mutex. (Taking
+// as an OS mutex's fast path is (under a runtime that serializes its threads, SimScheduler, a
+// load and a store: nobody else runs until the next point); only waiting and hand-off take the FakeOs state mutex. (Taking
 // it on every call cost each engine lock section two extra mutex round trips, in the engine
 // benchmark and in the simulation: an overhead no real Os has.)
 //
@@ -57,10 +58,16 @@ class FakeMutex final : public Mutex {
   static constexpr std::uint32_t kHeld = 1;     // some thread holds it
   static constexpr std::uint32_t kWaiters = 2;  // waiters_ is not empty: unlock() hands it over
 
+  // The fast paths: word_ from `from` to `to` if it is `from`, as compare_exchange_strong (its
+  // `order` on success); under a serializing runtime, a load and a store (no other thread runs
+  // between two scheduling points, and hand-overs synchronise). Returns whether it changed.
+  bool swap_if(std::uint32_t from, std::uint32_t to, std::memory_order order);
+
   std::mutex& state_mutex_;  // the FakeOs state mutex: guards waiters_ and setting kWaiters
   Runtime& runtime_;
   BlockHooks* const hooks_;
   const std::uint64_t id_;
+  const bool serialized_;               // runtime_.serializes_threads()
   std::atomic<std::uint32_t> word_{0};  // kHeld | kWaiters
   std::deque<Waiter*> waiters_;         // FIFO; each lives on its parked thread's stack
 };
