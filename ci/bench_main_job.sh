@@ -13,7 +13,9 @@
 # weighs on both. CPU time is the run's user + system time (bash's `time`), which the other
 # processes of a loaded machine do not inflate as they do wall time.
 #
-# Output: one line per run, then the medians, the ratio new / old, and "same judgement" when both
+# Output: one line per run, then the medians, the ratio new / old of the medians and the median
+# of the pairs' own ratios (each pair's two runs close in time: the figure a drifting machine moves
+# least; its lowest and highest are printed too), and "same judgement" when both
 # builds gave every seed the same trace hash, or, when a commit between them changed what a hash
 # is, when their summaries agree on every line but time and rate (verdicts, failures, coverage
 # rows, the oracle's counts, the figures); "judgement DIFFERS" otherwise.
@@ -123,4 +125,11 @@ fi
 awk -v os="$old_seeds" -v ns="$new_seeds" -v ot="$old_steps" -v nt="$new_steps" 'BEGIN {
   printf "bench: medians: seeds per CPU-second %.1f -> %.1f (%.2fx); scheduled calls per CPU-second %.2f M -> %.2f M (%.2fx)\n",
     os, ns, ns / os, ot / 1e6, nt / 1e6, nt / ot }'
+# Pair by pair: line k of each figures file is pair k's run; its seeds ratio is old CPU / new CPU.
+paste -d ' ' build/bench-old.figures build/bench-new.figures |
+  awk '{ print $1 / $3 }' | sort -g |
+  awk '{ v[NR] = $1 } END {
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "bench: pair by pair: seeds per CPU-second new / old, median %.2fx (lowest %.2fx, highest %.2fx, %d pairs)\n",
+      m, v[1], v[NR], NR }'
 echo "bench: $same"
