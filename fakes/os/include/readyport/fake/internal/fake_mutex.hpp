@@ -9,9 +9,9 @@
 // blocks and runs again, for the port's running threads (spec F7).
 // Cost: uncontended, lock() and unlock() are a scheduling point and one compare-exchange each,
 // as an OS mutex's fast path is (under a runtime that serializes its threads, SimScheduler, a
-// load and a store: nobody else runs until the next point); only waiting and hand-off take the FakeOs state mutex. (Taking
-// it on every call cost each engine lock section two extra mutex round trips, in the engine
-// benchmark and in the simulation: an overhead no real Os has.)
+// load and a store: nobody else runs until the next point); only waiting and hand-off take the
+// FakeOs state mutex. (Taking it on every call cost each engine lock section two extra mutex
+// round trips, in the engine benchmark and in the simulation: an overhead no real Os has.)
 //
 // Ownership: the caller of FakeOs::mutex_create owns it; it must be destroyed unlocked and
 // before its FakeOs (it borrows the FakeOs state mutex and runtime).
