@@ -84,7 +84,7 @@ struct SimCore {
   SimOutcome outcome = SimOutcome::kNotRun;
   Status status;                     // run()'s result once outcome is final
   std::condition_variable_any done;  // kThreads: signalled when outcome leaves kRunning
-  SimStats stats;  // stats.wait_steps_max: of the waits that ended (sim_stats_now() adds the rest)
+  SimStats stats;  // wait_steps_max: of the waits that ended (SimScheduler::stats() adds the rest)
   // Steps taken, as the runnable threads' waits count them: each step's pick advances it by one
   // and starts the picked thread's wait again, so the others' waits grow without a loop.
   std::uint64_t wait_clock = 0;

@@ -244,9 +244,7 @@ struct TraceEvent {
     TraceValue listed = TraceValue::of(TraceValueKind::kList, numbers.size());
     listed.element = element;
     listed.count = static_cast<std::uint32_t>(count);
-    for (std::size_t i = 0; i < count; ++i) {  // a few numbers: a range insert's call cost more
-      numbers.push_back(items[i]);
-    }
+    numbers.insert(numbers.end(), items, items + count);
     return value(key, listed);
   }
   TraceEvent& registrations(const SockNotifyRegistration* registrations, std::uint32_t count,
