@@ -94,6 +94,7 @@ const char* mode_name(Mode mode) {
 Engine::Engine(EngineOs& os, EngineOptions options)
     : os_(os),
       options_(options),
+      boundary_(os.engine_boundary()),
       mutex_(os.mutex_create()),
       deferred_head_(kSlotNone),
       quarantine_head_(kSlotNone),
@@ -202,6 +203,35 @@ Status Engine::reserve_slot(Socket socket, Interest interest, Mode mode, Handler
 }
 
 Result<ConnId> Engine::add(Socket socket, Interest interest, Mode mode, Handler& handler) {
+  EngineCrossing call(EngineCall::kAdd);
+  call.socket = socket;
+  call.interest = interest;
+  call.mode = mode;
+  call.handler = &handler;
+  return across_boundary<Result<ConnId>>(
+      boundary_, call, [&] { return add_inner(socket, interest, mode, handler); });
+}
+
+Status Engine::close(ConnId id) {
+  EngineCrossing call(EngineCall::kClose);
+  call.id = id;
+  return across_boundary<Status>(boundary_, call, [&] { return close_inner(id); });
+}
+
+Status Engine::notify(ConnId id, std::uint32_t events) {
+  EngineCrossing call(EngineCall::kNotify);
+  call.id = id;
+  call.events = events;
+  return across_boundary<Status>(boundary_, call, [&] { return notify_inner(id, events); });
+}
+
+Status Engine::post(Task& task) {
+  EngineCrossing call(EngineCall::kPost);
+  call.task = &task;
+  return across_boundary<Status>(boundary_, call, [&] { return post_inner(task); });
+}
+
+Result<ConnId> Engine::add_inner(Socket socket, Interest interest, Mode mode, Handler& handler) {
   if (socket == kInvalidSocket) {
     return Status(StatusCode::kInvalidArgument, "add(): INVALID_SOCKET is not a socket");
   }
@@ -254,7 +284,7 @@ Result<ConnId> Engine::add(Socket socket, Interest interest, Mode mode, Handler&
   return id;
 }
 
-Status Engine::close(ConnId id) {
+Status Engine::close_inner(ConnId id) {
   SockNotifyRegistration reg;
   RegRef ref;
   RegSink direct{&reg, &ref, 1, 0};
@@ -283,7 +313,7 @@ Status Engine::close(ConnId id) {
   return Status();
 }
 
-Status Engine::notify(ConnId id, std::uint32_t events) {
+Status Engine::notify_inner(ConnId id, std::uint32_t events) {
   if ((events & ~internal::kEventsForHandler) != 0) {
     return Status(StatusCode::kInvalidArgument, "notify(): events " + std::to_string(events) +
                                                     " has bits outside IN|OUT|HANGUP|ERR (0x47)");
@@ -305,7 +335,7 @@ Status Engine::notify(ConnId id, std::uint32_t events) {
   return post_packet("notify(): ", internal::kNotifyKey, key, events);
 }
 
-Status Engine::post(Task& task) {
+Status Engine::post_inner(Task& task) {
   {
     EngineLock lock(mutex_);
     if (Status status = check_running("post()"); !status.ok()) {

@@ -216,7 +216,9 @@ void Engine::run_dispatches(Driver& d) {
     if (observer) {
       observer->on_handler_enter(x.id, x.events);
     }
-    x.result = x.handler->on_events(x.id, x.socket, x.events);
+    x.result = boundary_ == nullptr
+                   ? x.handler->on_events(x.id, x.socket, x.events)
+                   : boundary_->handler_events(*x.handler, x.id, x.socket, x.events);
     if (observer) {
       observer->on_handler_leave(x.id, x.result);
     }
@@ -278,7 +280,11 @@ void Engine::repost_exit() {
 
 void Engine::run_tasks(Driver& d) {
   for (std::uint32_t i = 0; i < d.task_count; ++i) {
-    d.tasks[i]->run();
+    if (boundary_ == nullptr) {
+      d.tasks[i]->run();
+    } else {
+      boundary_->task_run(*d.tasks[i]);
+    }
   }
   EngineLock lock(mutex_);
   tasks_outstanding_ -= d.task_count;
@@ -388,6 +394,21 @@ Result<Driver*> Engine::enter_driver(const char* call) {
 }
 
 Status Engine::run_worker() {
+  return across_boundary<Status>(boundary_, EngineCrossing(EngineCall::kRunWorker),
+                                 [&] { return run_worker_inner(); });
+}
+
+Result<std::uint32_t> Engine::poll(std::uint32_t timeout_ms) {
+  return across_boundary<Result<std::uint32_t>>(boundary_, EngineCrossing(EngineCall::kPoll),
+                                                [&] { return poll_inner(timeout_ms); });
+}
+
+Status Engine::stop() {
+  return across_boundary<Status>(boundary_, EngineCrossing(EngineCall::kStop),
+                                 [&] { return stop_inner(); });
+}
+
+Status Engine::run_worker_inner() {
   Result<Driver*> d = enter_driver("run_worker()");
   if (!d.ok()) {
     return d.status();
@@ -399,7 +420,7 @@ Status Engine::run_worker() {
   return Status();  // the exit batch released the driver
 }
 
-Result<std::uint32_t> Engine::poll(std::uint32_t timeout_ms) {
+Result<std::uint32_t> Engine::poll_inner(std::uint32_t timeout_ms) {
   Result<Driver*> d = enter_driver("poll()");
   if (!d.ok()) {
     return d.status();
@@ -453,7 +474,7 @@ void Engine::close_for_stop() {
   service_quarantine();
 }
 
-Status Engine::stop() {
+Status Engine::stop_inner() {
   const std::uint64_t thread = os_.thread_id();
   {
     EngineLock lock(mutex_);
@@ -505,6 +526,9 @@ Status Engine::stop() {
   }
   // Nothing is registered and no driver uses the port or can claim one: close it (spec F6).
   (void)os_.close_port(port_);
+  if (boundary_ != nullptr) {
+    boundary_->engine_stopped(stats());
+  }
   return Status();
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "readyport/engine.hpp"
+#include "readyport/engine_boundary.hpp"
 #include "readyport/internal/engine_tuning.hpp"
 #include "readyport/internal/force_inline.hpp"
 #include "readyport/internal/slot_machine.hpp"
@@ -117,6 +118,31 @@ READYPORT_FORCE_INLINE void append_registration(const SlotTable& slots, RegSink&
 
 // An OS failure as a Status: `what` followed by the error's name.
 Status os_failure(const std::string& what, std::uint32_t error);
+
+// A public call's body `body` (returning R: Status or a Result), reported to `boundary` before and
+// after when there is one (engine_boundary.hpp).
+inline ConnId added_of(const Result<ConnId>& result) {
+  return result.ok() ? result.value() : ConnId{};
+}
+template <typename T>
+ConnId added_of(const T& /*result*/) {
+  return ConnId{};
+}
+inline const Status& status_of(const Status& status) { return status; }
+template <typename T>
+Status status_of(const Result<T>& result) {
+  return result.status();
+}
+template <typename R, typename Body>
+R across_boundary(EngineBoundary* boundary, const EngineCrossing& call, Body body) {
+  if (boundary == nullptr) {
+    return body();
+  }
+  boundary->call_begin(call);
+  R result = body();
+  boundary->call_end(call, status_of(result), added_of(result));
+  return result;
+}
 
 }  // namespace readyport::internal
 

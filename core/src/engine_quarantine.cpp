@@ -174,7 +174,11 @@ void Engine::dispose(Driver& d) {
       slots_->at(index).closed_told = true;
     }
     READYPORT_ASSERT(handler != nullptr);
-    handler->on_closed(id);
+    if (boundary_ == nullptr) {
+      handler->on_closed(id);
+    } else {
+      boundary_->handler_closed(*handler, id);
+    }
     EngineLock lock(mutex_);
     ++stats_.connections_closed;
     // kClosing -> kFree: the generation changes, so any later packet is stale.

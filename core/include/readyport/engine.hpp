@@ -23,6 +23,9 @@
 // for one connection. Errors: a failing call returns a Status naming the problem and changes
 // nothing; broken contracts assert (assertions are on in every build).
 // Allocation: the constructor allocates every table; nothing is allocated afterwards.
+// Testing an embedder's code: when the Os answers an EngineBoundary (engine_os.hpp, only a test
+// kit's world does), every public call and every callback is reported to it
+// (engine_boundary.hpp); with none, that costs one branch per call.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,9 @@
 #include "readyport/status.hpp"
 
 namespace readyport {
+
+class EngineBoundary;  // engine_boundary.hpp
+struct EngineCrossing;
 
 namespace internal {
 class SlotTable;
@@ -292,6 +298,16 @@ class Engine final {
 
  private:
   enum class RunState : std::uint8_t { kCreated, kRunning, kStopping, kExiting, kStopped };
+
+  // The public calls' bodies; each public call is its body, reported to boundary_ around it when
+  // the Os answered one (engine_boundary.hpp).
+  Result<ConnId> add_inner(Socket socket, Interest interest, Mode mode, Handler& handler);
+  Status close_inner(ConnId id);
+  Status notify_inner(ConnId id, std::uint32_t events);
+  Status post_inner(Task& task);
+  Status run_worker_inner();
+  Result<std::uint32_t> poll_inner(std::uint32_t timeout_ms);
+  Status stop_inner();
   enum class BatchEnd : std::uint8_t { kDone, kExit, kCallFailed };
   struct BatchOutcome {
     BatchEnd end = BatchEnd::kDone;
@@ -376,8 +392,9 @@ class Engine final {
 
   EngineOs& os_;
   const EngineOptions options_;
-  internal::EngineMutex mutex_;  // guards everything below but the drivers' batch buffers
-  Port port_ = kInvalidPort;     // written by start() before any other thread uses it
+  EngineBoundary* const boundary_;  // os_.engine_boundary(): null but in a test kit's world
+  internal::EngineMutex mutex_;     // guards everything below but the drivers' batch buffers
+  Port port_ = kInvalidPort;        // written by start() before any other thread uses it
   RunState run_state_ READYPORT_GUARDED_BY(mutex_) = RunState::kCreated;
   std::unique_ptr<internal::SlotTable> slots_ READYPORT_PT_GUARDED_BY(mutex_);
   // workers_max + 1 (the last is stop()'s). A driver's claim, epoch and lists are read and

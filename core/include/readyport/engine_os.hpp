@@ -20,6 +20,8 @@
 
 namespace readyport {
 
+class EngineBoundary;  // engine_boundary.hpp
+
 // A non-recursive mutual-exclusion lock. In simulation lock() is a scheduling point and a
 // contended lock parks the caller. Ownership: the caller of mutex_create owns it; destroy it
 // unlocked, before its Os. Threading: any thread; unlock() only by the holder.
@@ -82,6 +84,13 @@ class EngineOs {
   // (GetCurrentThreadId on Windows; the logical thread in simulation, where threads may share an
   // OS thread). Never blocks, never fails, is not a scheduling point and is not traced.
   virtual std::uint64_t thread_id() = 0;
+
+  // The recorder of every crossing between an engine built on this Os and its embedder
+  // (engine_boundary.hpp), or null: a test kit's world answers one so that it can judge the
+  // embedder's code; every real Os answers null (the default), a decorator what it wraps answers.
+  // Asked once per Engine, in its constructor. Never blocks, never fails, not a scheduling point,
+  // not traced.
+  virtual EngineBoundary* engine_boundary() { return nullptr; }
 };
 
 }  // namespace readyport

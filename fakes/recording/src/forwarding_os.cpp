@@ -142,4 +142,6 @@ void ForwardingOs::sleep_ms(std::uint32_t duration_ms) {
 
 std::uint64_t ForwardingOs::thread_id() { return inner_.thread_id(); }
 
+EngineBoundary* ForwardingOs::engine_boundary() { return inner_.engine_boundary(); }
+
 }  // namespace readyport

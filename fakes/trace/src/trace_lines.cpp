@@ -41,6 +41,12 @@ TraceEvent workload_line_adding(Socket s) {
   return event;
 }
 
+TraceEvent workload_line_adding(Socket s, Mode mode, std::uint32_t interest) {
+  TraceEvent event("wl.adding");
+  event.num("s", s).text("mode", mode_name(mode)).hex("interest", interest);
+  return event;
+}
+
 TraceEvent workload_line_add(Socket s, const Result<ConnId>& added) {
   TraceEvent event("wl.add");
   event.num("s", s);
@@ -114,6 +120,12 @@ TraceEvent workload_line_end(ApiCall call, const Status& status) {
 
 TraceEvent workload_line_task_run(std::uint32_t task) {
   TraceEvent event("wl.task_run");
+  event.num("task", task);
+  return event;
+}
+
+TraceEvent workload_line_task_end(std::uint32_t task) {
+  TraceEvent event("wl.task_end");
   event.num("task", task);
   return event;
 }

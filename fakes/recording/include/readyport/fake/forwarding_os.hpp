@@ -82,6 +82,8 @@ class ForwardingOs : public Os {
   void sleep_ms(std::uint32_t duration_ms) override;
   // Forwarded without before_call(): not a seam call that can fail or be scheduled.
   std::uint64_t thread_id() override;
+  // Forwarded without before_call(), as thread_id().
+  EngineBoundary* engine_boundary() override;
 
  protected:
   // The wrapped Os. Calls made through it bypass before_call().

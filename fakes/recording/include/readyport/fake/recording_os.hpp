@@ -102,10 +102,19 @@ class RecordingOs final : public ForwardingOs {
   // The calling thread's number in this trace.
   std::uint32_t trace_thread() const { return context_.trace_thread(); }
 
+  // The boundary an engine built on this Os (or on a decorator above it) reports to: a
+  // BoundaryRecorder writing to this trace (boundary_recorder.hpp), borrowed; it must outlive
+  // those engines. Null (the default): the inner Os's answer. Set before any engine is built.
+  void set_boundary(EngineBoundary* boundary) { boundary_ = boundary; }
+  EngineBoundary* engine_boundary() override {
+    return boundary_ != nullptr ? boundary_ : ForwardingOs::engine_boundary();
+  }
+
  private:
   Trace& trace_;
   const TraceContext& context_;
   const BeginLines begin_lines_;
+  EngineBoundary* boundary_ = nullptr;
   std::atomic<std::uint32_t> mutexes_created_{0};
   std::atomic<std::uint32_t> threads_started_{0};
 };

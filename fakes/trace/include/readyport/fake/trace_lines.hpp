@@ -28,11 +28,17 @@ TraceEvent& trace_event_conn(TraceEvent& event, const TraceText& key, ConnId id)
 
 // The workload's calls of the engine: written before (adding) and after (the rest) the call.
 TraceEvent workload_line_adding(Socket s);
+// The same with the registration's mode and interest (`mode=oneshot_level interest=0x1`): written
+// by the boundary recorder (boundary_recorder.hpp), whose readers judge the embedder's handlers by
+// their mode (embedder_oracle.hpp).
+TraceEvent workload_line_adding(Socket s, Mode mode, std::uint32_t interest);
 TraceEvent workload_line_add(Socket s, const Result<ConnId>& added);
 TraceEvent workload_line_close(Socket s, ConnId id, const Status& status);
 TraceEvent workload_line_notify(Socket s, ConnId id, std::uint32_t events, const Status& status);
 TraceEvent workload_line_post(std::uint32_t task, const Status& status);
 TraceEvent workload_line_task_run(std::uint32_t task);
+// The task's run() returned (the boundary recorder's; the chaos workload writes none).
+TraceEvent workload_line_task_end(std::uint32_t task);
 // Written before the workload closes `s` itself, behind the engine's back.
 TraceEvent workload_line_close_behind(Socket s);
 
