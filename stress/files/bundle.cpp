@@ -58,7 +58,8 @@ Json workload_json(const ChaosWorkload& w) {
   return object;
 }
 
-// The swarm's reading of each open question (stress_run.cpp draw_fake), and the buffer size.
+// The swarm's reading of each open question (fake_options_swarm, fake_options.hpp), and the
+// buffer size.
 Json fake_json(const FakeOptions& f) {
   Json object = Json::object();
   object["receive_buffer_bytes"] = f.receive_buffer_bytes;

@@ -40,38 +40,13 @@ SimStrategy strategy_for(const StressOptions& options, std::uint64_t seed) {
     // the seed alone.
     case StressStrategy::kMixed:
       return (seed % 2 == 0) ? SimStrategy::kRandom : SimStrategy::kPct;
-    case StressStrategy::kPortfolio: {
-      constexpr SimStrategy kPortfolio[] = {SimStrategy::kRandom, SimStrategy::kPct,
-                                            SimStrategy::kDelayBounded, SimStrategy::kFair};
-      return kPortfolio[seed % 4];
-    }
+    case StressStrategy::kPortfolio:
+      return sim_strategy_portfolio(seed);
   }
   READYPORT_UNREACHABLE();
 }
 
 bool is_edge(Mode mode) { return mode == Mode::kPersistentEdge || mode == Mode::kOneshotEdge; }
-
-// The swarm over spec "Fake defaults": each open question read one way or the other, so that the
-// engine is shown correct under every reading Windows may take.
-FakeOptions draw_fake(std::uint64_t seed, std::uint32_t receive_buffer_bytes) {
-  static constexpr std::uint32_t kEarlyWakes[] = {0, 0, 2, 10};
-  Rng rng = SeedStreams(seed).stream(SeedStream::kSwarm);
-  FakeOptions fake;
-  fake.seed = seed;
-  fake.receive_buffer_bytes = receive_buffer_bytes;
-  fake.key_change_strict = rng.chance(1, 2);
-  fake.queued_dropped_on_disable = rng.chance(1, 2);
-  fake.remove_separate_packet = rng.chance(1, 2);
-  fake.remove_dropped_on_close = rng.chance(1, 2);
-  fake.oneshot_disarm = rng.chance(1, 2) ? OneshotDisarm::kAtQueue : OneshotDisarm::kAtDequeue;
-  fake.early_wake_ms_max = pick(rng, kEarlyWakes);
-  fake.socket_reuse = rng.chance(3, 4);
-  // Spec F7 in a quarter of the seeds: the engine's port (concurrency 0) lets 1 to 3 of its
-  // threads run at once. Drawn last, so the draws above stay those of earlier commits.
-  fake.concurrency_limited = rng.chance(1, 4);
-  fake.processors = 1 + static_cast<std::uint32_t>(rng.below(3));
-  return fake;
-}
 
 ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
   static constexpr std::uint32_t kClients[] = {2, 3, 4, 6, 8, 12};
@@ -258,7 +233,7 @@ SeedParameters stress_parameters(const StressOptions& options, std::uint64_t see
   parameters.strategy = strategy_for(options, seed);
   Rng rng = SeedStreams(seed).stream(SeedStream::kWorkload);
   parameters.batch_count = pick(rng, kBatches);
-  parameters.fake = draw_fake(seed, pick(rng, kReceiveBuffers));
+  parameters.fake = fake_options_swarm(seed, pick(rng, kReceiveBuffers));
   parameters.workload = draw_workload(rng, parameters.fake);
   // Caps (--shrink): applied after the draw, so the rest of the seed's choices stay the same.
   ChaosWorkload& w = parameters.workload;

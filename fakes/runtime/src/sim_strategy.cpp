@@ -285,4 +285,10 @@ bool sim_strategy_parse(std::string_view name, SimStrategy* strategy_out) {
   return false;
 }
 
+SimStrategy sim_strategy_portfolio(std::uint64_t seed) {
+  constexpr SimStrategy kPortfolio[] = {SimStrategy::kRandom, SimStrategy::kPct,
+                                        SimStrategy::kDelayBounded, SimStrategy::kFair};
+  return kPortfolio[seed % 4];
+}
+
 }  // namespace readyport

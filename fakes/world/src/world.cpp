@@ -1,6 +1,8 @@
 // One seed's world. See world.hpp.
 #include "readyport/fake/world.hpp"
 
+#include <cstdlib>
+
 #include "readyport/assert.hpp"
 #include "readyport/fake/rng.hpp"
 
@@ -23,11 +25,20 @@ std::string fake_stats_text(const FakeStats& stats) {
 }  // namespace
 
 void World::CheckingSink::on_trace_line(std::string_view line) {
+  if (embedder_ != nullptr) {
+    embedder_->on_trace_line(line);
+  }
   oracle_.on_trace_line(line);
   report_once();
 }
 
 void World::CheckingSink::on_trace_event(const TraceEvent& event) {
+  if (embedder_ != nullptr) {
+    embedder_->on_trace_event(event);
+    if (!reported_ && embedder_->violated()) {
+      report_once();
+    }
+  }
   oracle_.on_trace_event(event);
   if (!reported_ && oracle_.violated()) {  // report_once()'s own test, inline: every event asks
     report_once();
@@ -35,10 +46,11 @@ void World::CheckingSink::on_trace_event(const TraceEvent& event) {
 }
 
 void World::CheckingSink::report_once() {
-  if (reported_ || !hook_ || !oracle_.violated()) {
+  const bool embedder_violated = embedder_ != nullptr && embedder_->violated();
+  if (reported_ || !hook_ || !(embedder_violated || oracle_.violated())) {
     return;
   }
-  const Status status = oracle_.status();
+  const Status status = embedder_violated ? embedder_->status() : oracle_.status();
   if (!status.ok()) {
     reported_ = true;
     hook_(status);
@@ -101,9 +113,20 @@ World::World(WorldOptions options)
     faulty_->set_chooser([sim](FaultSite) { return sim->choose(); });
   }
   observer_ = std::make_unique<TraceObserver>(trace_, *context_);
+  if (options.embedder) {
+    boundary_ = std::make_unique<BoundaryRecorder>(trace_, *context_);
+    recording_->set_boundary(boundary_.get());
+    embedder_oracle_ = std::make_unique<EmbedderOracle>(backend_ == Backend::kSim);
+    if (backend_ == Backend::kSim) {
+      embedder_oracle_->set_serialized();
+    }
+    sink_.set_embedder(embedder_oracle_.get());
+  }
   trace_.set_sink(&sink_);
-  options.engine.observer = observer_.get();
-  engine_ = std::make_unique<Engine>(*faulty_, options.engine);
+  if (!options.embedder) {
+    options.engine.observer = observer_.get();
+    engine_ = std::make_unique<Engine>(*faulty_, options.engine);
+  }
 }
 
 World::~World() {
@@ -132,9 +155,42 @@ Status World::run(const std::function<void()>& body) {
 
 bool World::completed() const { return !sim_ || sim_->outcome() == SimOutcome::kCompleted; }
 
+namespace {
+
+// The seq of a violation "<rule> at line <seq>: ..." (at the end of the trace: the largest).
+std::uint64_t violation_seq(const Status& status) {
+  const std::string& message = status.message();
+  const std::size_t at = message.find(" at line ");
+  if (at == std::string::npos || at > 8) {
+    return ~std::uint64_t{0};
+  }
+  return std::strtoull(message.c_str() + at + 9, nullptr, 10);
+}
+
+}  // namespace
+
+Status World::first_violation() const {
+  Status lifetime = oracle_.status();
+  if (embedder_oracle_ == nullptr) {
+    return lifetime;
+  }
+  Status embedder = embedder_oracle_->status();
+  if (embedder.ok()) {
+    return lifetime;
+  }
+  // At one line the embedder's rule is the cause (its call broke the engine's rule too).
+  return lifetime.ok() || violation_seq(embedder) <= violation_seq(lifetime) ? embedder : lifetime;
+}
+
 Status World::verdict(const Status& run_status, const Status& workload, const EngineStats& stats) {
-  if (Status status = oracle_.status(); !status.ok()) {
+  if (Status status = first_violation(); !status.ok()) {
     return status;
+  }
+  const bool run_completed = run_status.ok() && completed();
+  if (embedder_oracle_ != nullptr && !run_completed) {
+    if (Status status = embedder_oracle_->finish(/*run_completed=*/false); !status.ok()) {
+      return status;  // U9: the run was cut inside a callback
+    }
   }
   if (!run_status.ok()) {
     return run_status;
@@ -144,6 +200,11 @@ Status World::verdict(const Status& run_status, const Status& workload, const En
   }
   if (Status status = oracle_.finish(); !status.ok()) {
     return status;
+  }
+  if (embedder_oracle_ != nullptr) {
+    if (Status status = embedder_oracle_->finish(); !status.ok()) {
+      return status;
+    }
   }
   if (!workload.ok()) {
     return workload;

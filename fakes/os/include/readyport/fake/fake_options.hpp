@@ -92,6 +92,12 @@ struct FakeOptions {
   std::uint32_t batch_max = 4096;
 };
 
+// The swarm over the open questions (spec "Fake defaults"): each read one way or the other, drawn
+// from SeedStreams(seed)'s swarm stream, so that a run is shown correct under every reading Windows
+// may take (the main job's and the harness's worlds). A pure function of its arguments; `seed` is
+// also the fake's own seed (FakeOptions::seed).
+FakeOptions fake_options_swarm(std::uint64_t seed, std::uint32_t receive_buffer_bytes);
+
 // The value a poisoned socket packet carries in lpOverlapped (spec table "lpOverlapped").
 inline constexpr std::uintptr_t kOverlappedPoison = 0xDEAD0000;
 

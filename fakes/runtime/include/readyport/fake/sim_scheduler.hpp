@@ -52,6 +52,10 @@ enum class SimStrategy : std::uint8_t {
 const char* sim_strategy_name(SimStrategy strategy);
 // Parses a name of sim_strategy_name; false for anything else.
 bool sim_strategy_parse(std::string_view name, SimStrategy* strategy_out);
+// The strategy portfolio: seed % 4 picks random, PCT, delay-bounded or fair, so that any range of
+// seeds runs every strategy and each seed replays from itself alone (the main job's and the
+// harness's default). A pure function of `seed`.
+SimStrategy sim_strategy_portfolio(std::uint64_t seed);
 
 enum class SimMechanism : std::uint8_t {
   kThreads,  // a real thread per logical thread, a condition-variable baton

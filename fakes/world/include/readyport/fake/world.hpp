@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "readyport/engine.hpp"
+#include "readyport/fake/boundary_recorder.hpp"
+#include "readyport/fake/embedder_oracle.hpp"
 #include "readyport/fake/fake_os.hpp"
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/fake/faulty_os.hpp"
@@ -65,6 +67,11 @@ struct WorldOptions {
   // Called once with the oracle's first violation, from the thread that wrote the line, under the
   // trace's mutex (it must not record): a caller keeps it even if the run then aborts.
   std::function<void(const Status&)> on_violation;
+  // An embedder's world (the harness's, readyport/fake/harness.hpp): engines built on os() report
+  // their crossings with the embedder's code to a BoundaryRecorder (boundary_recorder.hpp), and an
+  // EmbedderOracle (embedder_oracle.hpp) judges that code beside the LifetimeOracle. The world
+  // then builds no engine of its own (the embedder's code builds its own on os()).
+  bool embedder = false;
 };
 
 class World {
@@ -74,13 +81,20 @@ class World {
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
-  Engine& engine() { return *engine_; }
+  Engine& engine() {  // not in an embedder's world
+    READYPORT_ASSERT(engine_ != nullptr);
+    return *engine_;
+  }
   FaultyOs& os() { return *faulty_; }               // the top of the stack: what the engine calls
   RecordingOs& recording() { return *recording_; }  // below the faults: set-up that must not fail
   Trace& trace() { return trace_; }
   const Trace& trace() const { return trace_; }
   LifetimeOracle& oracle() { return oracle_; }
   const LifetimeOracle& oracle() const { return oracle_; }
+  // An embedder's world only (WorldOptions::embedder); null otherwise.
+  EmbedderOracle* embedder_oracle() { return embedder_oracle_.get(); }
+  const EmbedderOracle* embedder_oracle() const { return embedder_oracle_.get(); }
+  BoundaryRecorder* boundary() { return boundary_.get(); }
   const TraceContext& context() const { return *context_; }
   FakeOs* fake() { return fake_.get(); }                       // null on a real Os
   SimScheduler* sim() { return sim_.get(); }                   // kSim only
@@ -100,9 +114,11 @@ class World {
   bool completed() const;
 
   // ---- The end of a run, after stop(): each judges what the OS side saw. ----
-  // The whole verdict, in order of interest: the oracle's first violation, the run itself
-  // (`run_status`: a step limit, a deadlock, a hang), the oracle's end-of-trace judgement, the
-  // workload's own checks (`workload`), engine_verdict(`stats`) and leak_verdict().
+  // The whole verdict, in order of interest: the oracles' first violation (in an embedder's world
+  // the earlier of the two oracles'), the run itself (`run_status`: a step limit, a deadlock, a
+  // hang; in an embedder's world a run cut inside a callback is rule U9 first), the oracles'
+  // end-of-trace judgements, the workload's own checks (`workload`), engine_verdict(`stats`) and
+  // leak_verdict().
   Status verdict(const Status& run_status, const Status& workload, const EngineStats& stats);
   // The engine's own counts against the backend's: no connection live, and as many REMOVEs found
   // lost as the fake dropped (on a real Os no one can count the drops: not judged).
@@ -121,6 +137,8 @@ class World {
    public:
     CheckingSink(LifetimeOracle& oracle, std::function<void(const Status&)> hook)
         : oracle_(oracle), hook_(std::move(hook)) {}
+    // An embedder's world: its oracle reads each event first (at one line, its rule is named).
+    void set_embedder(EmbedderOracle* embedder) { embedder_ = embedder; }
     void on_trace_line(std::string_view line) override;
     void on_trace_event(const TraceEvent& event) override;
 
@@ -128,6 +146,7 @@ class World {
     void report_once();  // calls the hook with the oracle's first violation, once
 
     LifetimeOracle& oracle_;
+    EmbedderOracle* embedder_ = nullptr;
     const std::function<void(const Status&)> hook_;
     bool reported_ = false;  // under the trace's mutex
   };
@@ -143,6 +162,8 @@ class World {
   };
 
   std::string hang_detail();
+  // The earlier of the two oracles' first violations (ok when neither found one).
+  Status first_violation() const;
 
   const WorldOptions::Backend backend_;
   LifetimeOracle oracle_;  // first: the trace's sink outlives every recorder
@@ -157,7 +178,9 @@ class World {
   std::unique_ptr<RecordingOs> recording_;
   std::unique_ptr<FaultyOs> faulty_;
   std::unique_ptr<TraceObserver> observer_;
-  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<BoundaryRecorder> boundary_;       // an embedder's world
+  std::unique_ptr<EmbedderOracle> embedder_oracle_;  // an embedder's world
+  std::unique_ptr<Engine> engine_;                   // not in an embedder's world
 };
 
 }  // namespace readyport
