@@ -2,18 +2,13 @@
 // same way (readyport-stress --seed S --shrink).
 //
 // A failing seed is a whole world: a workload, a fault plan, a schedule. The shrinker keeps the
-// seed and reduces what it drew, each step kept only while the run still fails with the same
-// signature (the oracle's rule, e.g. "O2", or the first words of another failure), in passes:
-//   1. the fault plan, one active site at a time (removing a site removes every fault it fired);
-//   2. the faults themselves: the ones that fired become a plan of pinned hits (`site#n`, which
-//      replays the same run: fault_plan.hpp), then removed in chunks and one at a time (delta
-//      debugging) until no single fault can go;
-//   3. the schedule: a PCT seed's depth (fewer priority change points), smallest first; a random
-//      schedule is tried as PCT of depth 1..3 (fewer preemptions);
-//   4. the workload: director actions, clients and raw peers, each halved, then lowered by one,
-//      while it fails;
-// and again until a pass changes nothing: then the case is 1-minimal over single faults, sites,
-// the depth and each workload cap (ShrinkResult::one_minimal), unless the run budget ran out.
+// seed and reduces what it drew (readyport/fake/case_shrinker.hpp, the kit's shrinker, which the
+// harness shares: whole fault sites, then the faults that fired one by one, then the schedule's
+// depth), with the workload's director actions, clients and raw peers as its caps, each step kept
+// only while the run still fails with the same signature (the oracle's rule, e.g. "O2", or the
+// first words of another failure), until a pass changes nothing: then the case is 1-minimal over
+// single faults, sites, the depth and each workload cap (ShrinkResult::one_minimal), unless the
+// run budget ran out.
 // The result is a replay command with `--faults PLAN --strategy S --depth D --actions-max N ...`,
 // and before and after figures (faults fired, scheduler switches, trace lines).
 // Ownership: plain values. Threading: as stress_run_seed (one thread that no runtime started).
