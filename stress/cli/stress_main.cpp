@@ -36,6 +36,7 @@
 #include "jobs/replay_main.hpp"
 #include "jobs/run_summary.hpp"
 #include "jobs/stress_shrink.hpp"
+#include "readyport/fake/embedder_oracle.hpp"
 #include "readyport/fake/lifetime_oracle.hpp"
 #include "runs/scale_run.hpp"
 #include "runs/stress_run.hpp"
@@ -45,6 +46,24 @@ namespace {
 
 // A trace file read by --check-trace: at most this large (far above any seed's trace).
 constexpr std::uint64_t kCheckTraceBytesMax = 1ULL << 32;
+
+// A harness's trace (world=embedder): the EmbedderOracle's judgement of the embedder's code too,
+// printed; returns the earlier of its verdict and the LifetimeOracle's (`lifetime`).
+Status check_trace_embedder(const StressOptions& options, std::string_view text,
+                            const StressTraceHeader& header, const Status& lifetime) {
+  EmbedderOracle embedder(/*exact=*/!stress_trace_header_real_threads(header));
+  embedder.observe_text(text.substr(header.length));
+  const Status verdict = embedder.finish(/*run_completed=*/!header.cut);
+  const EmbedderCounts counts = embedder.counts();
+  std::printf(
+      "check-trace %s: an embedder's scenario: %llu calls by its code (%llu in callbacks)\n",
+      options.check_trace.c_str(), static_cast<unsigned long long>(counts.embedder_calls),
+      static_cast<unsigned long long>(counts.callback_calls));
+  std::printf("  embedder judgement     %s\n%s\n  %s\n",
+              embedder_judgement_headline(counts.judgement).c_str(),
+              embedder_rules_text(counts.judgement).c_str(), embedder_blind_spots_text().c_str());
+  return embedder_first_violation(verdict, lifetime);
+}
 
 // --check-trace FILE: the oracle's verdict on a recorded trace (a run of this driver, or a
 // RecordingOs trace from any backend). Exit 0 when it holds, 1 on a violation, 2 when unreadable.
@@ -106,8 +125,11 @@ int check_trace(const StressOptions& options) {
       static_cast<unsigned long long>(counts.handler_entries),
       static_cast<unsigned long long>(counts.connections));
   stress_judgement_print(counts.judgement);
-  std::printf("verdict: %s\n", verdict.ok() ? "ok" : verdict.to_string().c_str());
-  return verdict.ok() ? 0 : 1;
+  const Status first = has && header.value().embedder
+                           ? check_trace_embedder(options, text.value(), header.value(), verdict)
+                           : verdict;
+  std::printf("verdict: %s\n", first.ok() ? "ok" : first.to_string().c_str());
+  return first.ok() ? 0 : 1;
 }
 
 // The shrunk case as a corpus entry (--corpus-entry FILE), marked with this build's canary.

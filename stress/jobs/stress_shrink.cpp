@@ -3,7 +3,6 @@
 #include "readyport/fake/case_shrinker.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,26 +30,7 @@ StressOptions options_of(const StressOptions& base, const FaultPlan& drawn_plan,
 
 }  // namespace
 
-std::string stress_failure_signature(const Status& status) {
-  const std::string& message = status.message();
-  // The oracle's violations begin with their rule: "O12 engine misreports ...".
-  if (message.size() >= 2 && message[0] == 'O' &&
-      std::isdigit(static_cast<unsigned char>(message[1])) != 0) {
-    return message.substr(0, message.find(' '));
-  }
-  // Otherwise the code and the first words, numbers written as N (a step limit reached at
-  // another virtual time is the same failure).
-  std::string words;
-  for (const char c : message.substr(0, message.find(':'))) {
-    const bool digit = std::isdigit(static_cast<unsigned char>(c)) != 0;
-    if (!digit) {
-      words += c;
-    } else if (words.empty() || words.back() != 'N') {
-      words += 'N';
-    }
-  }
-  return std::string(status_code_name(status.code())) + ": " + words;
-}
+std::string stress_failure_signature(const Status& status) { return failure_signature(status); }
 
 std::uint64_t stress_faults_fired(const SeedReport& report) {
   std::uint64_t fired = 0;

@@ -40,9 +40,8 @@ struct ShrinkResult {
   bool one_minimal = false;  // the last pass changed nothing (within the run budget)
 };
 
-// The failure's signature: the oracle's rule ("O7"), or the status code and the message up to its
-// first ':' with every run of digits written as N ("resource_exhausted: step limit N reached at
-// t=N ns").
+// The failure's signature: the kit's failure_signature (case_shrinker.hpp): the oracle's rule
+// ("O7"), or the status code and the first words of the message, numbers written as N.
 std::string stress_failure_signature(const Status& status);
 
 // Total faults fired in a report (its fault.* coverage rows).

@@ -1,7 +1,5 @@
 // The chaos workload's handlers and shared state (chaos_world.hpp).
 #include <algorithm>
-#include <bit>
-#include <cstring>
 #include <string>
 
 #include "workload/chaos_world.hpp"
@@ -20,54 +18,7 @@ Interest interest_for(Mode mode, bool want_out) {
   return want_out ? kInterestIn | kInterestOut : kInterestIn;
 }
 
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
-
-std::uint8_t payload_byte(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset) {
-  const std::uint64_t word = mix(seed ^ (std::uint64_t{stream} << 40) ^ (offset >> 3));
-  return static_cast<std::uint8_t>(word >> ((offset & 7) * 8));
-}
-
-void payload_fill(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset, char* out,
-                  std::size_t size) {
-  const std::uint64_t base = seed ^ (std::uint64_t{stream} << 40);
-  std::size_t i = 0;
-  while (i < size) {  // payload_byte()'s word, once per 8 bytes
-    const std::uint64_t at = offset + i;
-    const std::uint64_t word = mix(base ^ (at >> 3));
-    if constexpr (std::endian::native == std::endian::little) {
-      if ((at & 7) == 0 && size - i >= 8) {  // a whole word: its bytes, low first, are its memory
-        std::memcpy(out + i, &word, 8);
-        i += 8;
-        continue;
-      }
-    }
-    for (std::uint64_t byte = at & 7; byte < 8 && i < size; ++byte, ++i) {
-      out[i] = static_cast<char>(static_cast<std::uint8_t>(word >> (byte * 8)));
-    }
-  }
-}
-
-std::uint64_t payload_mismatches(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset,
-                                 std::uint64_t sent, const char* data, std::size_t size) {
-  constexpr std::size_t kBytesMax = 512;
-  READYPORT_ASSERT(size <= kBytesMax);
-  char expected[kBytesMax];
-  payload_fill(seed, stream, offset, expected, size);
-  std::uint64_t mismatched = 0;
-  for (std::size_t i = 0; i < size; ++i) {
-    if (offset + i >= sent || data[i] != expected[i]) {
-      ++mismatched;
-    }
-  }
-  return mismatched;
-}
 
 // ---- TracedHandler ----------------------------------------------------------------------------
 
@@ -223,7 +174,7 @@ bool ClientConn::send_some() {
   const ChaosWorkload& w = world_.workload;
   char chunk[512];
   while (sent_ < w.bytes_per_client) {
-    chunk_state_ = mix(chunk_state_ ^ index_);
+    chunk_state_ = Rng(chunk_state_ ^ index_).next();  // splitmix64 of the value
     const std::uint32_t chunk_max = std::min<std::uint32_t>(w.chunk_bytes_max, sizeof chunk);
     const std::uint32_t size = std::min<std::uint32_t>(
         w.bytes_per_client - sent_, 1 + static_cast<std::uint32_t>(chunk_state_ % chunk_max));

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "readyport/fake/payload.hpp"
 #include "readyport/fake/rng.hpp"
 #include "readyport/fake/trace_lines.hpp"
 #include "workload/chaos_workload.hpp"
@@ -24,15 +25,10 @@ namespace readyport::chaos {
 
 struct WorkloadState;
 
-// The byte at `offset` of stream `stream`'s payload: a pure function of the seed.
-std::uint8_t payload_byte(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset);
-// payload_byte() of offsets `offset` .. `offset` + `size` - 1, into `out` (one mix per 8 bytes).
-void payload_fill(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset, char* out,
-                  std::size_t size);
-// How many of the `size` bytes `data` received at `offset` differ from the payload, or lie at or
-// beyond `sent` (bytes never sent). `size` at most 512.
-std::uint64_t payload_mismatches(std::uint64_t seed, std::uint32_t stream, std::uint64_t offset,
-                                 std::uint64_t sent, const char* data, std::size_t size);
+// The payloads (readyport/fake/payload.hpp), shared with the harness's echo clients.
+using readyport::payload_byte;
+using readyport::payload_fill;
+using readyport::payload_mismatches;
 
 // A handler that writes `hnd.enter`/`hnd.leave`/`hnd.closed` around its body, naming the socket
 // the workload added it for (`socket`), and the id and socket the engine passed.

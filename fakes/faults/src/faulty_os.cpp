@@ -509,8 +509,10 @@ int FaultyOs::connect(Socket s, const Ipv4Address& address) {
 
 int FaultyOs::send(Socket s, const void* data, int length, int flags) {
   before_call();
-  switch (
-      hit_first({FaultSite::kSendWouldblock, FaultSite::kSendConnreset, FaultSite::kSendNobufs})) {
+  const bool stale_vetoed = stale_veto_ && stale_veto_(s);
+  switch (stale_vetoed ? hit_first({FaultSite::kSendConnreset, FaultSite::kSendNobufs})
+                       : hit_first({FaultSite::kSendWouldblock, FaultSite::kSendConnreset,
+                                    FaultSite::kSendNobufs})) {
     case FaultSite::kSendWouldblock:
       return fail_socket_call(FaultSite::kSendWouldblock, s, kWsaEwouldblock);
     case FaultSite::kSendConnreset:
@@ -524,7 +526,9 @@ int FaultyOs::send(Socket s, const void* data, int length, int flags) {
 
 int FaultyOs::recv(Socket s, void* data, int length, int flags) {
   before_call();
-  switch (hit_first({FaultSite::kRecvWouldblock, FaultSite::kRecvConnreset})) {
+  const bool stale_vetoed = stale_veto_ && stale_veto_(s);
+  switch (stale_vetoed ? hit_first({FaultSite::kRecvConnreset})
+                       : hit_first({FaultSite::kRecvWouldblock, FaultSite::kRecvConnreset})) {
     case FaultSite::kRecvWouldblock:
       return fail_socket_call(FaultSite::kRecvWouldblock, s, kWsaEwouldblock);
     case FaultSite::kRecvConnreset:

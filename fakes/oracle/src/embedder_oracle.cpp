@@ -107,6 +107,31 @@ std::string embedder_blind_spots_text() {
          "(run the ASan build)";
 }
 
+namespace {
+
+// The seq of a violation "<rule> at line <seq>: ..." (at the end of the trace: the largest).
+std::uint64_t violation_seq(const Status& status) {
+  const std::string& message = status.message();
+  const std::size_t at = message.find(" at line ");
+  if (at == std::string::npos || at > 8) {
+    return ~std::uint64_t{0};
+  }
+  std::uint64_t seq = 0;
+  for (std::size_t i = at + 9; i < message.size() && message[i] >= '0' && message[i] <= '9'; ++i) {
+    seq = seq * 10 + static_cast<std::uint64_t>(message[i] - '0');
+  }
+  return seq;
+}
+
+}  // namespace
+
+Status embedder_first_violation(const Status& embedder, const Status& lifetime) {
+  if (embedder.ok()) {
+    return lifetime;
+  }
+  return lifetime.ok() || violation_seq(embedder) <= violation_seq(lifetime) ? embedder : lifetime;
+}
+
 // ==== The class ===================================================================================
 
 EmbedderOracle::EmbedderOracle(bool exact) : state_(std::make_unique<State>(exact)) {}

@@ -27,14 +27,31 @@ ApiCall api_call_of(EngineCall call) {
   READYPORT_UNREACHABLE();
 }
 
+bool is_edge(Mode mode) { return mode == Mode::kPersistentEdge || mode == Mode::kOneshotEdge; }
+
 }  // namespace
+
+bool BoundaryRecorder::edge_registered(Socket s) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Added& pending : adding_) {
+    if (pending.socket == s && pending.edge) {
+      return true;
+    }
+  }
+  for (const auto& [key, added] : added_) {
+    if (added.socket == s && added.edge) {
+      return true;
+    }
+  }
+  return false;
+}
 
 void BoundaryRecorder::call_begin(const EngineCrossing& call) {
   switch (call.call) {
     case EngineCall::kAdd: {
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        adding_.push_back(Added{call.socket, call.handler});
+        adding_.push_back(Added{call.socket, call.handler, is_edge(call.mode)});
       }
       record(workload_line_adding(call.socket, call.mode, call.interest));
       return;
@@ -65,7 +82,7 @@ void BoundaryRecorder::call_end(const EngineCrossing& call, const Status& status
           }
         }
         if (status.ok()) {
-          added_[key_of(added)] = Added{call.socket, call.handler};
+          added_[key_of(added)] = Added{call.socket, call.handler, is_edge(call.mode)};
         }
       }
       record(workload_line_add(call.socket,

@@ -2,6 +2,7 @@
 #include "readyport/fake/case_shrinker.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 namespace readyport {
@@ -193,6 +194,27 @@ class CaseShrinker {
 };
 
 }  // namespace
+
+std::string failure_signature(const Status& status) {
+  const std::string& message = status.message();
+  // The oracles' violations begin with their rule: "O12 engine misreports ...", "U2 at line ...".
+  if (message.size() >= 2 && (message[0] == 'O' || message[0] == 'U') &&
+      std::isdigit(static_cast<unsigned char>(message[1])) != 0) {
+    return message.substr(0, message.find(' '));
+  }
+  // Otherwise the code and the first words, numbers written as N (a step limit reached at
+  // another virtual time is the same failure).
+  std::string words;
+  for (const char c : message.substr(0, message.find(':'))) {
+    const bool digit = std::isdigit(static_cast<unsigned char>(c)) != 0;
+    if (!digit) {
+      words += c;
+    } else if (words.empty() || words.back() != 'N') {
+      words += 'N';
+    }
+  }
+  return std::string(status_code_name(status.code())) + ": " + words;
+}
 
 ShrinkOutcome shrink_case(const ShrinkCase& failing, const std::string& fired_hits,
                           const ShrinkRunner& run, std::uint32_t runs_before) {

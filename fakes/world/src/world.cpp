@@ -1,8 +1,6 @@
 // One seed's world. See world.hpp.
 #include "readyport/fake/world.hpp"
 
-#include <cstdlib>
-
 #include "readyport/assert.hpp"
 #include "readyport/fake/rng.hpp"
 
@@ -155,31 +153,12 @@ Status World::run(const std::function<void()>& body) {
 
 bool World::completed() const { return !sim_ || sim_->outcome() == SimOutcome::kCompleted; }
 
-namespace {
-
-// The seq of a violation "<rule> at line <seq>: ..." (at the end of the trace: the largest).
-std::uint64_t violation_seq(const Status& status) {
-  const std::string& message = status.message();
-  const std::size_t at = message.find(" at line ");
-  if (at == std::string::npos || at > 8) {
-    return ~std::uint64_t{0};
-  }
-  return std::strtoull(message.c_str() + at + 9, nullptr, 10);
-}
-
-}  // namespace
-
 Status World::first_violation() const {
   Status lifetime = oracle_.status();
   if (embedder_oracle_ == nullptr) {
     return lifetime;
   }
-  Status embedder = embedder_oracle_->status();
-  if (embedder.ok()) {
-    return lifetime;
-  }
-  // At one line the embedder's rule is the cause (its call broke the engine's rule too).
-  return lifetime.ok() || violation_seq(embedder) <= violation_seq(lifetime) ? embedder : lifetime;
+  return embedder_first_violation(embedder_oracle_->status(), lifetime);
 }
 
 Status World::verdict(const Status& run_status, const Status& workload, const EngineStats& stats) {

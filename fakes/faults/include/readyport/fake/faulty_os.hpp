@@ -32,6 +32,7 @@
 #include <mutex>
 #include <set>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "readyport/fake/fault_plan.hpp"
@@ -97,6 +98,14 @@ class FaultyOs final : public ForwardingOs {
   // it before the first hit; called under this FaultyOs's mutex, from the hitting thread.
   using FaultChooser = std::function<bool(FaultSite site)>;
   void set_chooser(FaultChooser chooser);
+  // Sockets on which a stale WSAEWOULDBLOCK is no OS's behaviour: `veto(s)` true, and the
+  // recv.wouldblock and send.wouldblock sites pass over that call (its hit is not counted).
+  // A level registration shrugs a stale one off (the condition still holds); an edge-triggered one
+  // would never hear of that data or room again (the harness vetoes its edge-registered sockets;
+  // the main job draws neither site for an edge workload). Called from the calling thread, with no
+  // lock held; it must not make seam calls. Set it before the first call.
+  using SocketVeto = std::function<bool(Socket s)>;
+  void set_stale_veto(SocketVeto veto) { stale_veto_ = std::move(veto); }
   FaultCounts counts() const;
   const FaultPlan& plan() const { return plan_; }
   // The hits that fired by the plan (armed ones excluded), in firing order: at most
@@ -189,6 +198,7 @@ class FaultyOs final : public ForwardingOs {
   std::array<std::array<std::uint32_t, static_cast<std::size_t>(Run::kCount)>, kRunThreadsMax>
       runs_{};                                          // guarded by mutex_
   FaultCounts counts_;                                  // guarded by mutex_
+  SocketVeto stale_veto_;                               // set before the first call
   std::vector<FaultHit> fired_hits_;                    // guarded by mutex_
   bool fired_hits_complete_ = true;                     // guarded by mutex_
   std::set<Socket> connected_;                          // guarded by mutex_: close.abortive's

@@ -93,6 +93,11 @@ std::string embedder_judgement_headline(const EmbedderJudgement& judgement);
 // What no rule can see, printed with every judgement (a check that cannot see says so).
 std::string embedder_blind_spots_text();
 
+// The earlier of an EmbedderOracle's and a LifetimeOracle's verdicts ("<rule> at line <seq>: ..."),
+// for a run both judged: at one line the embedder's (its call broke the engine's rule too); ok
+// when neither found anything.
+Status embedder_first_violation(const Status& embedder, const Status& lifetime);
+
 class EmbedderOracle final : public TraceSink {
  public:
   // `exact`: each call's line stands where the call took effect (a simulated trace); false on

@@ -51,11 +51,15 @@ class BoundaryRecorder final : public EngineBoundary {
 
   // Each engine's counters when its stop() returned ok, in that order.
   std::vector<EngineStats> stopped() const;
+  // Whether `s` is being added, or was added and its on_closed has not returned, in an
+  // edge-triggered mode (for FaultyOs::set_stale_veto). Never blocks for long; no seam call.
+  bool edge_registered(Socket s) const;
 
  private:
   struct Added {
     Socket socket = kInvalidSocket;
     Handler* handler = nullptr;
+    bool edge = false;
   };
   static std::uint64_t key_of(ConnId id) { return (std::uint64_t{id.slot} << 32) | id.generation; }
   void record(TraceEvent&& event) { trace_.record(context_, event); }

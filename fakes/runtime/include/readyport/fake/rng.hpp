@@ -68,6 +68,7 @@ enum class SeedStream : std::uint64_t {
   kFaults = 3,    // which fault sites fire (FaultyOs)
   kFake = 4,      // FakeOs's own choices (early wakes)
   kSwarm = 5,     // which reading of each open question the fake takes (stress driver)
+  kHarness = 6,   // the harness's own draws for an embedder's scenario (harness.hpp)
 };
 
 class SeedStreams {

@@ -30,6 +30,7 @@
 
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
+#include "readyport/status.hpp"
 
 namespace readyport {
 
@@ -38,6 +39,11 @@ inline constexpr std::uint32_t kShrinkRunsMax = 600;
 inline constexpr std::uint32_t kShrinkPassesMax = 6;
 // PCT depths tried in place of a random or fair schedule.
 inline constexpr std::uint32_t kShrinkPctDepthTriedMax = 3;
+
+// A failure's signature, what "fails the same way" compares: the oracle's rule ("O7", "U2": a
+// violation's message begins with it), or the status code and the message up to its first ':'
+// with every run of digits written as N ("resource_exhausted: step limit N reached at t=N ns").
+std::string failure_signature(const Status& status);
 
 struct ShrinkCase {
   FaultPlan plan;  // no active site: no faults
