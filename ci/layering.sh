@@ -5,8 +5,8 @@
 #
 #   core        the engine (core/)
 #   fakes       the testing kit, itself in layers, one folder each: trace, oracle (traces only),
-#               runtime, os, recording, faults, world; then fakes/test (the kit's tests and
-#               their support)
+#               runtime, os, recording, faults, world, harness; then fakes/test (the kit's tests
+#               and their support)
 #   properties  the RapidCheck properties and their world (properties/)
 #   stress      the stress driver and the main job (stress/)
 #   top         examples/, tests/ (consumers, docs programs)
@@ -55,7 +55,7 @@ rank = {'core': 0, 'fakes': 1, 'properties': 2, 'stress': 3, 'examples': 4, 'tes
 names = {0: 'core', 2: 'properties', 3: 'stress', 4: 'top'}
 # The kit's concepts, lowest first (fakes/CMakeLists.txt links each to those before it); the
 # oracle reads traces only. Anything else under fakes/ (test/) sits above them all.
-kit = ['trace', 'oracle', 'runtime', 'os', 'recording', 'faults', 'world']
+kit = ['trace', 'oracle', 'runtime', 'os', 'recording', 'faults', 'world', 'harness']
 kit_top = 1 + (len(kit) + 1) / 10
 for i, concept in enumerate(kit):
     names[1 + (i + 1) / 10] = 'fakes/' + concept

@@ -52,13 +52,14 @@ install(FILES "${READYPORT_GENERATED_INCLUDE_DIR}/readyport/version.hpp"
 # include/readyport/fake, never readyport/fake/internal/ (the kit's own). The kit links
 # readyport::core, which the core targets file defines (readyportConfig.cmake loads it first).
 set(READYPORT_INSTALLED_COMPONENTS core)
-set(READYPORT_KIT_CONCEPTS trace runtime os recording faults oracle world)
+set(READYPORT_KIT_CONCEPTS trace runtime os recording faults oracle world harness)
 if(READYPORT_TESTING)
   set(readyport_kit_headers "")
   foreach(concept IN LISTS READYPORT_KIT_CONCEPTS)
     list(APPEND readyport_kit_headers "${PROJECT_SOURCE_DIR}/fakes/${concept}/include/readyport")
   endforeach()
-  readyport_install_component(TARGETS readyport_testing readyport_world readyport_oracle
+  readyport_install_component(TARGETS readyport_testing readyport_harness readyport_world
+                                      readyport_oracle
                                       readyport_faults readyport_recording readyport_fake_os
                                       readyport_runtime readyport_trace
                               COMPONENT testing

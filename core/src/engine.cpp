@@ -29,6 +29,14 @@ constexpr const char* kModeNames[] = {"oneshot_level", "persistent_level", "pers
                                       "oneshot_edge"};
 static_assert(std::size(kModeNames) == std::size(internal::kModeTriggers));
 
+// The options, with the boundary's observer when the embedder gave none (engine_boundary.hpp).
+EngineOptions observed(EngineOptions options, EngineBoundary* boundary) {
+  if (options.observer == nullptr && boundary != nullptr) {
+    options.observer = boundary->observer();
+  }
+  return options;
+}
+
 Status validate(const EngineOptions& o) {
   if (o.connections_max < 1 || o.connections_max > (1u << 28)) {
     return Status(StatusCode::kInvalidArgument, "connections_max must be in [1, 2^28]");
@@ -93,7 +101,7 @@ const char* mode_name(Mode mode) {
 
 Engine::Engine(EngineOs& os, EngineOptions options)
     : os_(os),
-      options_(options),
+      options_(observed(options, os.engine_boundary())),
       boundary_(os.engine_boundary()),
       mutex_(os.mutex_create()),
       deferred_head_(kSlotNone),

@@ -99,9 +99,9 @@ if(MODE STREQUAL "install")
   list(SORT installed)
   set(allowed
       "^include/readyport/([a-z0-9_]+/)?[a-z0-9_]+\\.hpp$"
-      "^lib(64)?/(lib)?readyport_(core|trace|runtime|fake_os|recording|faults|oracle|world)(\\.[0-9]+)*\\.(a|lib|so|dylib|dll\\.a)(\\.[0-9]+)*$"
+      "^lib(64)?/(lib)?readyport_(core|trace|runtime|fake_os|recording|faults|oracle|world|harness)(\\.[0-9]+)*\\.(a|lib|so|dylib|dll\\.a)(\\.[0-9]+)*$"
       "^lib(64)?/cmake/readyport/[A-Za-z_-]+\\.cmake$"
-      "^bin/(lib)?readyport_(core|trace|runtime|fake_os|recording|faults|oracle|world)\\.(dll|pdb)$"
+      "^bin/(lib)?readyport_(core|trace|runtime|fake_os|recording|faults|oracle|world|harness)\\.(dll|pdb)$"
       "^share/doc/readyport/LICENSE$")
   set(unexpected "")
   foreach(file IN LISTS installed)
@@ -128,7 +128,8 @@ if(MODE STREQUAL "install")
   foreach(must IN ITEMS include/readyport/engine.hpp include/readyport/version.hpp
                         include/readyport/internal/slot_table.hpp include/readyport/fake/fake_os.hpp
                         include/readyport/fake/trace.hpp include/readyport/fake/lifetime_oracle.hpp
-                        include/readyport/fake/world.hpp
+                        include/readyport/fake/world.hpp include/readyport/fake/harness.hpp
+                        include/readyport/fake/harness_gtest.hpp
                         lib/cmake/readyport/readyportConfig.cmake
                         lib/cmake/readyport/readyportConfigVersion.cmake share/doc/readyport/LICENSE)
     if(NOT EXISTS "${prefix}/${must}")

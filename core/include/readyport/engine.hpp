@@ -104,7 +104,10 @@ class Handler {
   // add(), post()). May be entered before add() returned on the adding thread.
   virtual Interest on_events(ConnId id, Socket socket, std::uint32_t events) noexcept = 0;
   // The last call for `id`: exactly once per successful add(), after the socket was closed. The
-  // handler may be destroyed from here. Re-entrancy as on_events.
+  // handler may be destroyed from here. Re-entrancy as on_events. A connection can end without
+  // anyone asking: when the port refuses its re-arm (spec A8), or its port calls keep failing
+  // (A3), the engine closes it and on_closed is the only word of it; a listener must then be
+  // opened again (docs/testing-your-server.md).
   virtual void on_closed(ConnId id) noexcept = 0;
 
  protected:

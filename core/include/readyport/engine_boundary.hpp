@@ -10,7 +10,8 @@
 // that asks for one gets one. An Engine reads it once, in its constructor; with none, each public
 // call and each callback costs one branch more.
 //
-//   class Recorder final : public readyport::EngineBoundary { ... };  // the kit's: BoundaryRecorder
+//   class Recorder final : public readyport::EngineBoundary { ... };  // the kit's:
+// BoundaryRecorder
 //
 // Ownership: the Os that returns it owns it; it outlives every engine built on that Os.
 // Threading: called from any thread the engine runs on, several at once, never with the engine's
@@ -62,6 +63,11 @@ class EngineBoundary {
   // stop() is about to return ok: the engine's counters at that moment (what the world's end
   // checks compare with the OS side).
   virtual void engine_stopped(const EngineStats& stats) = 0;
+
+  // The observer of an engine built with none (EngineOptions::observer null): the kit's writes the
+  // engine's lifetime events to the trace, for the oracle's cross-check. Null: none. Asked once,
+  // by the engine's constructor.
+  virtual EngineObserver* observer() { return nullptr; }
 
  protected:
   EngineBoundary() = default;

@@ -9,8 +9,8 @@ namespace readyport {
 namespace {
 
 Status bad(std::string_view variable, std::string_view value, std::string_view why) {
-  return Status(StatusCode::kInvalidArgument, std::string(variable) + "='" + std::string(value) +
-                                                  "': " + std::string(why));
+  return Status(StatusCode::kInvalidArgument,
+                std::string(variable) + "='" + std::string(value) + "': " + std::string(why));
 }
 
 // A decimal in [low, high].
@@ -187,6 +187,9 @@ Result<HarnessOptions> harness_options_from_env(HarnessOptions defaults) {
     if (!s.ok()) {
       return s;
     }
+  }
+  if (const char* file = env("READYPORT_TEST_TRACE"); file != nullptr) {
+    options.trace_out = file;
   }
   if (const char* dir = env("READYPORT_TEST_BUNDLES"); dir != nullptr) {
     options.bundle_dir = dir;

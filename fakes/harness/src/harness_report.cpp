@@ -89,6 +89,7 @@ std::string case_json(const HarnessCase& run_case) {
          ", \"strategy\": " + json_string(sim_strategy_name(run_case.strategy)) +
          ", \"depth\": " + std::to_string(run_case.depth) +
          ", \"fault_plan\": " + json_string(plan_text(run_case.plan)) +
+         ", \"faults_at_start\": " + (run_case.faults_at_start ? "true" : "false") +
          ", \"faults_at_stop\": " + (run_case.faults_at_stop ? "true" : "false") + "}";
 }
 
@@ -108,29 +109,33 @@ std::string shrunk_json(const HarnessOptions& options, const Shrunk& shrunk) {
 }  // namespace
 
 std::string case_text(const HarnessCase& run_case) {
-  return "seed=" + std::to_string(run_case.seed) + " strategy=" +
-         sim_strategy_name(run_case.strategy) + " depth=" + std::to_string(run_case.depth) +
-         " faults=" + plan_text(run_case.plan) +
+  return "seed=" + std::to_string(run_case.seed) +
+         " strategy=" + sim_strategy_name(run_case.strategy) +
+         " depth=" + std::to_string(run_case.depth) + " faults=" + plan_text(run_case.plan) +
+         " faults_at_start=" + (run_case.faults_at_start ? "1" : "0") +
          " faults_at_stop=" + (run_case.faults_at_stop ? "1" : "0");
 }
 
 std::string replay_command(const HarnessOptions& options, const HarnessCase& run_case,
                            const std::string& trace_hash) {
-  std::string command = "READYPORT_TEST_SEED=" + std::to_string(run_case.seed) +
-                        " READYPORT_TEST_SEEDS=1 READYPORT_TEST_STRATEGY=" +
-                        sim_strategy_name(run_case.strategy) +
-                        " READYPORT_TEST_DEPTH=" + std::to_string(run_case.depth) +
-                        " READYPORT_TEST_FAULTS=" + shell_word(plan_text(run_case.plan));
+  std::string command =
+      "READYPORT_TEST_SEED=" + std::to_string(run_case.seed) +
+      " READYPORT_TEST_SEEDS=1 READYPORT_TEST_STRATEGY=" + sim_strategy_name(run_case.strategy) +
+      " READYPORT_TEST_DEPTH=" + std::to_string(run_case.depth) +
+      " READYPORT_TEST_FAULTS=" + shell_word(plan_text(run_case.plan));
   if (options.steps_max != HarnessOptions{}.steps_max) {
     command += " READYPORT_TEST_STEPS_MAX=" + std::to_string(options.steps_max);
   }
   if (!trace_hash.empty()) {
     command += " READYPORT_TEST_EXPECT_HASH=" + trace_hash;
   }
+  command += " READYPORT_TEST_SHRINK=0";  // printed with the shrunk case already
   const std::string binary = options.binary.empty() ? executable_path() : options.binary;
-  command += " " + shell_word(binary.empty() ? "<your test binary>" : binary);
+  command += ' ';  // appended: g++ 12 -O3 warns -Wrestrict on " " + ... (GCC bug 105651)
+  command += shell_word(binary.empty() ? "<your test binary>" : binary);
   if (!options.test_name.empty()) {
-    command += " --gtest_filter=" + shell_word(options.test_name);
+    command += " --gtest_filter=";
+    command += shell_word(options.test_name);
   }
   return command;
 }
@@ -187,8 +192,8 @@ std::uint64_t first_difference(std::string_view a, std::string_view b, std::stri
 }
 
 Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSeed& seed,
-                                 std::string_view trace_text, const std::vector<std::string>& window,
-                                 const Shrunk& shrunk) {
+                                 std::string_view trace_text,
+                                 const std::vector<std::string>& window, const Shrunk& shrunk) {
   const std::filesystem::path dir = std::filesystem::path(options.bundle_dir) /
                                     (options.test_name.empty() ? "harness" : options.test_name);
   std::error_code error;
@@ -198,13 +203,7 @@ Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSee
                   "cannot create '" + dir.string() + "': " + error.message());
   }
   const std::string stem = "seed-" + std::to_string(seed.run_case.seed);
-  TraceHeader header;
-  header.runtime = options.runtime == HarnessRuntime::kFree ? "free" : "sim";
-  header.os = options.runtime == HarnessRuntime::kWindows ? "windows" : "fake";
-  header.commit = version_commit();
-  header.embedder = true;
-  std::ofstream trace(dir / (stem + ".trace"), std::ios::binary);
-  trace << trace_header_line(header) << trace_text;
+  const Status trace = write_trace_file(options, (dir / (stem + ".trace")).string(), trace_text);
   std::string tail = "[";
   for (std::size_t i = 0; i < window.size(); ++i) {
     tail += (i == 0 ? "" : ", ") + json_string(window[i]);
@@ -212,27 +211,41 @@ Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSee
   tail += "]";
   const std::string json =
       "{\n  \"format\": \"readyport-harness-bundle\",\n  \"format_version\": 1,\n"
-      "  \"readyport\": {\"version\": " + json_string(version_string()) +
-      ", \"commit\": " + json_string(version_commit()) + "},\n" +
+      "  \"readyport\": {\"version\": " +
+      json_string(version_string()) + ", \"commit\": " + json_string(version_commit()) + "},\n" +
       "  \"origin\": \"harness\",\n  \"test\": " + json_string(options.test_name) + ",\n" +
       "  \"runtime\": " + json_string(harness_runtime_name(options.runtime)) + ",\n" +
-      "  \"seed\": " + std::to_string(seed.run_case.seed) + ",\n  \"case\": " +
-      case_json(seed.run_case) + ",\n  \"failure\": {\"status\": " +
-      json_string(status_code_name(seed.status.code())) +
+      "  \"seed\": " + std::to_string(seed.run_case.seed) +
+      ",\n  \"case\": " + case_json(seed.run_case) +
+      ",\n  \"failure\": {\"status\": " + json_string(status_code_name(seed.status.code())) +
       ", \"message\": " + json_string(seed.status.message()) +
-      ", \"signature\": " + json_string(seed.signature) + "},\n  \"trace\": {\"hash\": " +
-      json_string(seed.trace_hash) + ", \"lines\": " + std::to_string(seed.trace_lines) +
+      ", \"signature\": " + json_string(seed.signature) +
+      "},\n  \"trace\": {\"hash\": " + json_string(seed.trace_hash) +
+      ", \"lines\": " + std::to_string(seed.trace_lines) +
       ", \"file\": " + json_string(stem + ".trace") + ", \"tail\": " + tail + "},\n" +
-      "  \"fired_hits\": " + json_string(seed.fired_hits) + ",\n  \"replay\": " +
-      json_string(replay_command(options, seed.run_case, seed.trace_hash)) +
+      "  \"fired_hits\": " + json_string(seed.fired_hits) +
+      ",\n  \"replay\": " + json_string(replay_command(options, seed.run_case, seed.trace_hash)) +
       ",\n  \"shrunk\": " + shrunk_json(options, shrunk) + "\n}\n";
   const std::filesystem::path path = dir / (stem + ".json");
   std::ofstream file(path, std::ios::binary);
   file << json;
-  if (!file || !trace) {
+  if (!file || !trace.ok()) {
     return Status(StatusCode::kInvalidArgument, "cannot write the bundle '" + path.string() + "'");
   }
   return path.string();
+}
+
+Status write_trace_file(const HarnessOptions& options, const std::string& path,
+                        std::string_view trace_text) {
+  TraceHeader header;
+  header.runtime = options.runtime == HarnessRuntime::kFree ? "free" : "sim";
+  header.os = options.runtime == HarnessRuntime::kWindows ? "windows" : "fake";
+  header.commit = version_commit();
+  header.embedder = true;
+  std::ofstream trace(path, std::ios::binary);
+  trace << trace_header_line(header) << trace_text;
+  return trace ? Status()
+               : Status(StatusCode::kInvalidArgument, "cannot write the trace '" + path + "'");
 }
 
 std::string executable_path() {

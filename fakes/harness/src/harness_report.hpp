@@ -44,8 +44,12 @@ struct Shrunk {
 // --check-trace judges it), `<dir>` the options' bundle_dir and the test's name. Returns the JSON
 // file's path.
 Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSeed& seed,
-                                 std::string_view trace_text, const std::vector<std::string>& window,
-                                 const Shrunk& shrunk);
+                                 std::string_view trace_text,
+                                 const std::vector<std::string>& window, const Shrunk& shrunk);
+
+// Writes `trace_text` with its header line to `path` (readyport-stress --check-trace reads it).
+Status write_trace_file(const HarnessOptions& options, const std::string& path,
+                        std::string_view trace_text);
 
 // This process's executable, for a replay command ("" when it cannot be told).
 std::string executable_path();

@@ -105,8 +105,9 @@ void print_shrunk(Printer& out, const HarnessOptions& options, const HarnessSeed
       std::to_string(shrunk.minimal.plan.active_count()));
   row("faults fired", std::to_string(failing.faults_fired),
       std::to_string(shrunk.minimal_seed.faults_fired));
-  row("schedule", std::string(sim_strategy_name(failing.run_case.strategy)) + "/" +
-                      std::to_string(failing.run_case.depth),
+  row("schedule",
+      std::string(sim_strategy_name(failing.run_case.strategy)) + "/" +
+          std::to_string(failing.run_case.depth),
       std::string(sim_strategy_name(shrunk.minimal.strategy)) + "/" +
           std::to_string(shrunk.minimal.depth));
   row("trace lines", std::to_string(failing.trace_lines),
@@ -118,9 +119,9 @@ void print_shrunk(Printer& out, const HarnessOptions& options, const HarnessSeed
   out.line("    faults that matter: " + (shrunk.minimal.plan.active_count() == 0
                                              ? std::string("none")
                                              : shrunk.minimal.plan.to_string()));
-  out.line("    replay the shrunk case: " +
-           harness_internal::replay_command(options, shrunk.minimal,
-                                            shrunk.minimal_seed.trace_hash));
+  out.line(
+      "    replay the shrunk case: " +
+      harness_internal::replay_command(options, shrunk.minimal, shrunk.minimal_seed.trace_hash));
 }
 
 // Everything a failing seed prints, and its bundle. Returns the replay command.
@@ -142,14 +143,15 @@ void report_failure(Printer& out, const HarnessOptions& options, HarnessSeed& se
   result.replay = harness_internal::replay_command(options, seed.run_case, seed.trace_hash);
   out.line("  replay: " + result.replay);
   if (options.runtime != HarnessRuntime::kSim) {
-    out.line("  (real threads do not replay: the command runs the same seed under the simulator;"
-             " the whole recorded trace is in the bundle's .trace file)");
+    out.line(
+        "  (real threads do not replay: the command runs the same seed under the simulator;"
+        " the whole recorded trace is in the bundle's .trace file)");
   }
   const Shrunk shrunk = shrink_failure(options, seed, make);
   print_shrunk(out, options, seed, shrunk);
   if (shrunk.done) {
-    result.shrunk_replay = harness_internal::replay_command(options, shrunk.minimal,
-                                                            shrunk.minimal_seed.trace_hash);
+    result.shrunk_replay =
+        harness_internal::replay_command(options, shrunk.minimal, shrunk.minimal_seed.trace_hash);
   }
   Result<std::string> bundle = harness_internal::write_bundle(options, seed, text, window, shrunk);
   result.bundle = bundle.ok() ? bundle.value() : "";
@@ -209,7 +211,8 @@ HarnessResult harness_run(const HarnessOptions& options, const ScenarioFactory& 
            (options.determinism ? ", every seed twice" : ""));
   for (std::uint64_t i = 0; i < options.seeds; ++i) {
     const HarnessCase run_case = harness_case_of(options, options.first_seed + i);
-    const bool keep = options.determinism || options.runtime != HarnessRuntime::kSim;
+    const bool keep = options.determinism || options.runtime != HarnessRuntime::kSim ||
+                      !options.trace_out.empty();
     harness_internal::last_words_arm(
         "harness: the process died in seed " + std::to_string(run_case.seed) + " (" +
         harness_internal::case_text(run_case) +
@@ -218,6 +221,12 @@ HarnessResult harness_run(const HarnessOptions& options, const ScenarioFactory& 
     HarnessSeed seed = harness_run_case(options, run_case, make, keep ? &text : nullptr);
     if (options.determinism && seed.status.ok()) {
       check_determinism(options, seed, text, make);
+    }
+    if (!options.trace_out.empty()) {
+      if (Status written = harness_internal::write_trace_file(options, options.trace_out, text);
+          !written.ok()) {
+        out.line("trace not written: " + written.to_string());
+      }
     }
     ++result.seeds_run;
     result.lifetime.add(seed.lifetime);
@@ -249,8 +258,7 @@ HarnessResult harness_run(const HarnessOptions& options, const ScenarioFactory& 
     }
   }
   harness_internal::last_words_disarm();
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   print_summary(out, result);
   return result;
 }

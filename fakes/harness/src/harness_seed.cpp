@@ -70,9 +70,9 @@ class Context final : public ScenarioContext {
 
 // The scenario's life, on the world's first logical thread.
 void run_scenario(World& world, Context& ctx, const HarnessCase& run_case,
-                  const ScenarioFactory& make, Phases& phases) {
+                  const ScenarioFactory& make, std::uint32_t settle_ms, Phases& phases) {
   std::unique_ptr<Scenario> scenario = make();
-  ctx.enter(HarnessPhase::kStart, true);
+  ctx.enter(HarnessPhase::kStart, run_case.faults_at_start);
   std::uint64_t before = ctx.faults_fired();
   phases.start = scenario->start(ctx);
   phases.start_faults = ctx.faults_fired() - before;
@@ -83,13 +83,19 @@ void run_scenario(World& world, Context& ctx, const HarnessCase& run_case,
     phases.chaos = scenario->drive(ctx);
     phases.chaos_faults = ctx.faults_fired() - before;
     ctx.enter(HarnessPhase::kLiveness, false);
+    world.os().sleep_ms(settle_ms);
     phases.liveness = scenario->drive(ctx);
+    world.os().sleep_ms(settle_ms);  // idle, as a server is between clients: its timers run
     ctx.enter(HarnessPhase::kStop, run_case.faults_at_stop);
     phases.stop = scenario->stop(ctx);
+    world.os().set_enabled(false);
+    world.record(phase_line("end"));  // the server stopped: none of its threads may run now
   }
   world.os().set_enabled(false);
   scenario.reset();  // its destructors run in the world, on the Os
-  world.record(phase_line("end"));
+  if (!phases.started) {
+    world.record(phase_line("end"));
+  }
 }
 
 // The scenario's own verdict: what its phases returned, with the outcomes faults excuse.
@@ -99,8 +105,8 @@ Status scenario_verdict(const Phases& phases, HarnessSeed& seed) {
       seed.start_failed_under_faults = true;  // expected; the end checks still judge the seed
       return Status();
     }
-    return Status(phases.start.code(), "the scenario's start failed with no fault fired: " +
-                                           phases.start.to_string());
+    return Status(phases.start.code(),
+                  "the scenario's start failed with no fault fired: " + phases.start.to_string());
   }
   if (!phases.chaos.ok()) {
     if (phases.chaos_faults == 0 || phases.chaos.code() == StatusCode::kInternal) {
@@ -143,6 +149,7 @@ WorldOptions world_options(const HarnessOptions& options, const HarnessCase& run
   world.sim.steps_max = options.steps_max;
   Rng rng = SeedStreams(run_case.seed).stream(SeedStream::kHarness);
   (void)rng.chance(1, 2);  // faults_at_stop (harness_case_of)
+  (void)rng.chance(1, 4);  // faults_at_start
   world.fake = fake_options_swarm(run_case.seed, kReceiveBuffers[rng.below(4)]);
   // Real threads do not replay: their whole trace is kept for a failure to be read.
   world.trace = TraceOptions{keep_text || options.runtime != HarnessRuntime::kSim, 0};
@@ -188,6 +195,7 @@ HarnessCase harness_case_of(const HarnessOptions& options, std::uint64_t seed) {
   }
   Rng rng = SeedStreams(seed).stream(SeedStream::kHarness);
   run_case.faults_at_stop = rng.chance(1, 2);
+  run_case.faults_at_start = rng.chance(1, 4);
   return run_case;
 }
 
@@ -211,14 +219,25 @@ HarnessSeed harness_run_case(const HarnessOptions& options, const HarnessCase& r
     return seed;
 #endif
   }
-  run->world = std::make_unique<World>(
-      world_options(options, run_case, trace_text_out != nullptr, run->real_os.get()));
+  WorldOptions world_options_made =
+      world_options(options, run_case, trace_text_out != nullptr, run->real_os.get());
+  // The first violation is the verdict: the rest of the run (which may spin to its step limit)
+  // is not run. The hook only sets a flag (it runs under the trace's mutex).
+  SimScheduler* sim = nullptr;
+  world_options_made.on_violation = [&sim](const Status&) {
+    if (sim != nullptr) {
+      sim->cut();
+    }
+  };
+  run->world = std::make_unique<World>(std::move(world_options_made));
   World& world = *run->world;
+  sim = world.sim();
   BoundaryRecorder* boundary = world.boundary();
   world.os().set_stale_veto([boundary](Socket s) { return boundary->edge_registered(s); });
   Context ctx(world, run_case.seed);
   Phases phases;
-  const Status run_status = world.run([&] { run_scenario(world, ctx, run_case, make, phases); });
+  const Status run_status =
+      world.run([&] { run_scenario(world, ctx, run_case, make, options.settle_ms, phases); });
   EngineStats stopped;
   for (const EngineStats& stats : boundary->stopped()) {
     stopped.connections_live += stats.connections_live;
@@ -240,8 +259,7 @@ HarnessSeed harness_run_case(const HarnessOptions& options, const HarnessCase& r
   if (!world.completed()) {
     (void)run.release();  // its parked threads point into it (world.hpp): kept to the end
   }
-  seed.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  seed.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return seed;
 }
 

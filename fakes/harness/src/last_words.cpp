@@ -48,7 +48,7 @@ extern "C" void on_fatal_signal(int signal_number) {
 void install() {
   for (std::size_t i = 0; i < std::size(kSignals); ++i) {
 #if !defined(_WIN32)
-    struct sigaction action {};
+    struct sigaction action{};
     action.sa_handler = on_fatal_signal;
     sigemptyset(&action.sa_mask);
     sigaction(kSignals[i], &action, &g_previous[i]);

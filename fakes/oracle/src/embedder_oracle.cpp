@@ -4,6 +4,7 @@
 #include "readyport/fake/embedder_oracle.hpp"
 
 #include <string>
+#include <utility>
 
 #include "embedder_state.hpp"
 #include "readyport/fake/trace_parse.hpp"
@@ -81,7 +82,8 @@ std::string embedder_judgement_headline(const EmbedderJudgement& judgement) {
   std::string nothing;
   bool every = true;
   for (std::uint32_t rule = 1; rule <= kEmbedderRules; ++rule) {
-    const std::string name = "U" + std::to_string(rule);
+    std::string name = "U";  // appended: GCC bug 105651, as in fail()
+    name += std::to_string(rule);
     const auto append = [&name](std::string& list) { list += (list.empty() ? "" : ", ") + name; };
     if (judgement.ambiguous[rule] != 0) {
       append(ambiguous);
@@ -132,7 +134,8 @@ Status embedder_first_violation(const Status& embedder, const Status& lifetime) 
   return lifetime.ok() || violation_seq(embedder) <= violation_seq(lifetime) ? embedder : lifetime;
 }
 
-// ==== The class ===================================================================================
+// ==== The class
+// ===================================================================================
 
 EmbedderOracle::EmbedderOracle(bool exact) : state_(std::make_unique<State>(exact)) {}
 EmbedderOracle::~EmbedderOracle() = default;
@@ -204,7 +207,8 @@ void EmbedderOracle::note_violation_locked() {
   }
 }
 
-// ==== Reading =====================================================================================
+// ==== Reading
+// =====================================================================================
 
 void EmbedderOracle::State::read(const TraceEvent& event) {
   ++counts.lines;
@@ -216,7 +220,8 @@ void EmbedderOracle::State::read(const TraceEvent& event) {
     judge(embedder_oracle_internal::kU4);
     if (!outlived) {
       outlived = true;
-      std::string text = "T" + std::to_string(event.thread) + " ran on after the server's stop ";
+      std::string text = "T";  // appended: GCC bug 105651, as in fail()
+      text += std::to_string(event.thread) + " ran on after the server's stop ";
       text += "returned (phase end, line " + std::to_string(stop_seq) + "): its line " +
               std::string(event.name);
       fail(embedder_oracle_internal::kU4,
@@ -302,10 +307,19 @@ void EmbedderOracle::State::fail(std::uint32_t rule, const std::string& what) {
   if (!violation.empty()) {
     return;
   }
-  const std::string at =
-      at_end ? "at the end of the trace (after line " + std::to_string(last_seq) + ")"
-             : "at line " + std::to_string(line->seq);
-  violation = "U" + std::to_string(rule) + " " + at + ": " + what + " [" + kRuleNames[rule] + "]";
+  // Built by appending into a reserved string: g++ 12 at -O3 warns -Wrestrict about its own
+  // inlined memcpy in `"U" + std::to_string(...)` chains (a false positive, GCC bug 105651).
+  std::string text;
+  text.reserve(64 + what.size());
+  text.append("U").append(std::to_string(rule));
+  if (at_end) {
+    text.append(" at the end of the trace (after line ").append(std::to_string(last_seq));
+    text.append(")");
+  } else {
+    text.append(" at line ").append(std::to_string(line->seq));
+  }
+  text.append(": ").append(what).append(" [").append(kRuleNames[rule]).append("]");
+  violation = std::move(text);
 }
 
 bool EmbedderOracle::State::field_socket(std::string_view key, Socket* out) const {
@@ -391,10 +405,13 @@ void EmbedderOracle::State::finish(bool run_completed) {
     }
   }
   for (const auto& [s, value] : values) {
-    if (!value.by_embedder || value.engine_owned || value.life != Value::Life::kOpen) {
+    if (!value.by_embedder) {
       continue;
     }
     judge(kU7);
+    if (value.engine_owned || value.life != Value::Life::kOpen) {
+      continue;
+    }
     if (!run_completed) {
       unjudged(kU7);
       continue;

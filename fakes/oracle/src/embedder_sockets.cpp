@@ -1,5 +1,6 @@
-// EmbedderOracle: the seam lines (RecordingOs's calls, FaultyOs's faults): the socket values' lives,
-// and the rules judged at a call: U1 (use after close), U2 (foreign close), U3 (blocking callback),
+// EmbedderOracle: the seam lines (RecordingOs's calls, FaultyOs's faults): the socket values'
+// lives, and the rules judged at a call: U1 (use after close), U2 (foreign close), U3 (blocking
+// callback),
 // and the handler's own recv and send for U5, U6 and U8. See embedder_state.hpp.
 #include <string>
 
@@ -63,7 +64,6 @@ void EmbedderOracle::State::judge_blocking(ThreadState& t, const std::string& wh
   if (!in_callback(t)) {
     return;
   }
-  judge(kU3);
   fail(kU3, what + " " + where(t) +
                 ": a handler, on_closed or task must never wait (it holds a worker, and the "
                 "connection's other events, meanwhile)");
@@ -86,8 +86,7 @@ void EmbedderOracle::State::on_new_socket(ThreadState& t, bool accepted) {
     }
   }
   if (embedder) {
-    ++counts.embedder_calls;
-    counts.callback_calls += in_callback(t) ? 1 : 0;
+    count_embedder_call(t);
   } else {
     ++counts.engine_calls;
   }
@@ -117,8 +116,7 @@ void EmbedderOracle::State::on_socket_call(ThreadState& t, std::string_view call
     ++counts.engine_calls;
     return;
   }
-  ++counts.embedder_calls;
-  counts.callback_calls += in_callback(t) ? 1 : 0;
+  count_embedder_call(t);
   if (!judge_value(t, s, call)) {
     return;
   }
@@ -164,8 +162,7 @@ void EmbedderOracle::State::on_close_begin(ThreadState& t) {
     }
     return;
   }
-  ++counts.embedder_calls;
-  counts.callback_calls += in_callback(t) ? 1 : 0;
+  count_embedder_call(t);
   if (!judge_value(t, s, "closesocket")) {
     return;
   }
@@ -193,7 +190,7 @@ void EmbedderOracle::State::on_close_end(ThreadState& t) {
   if (it == values.end() || it->second.life != Value::Life::kClosing) {
     // No begin line (a close that failed before its effect): judged here as a call.
     if (embedder_runs(t)) {
-      ++counts.embedder_calls;
+      count_embedder_call(t);
       (void)judge_value(t, s, "closesocket");
     }
     return;
@@ -224,8 +221,7 @@ void EmbedderOracle::State::on_fault(ThreadState& t) {
     ++counts.engine_calls;
     return;
   }
-  ++counts.embedder_calls;
-  counts.callback_calls += in_callback(t) ? 1 : 0;
+  count_embedder_call(t);
   if (!judge_value(t, s, std::string(site.substr(0, site.find('.'))))) {
     return;
   }
@@ -272,8 +268,7 @@ void EmbedderOracle::State::on_wait(ThreadState& t, std::string_view what) {
     ++counts.engine_calls;
     return;
   }
-  ++counts.embedder_calls;
-  counts.callback_calls += in_callback(t) ? 1 : 0;
+  count_embedder_call(t);
   judge_blocking(t, std::string(what));
 }
 
@@ -282,7 +277,7 @@ void EmbedderOracle::State::on_port_wait(ThreadState& t) {
     ++counts.engine_calls;
     return;
   }
-  ++counts.embedder_calls;
+  count_embedder_call(t);
   std::uint64_t timeout = 0;
   if (line->find_u64("timeout", &timeout) && timeout > 0) {
     judge_blocking(

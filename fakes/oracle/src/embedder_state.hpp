@@ -88,6 +88,8 @@ struct Conn {
   bool edge = false;
   bool close_requested = false;  // close() returned ok, or a handler returned kInterestClose
   bool end_pending = false;      // a handler was told the end and neither closed nor progressed
+  bool end_reasked = false;      // ... and asked for IN or HANGUP again (level-triggered)
+  bool end_asks_more = false;    // ... and asked for IN or HANGUP again (any mode)
   std::uint64_t end_seq = 0;
 };
 
@@ -154,6 +156,14 @@ struct EmbedderOracle::State {
   void on_port_wait(ThreadState& t);
   void on_thread_start();
   void on_join();
+  // Counts a seam call of the embedder's code; inside a callback, U3 judges it.
+  void count_embedder_call(const ThreadState& t) {
+    ++counts.embedder_calls;
+    if (in_callback(t)) {
+      ++counts.callback_calls;
+      judge(embedder_oracle_internal::kU3);
+    }
+  }
   // U1: an embedder call on `s`. False when there is no open socket behind it.
   bool judge_value(ThreadState& t, Socket s, std::string_view call);
   // U3: `what` can block; a violation inside a callback.

@@ -82,8 +82,9 @@ struct SimCore {
   bool footprint_declared = false;                  // kExplore: touch() was called in it
   std::atomic<std::uint64_t> now_ns{0};             // written under mutex, read anywhere
   SimOutcome outcome = SimOutcome::kNotRun;
-  Status status;                     // run()'s result once outcome is final
-  std::condition_variable_any done;  // kThreads: signalled when outcome leaves kRunning
+  std::atomic<bool> cut_requested{false};  // SimScheduler::cut(): any thread, read by step()
+  Status status;                           // run()'s result once outcome is final
+  std::condition_variable_any done;        // kThreads: signalled when outcome leaves kRunning
   SimStats stats;  // wait_steps_max: of the waits that ended (SimScheduler::stats() adds the rest)
   // Steps taken, as the runnable threads' waits count them: each step's pick advances it by one
   // and starts the picked thread's wait again, so the others' waits grow without a loop.

@@ -170,6 +170,13 @@ void end_run(SimCore& core, const SimThread& self, SimOutcome outcome) {
                      " [" + parameters_locked(core) + "]");
       break;
     }
+    case SimOutcome::kCut:
+      core.line = "sched.cut steps=" + std::to_string(core.stats.steps);
+      trace_line(core, self.id);
+      core.status = Status(StatusCode::kFailedPrecondition,
+                           "the run was cut at step " + std::to_string(core.stats.steps) +
+                               " (its owner had its verdict): " + describe_threads_locked(core));
+      break;
     case SimOutcome::kStepLimit:
       core.line = "sched.limit steps=" + std::to_string(core.options.steps_max);
       trace_line(core, self.id);
@@ -368,8 +375,10 @@ void step(SimCore& core, SimCoreLock& held, SimThread& self, const char* at) {
     end_segment(core, self);
   }
   core.stats.steps += 1;
-  if (core.stats.steps > core.options.steps_max) {
-    end_run(core, self, SimOutcome::kStepLimit);
+  if (core.stats.steps > core.options.steps_max ||
+      core.cut_requested.load(std::memory_order_relaxed)) [[unlikely]] {
+    end_run(core, self,
+            core.stats.steps > core.options.steps_max ? SimOutcome::kStepLimit : SimOutcome::kCut);
     if (finished) {
       return;
     }
@@ -556,7 +565,8 @@ class SimThreadHandle final : public Thread {
     // Destroying an unjoined Thread breaks the contract, except when the run was abandoned.
     std::lock_guard<SimCoreMutex> guard(core_->mutex);
     READYPORT_ASSERT(core_->outcome == SimOutcome::kDeadlock ||
-                     core_->outcome == SimOutcome::kStepLimit);
+                     core_->outcome == SimOutcome::kStepLimit ||
+                     core_->outcome == SimOutcome::kCut);
   }
   SimThreadHandle(const SimThreadHandle&) = delete;
   SimThreadHandle& operator=(const SimThreadHandle&) = delete;
@@ -671,6 +681,8 @@ const char* sim_outcome_name(SimOutcome outcome) {
       return "deadlock";
     case SimOutcome::kStepLimit:
       return "step_limit";
+    case SimOutcome::kCut:
+      return "cut";
   }
   READYPORT_UNREACHABLE();
 }
@@ -683,6 +695,8 @@ SimScheduler::SimScheduler(SimOptions options)
   std::lock_guard<SimCoreMutex> guard(core_->mutex);
   internal::strategy_init(*core_);
 }
+
+void SimScheduler::cut() { core_->cut_requested.store(true, std::memory_order_relaxed); }
 
 SimScheduler::~SimScheduler() {
   std::vector<std::thread> finished;

@@ -112,7 +112,7 @@ World::World(WorldOptions options)
   }
   observer_ = std::make_unique<TraceObserver>(trace_, *context_);
   if (options.embedder) {
-    boundary_ = std::make_unique<BoundaryRecorder>(trace_, *context_);
+    boundary_ = std::make_unique<BoundaryRecorder>(trace_, *context_, observer_.get());
     recording_->set_boundary(boundary_.get());
     embedder_oracle_ = std::make_unique<EmbedderOracle>(backend_ == Backend::kSim);
     if (backend_ == Backend::kSim) {

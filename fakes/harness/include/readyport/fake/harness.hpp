@@ -26,11 +26,14 @@
 //   // or, with GoogleTest: READYPORT_HARNESS_TEST(EchoServer, Echoes, EchoScenario)
 //   //                      (readyport/fake/harness_gtest.hpp)
 //
-// One seed, in order (each a phase line in the trace): the scenario object is made; `start` with
-// faults on; `drive` with faults on (chaos), then `drive` again with faults off (liveness: its
-// clients must all succeed within bounded virtual time); `stop` (faults on in half the seeds);
-// the scenario object destroyed; `phase end`. All of it runs on the world's first logical thread;
-// your threads start through os().thread_start and are scheduled by the seed.
+// One seed, in order (each a phase line in the trace): the scenario object is made; `start`
+// (faults on in a quarter of the seeds); `drive` with faults on (chaos); faults off, `settle_ms`
+// of virtual time, and `drive` again (liveness: its clients must all succeed within bounded
+// virtual time); idle for `settle_ms` (a server's timers run between clients); `stop` (faults on
+// in half the seeds); `phase end` (from here no thread but the scenario's may run: rule U4); the
+// scenario object destroyed (so a scenario whose start failed cleans up there). All of it runs on
+// the world's first logical thread; your threads start through os().thread_start and are
+// scheduled by the seed.
 //
 // What a phase may return: start failing while a fault fired in it is an expected outcome (the
 // seed then checks that nothing was left open); a chaos `drive` failing while a fault fired in it
@@ -54,6 +57,8 @@
 //   READYPORT_TEST_STEPS_MAX=N     scheduler steps per seed at most (default 2,000,000)
 //   READYPORT_TEST_EXPECT_HASH=H   the replayed seed must give this trace hash (a replay command
 //                                  sets it)
+//   READYPORT_TEST_TRACE=FILE      write each seed's whole trace to FILE (with its header line;
+//                                  the last seed's stays): to read a run that passes
 //
 // Ownership: the harness owns each seed's world and scenario object; the scenario owns what it
 // builds. Threading: harness_run from a thread no runtime started; a scenario's methods run on
@@ -135,6 +140,11 @@ struct HarnessOptions {
   SimStrategy strategy = SimStrategy::kRandom;
   std::uint32_t depth = 3;  // PCT depth; the delay bound is depth - 1
   std::uint64_t steps_max = 2'000'000;
+  // Virtual time the world is given, faults off, before the liveness phase's drive (what the
+  // faults left settles first: a connection the engine closes after a refused re-arm, its REMOVE
+  // riding a driver's next port call, up to EngineOptions::wait_timeout_ms later), and again
+  // after it, before stop (idle, as a server is between clients: its timers and reapers run).
+  std::uint32_t settle_ms = 2500;
   // The fault plan: drawn per seed (the swarm over harness_fault_sites(), minus `sites_off`),
   // none, or `plan` for every seed.
   enum class Faults : std::uint8_t { kDrawn, kNone, kPlan };
@@ -147,6 +157,7 @@ struct HarnessOptions {
   bool stop_on_failure = true;
   std::string bundle_dir = "readyport-failures";
   std::string expect_hash;  // the replayed seed's expected trace hash ("" none)
+  std::string trace_out;    // a file each seed's trace is written to ("" none)
   // For the replay command: the test binary and the GoogleTest filter that runs this scenario
   // (set by READYPORT_HARNESS_TEST). Empty binary: this process's executable.
   std::string binary;
@@ -169,13 +180,14 @@ struct HarnessCase {
   SimStrategy strategy = SimStrategy::kRandom;
   std::uint32_t depth = 3;
   FaultPlan plan;
-  bool faults_at_stop = false;
+  bool faults_at_start = false;  // a quarter of the seeds: the start's error paths
+  bool faults_at_stop = false;   // half of the seeds
 };
 
 // The outcome of one seed.
 struct HarnessSeed {
   HarnessCase run_case;
-  Status status;  // ok, or the first thing that went wrong (a rule: "U2 at line 41: ...")
+  Status status;          // ok, or the first thing that went wrong (a rule: "U2 at line 41: ...")
   std::string signature;  // the rule ("U2", "O7") or the status's first words
   std::string trace_hash;
   std::uint64_t trace_lines = 0;

@@ -1,5 +1,5 @@
-// readyport/fake/boundary_recorder.hpp: BoundaryRecorder, the EngineBoundary (engine_boundary.hpp) of
-// a test world: it writes every crossing between an engine and its embedder to the trace, in the
+// readyport/fake/boundary_recorder.hpp: BoundaryRecorder, the EngineBoundary (engine_boundary.hpp)
+// of a test world: it writes every crossing between an engine and its embedder to the trace, in the
 // oracle's grammar (trace_lines.hpp), so that an embedder's own server is judged like the chaos
 // workload, whose handlers write those lines themselves:
 //
@@ -10,18 +10,18 @@
 //   on_closed           hnd.closed s= id= .. hnd.closed_end s= id=
 //   a task              wl.task_run task= .. wl.task_end task=
 //
-// Between a callback's two lines every seam call of that thread is the embedder's; between a public
-// call's two lines (outside a callback) it is the engine's (embedder_oracle.hpp). `s` in a handler's
-// lines is the socket add() was given for the id the engine passed, with that handler; a handler the
-// engine calls for an id added with another handler gets s=INVALID_SOCKET (the oracle's O4 names it).
-// A task is numbered by its object, in the order of first post().
+// Between a callback's two lines every seam call of that thread is the embedder's; between a
+// public call's two lines (outside a callback) it is the engine's (embedder_oracle.hpp). `s` in a
+// handler's lines is the socket add() was given for the id the engine passed, with that handler; a
+// handler the engine calls for an id added with another handler gets s=INVALID_SOCKET (the
+// oracle's O4 names it). A task is numbered by its object, in the order of first post().
 //
 //   readyport::BoundaryRecorder recorder(trace, context);   // RecordingOs::set_boundary(&recorder)
 //
-// Ownership: borrows the trace and the context, which outlive it; it outlives every engine that uses
-// it. Threading: any thread, several at once (one std::mutex around its maps, never held across a
-// call out: not a scheduling point). Memory: one entry per connection from add() to the end of its
-// on_closed, one per task object, one per stopped engine. Errors: none.
+// Ownership: borrows the trace and the context, which outlive it; it outlives every engine that
+// uses it. Threading: any thread, several at once (one std::mutex around its maps, never held
+// across a call out: not a scheduling point). Memory: one entry per connection from add() to the
+// end of its on_closed, one per task object, one per stopped engine. Errors: none.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +37,9 @@ namespace readyport {
 
 class BoundaryRecorder final : public EngineBoundary {
  public:
-  BoundaryRecorder(Trace& trace, const TraceContext& context) : trace_(trace), context_(context) {}
+  // `observer`: what observer() answers (the world's TraceObserver; may be null).
+  BoundaryRecorder(Trace& trace, const TraceContext& context, EngineObserver* observer = nullptr)
+      : trace_(trace), context_(context), observer_(observer) {}
   BoundaryRecorder(const BoundaryRecorder&) = delete;
   BoundaryRecorder& operator=(const BoundaryRecorder&) = delete;
 
@@ -48,6 +50,7 @@ class BoundaryRecorder final : public EngineBoundary {
   void handler_closed(Handler& handler, ConnId id) noexcept override;
   void task_run(Task& task) noexcept override;
   void engine_stopped(const EngineStats& stats) override;
+  EngineObserver* observer() override { return observer_; }
 
   // Each engine's counters when its stop() returned ok, in that order.
   std::vector<EngineStats> stopped() const;
@@ -71,6 +74,7 @@ class BoundaryRecorder final : public EngineBoundary {
 
   Trace& trace_;
   const TraceContext& context_;
+  EngineObserver* const observer_;
   mutable std::mutex mutex_;
   std::map<std::uint64_t, Added> added_;        // by id, from add()'s ok to on_closed's return
   std::vector<Added> adding_;                   // add() calls begun and not returned

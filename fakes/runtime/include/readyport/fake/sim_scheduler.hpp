@@ -159,6 +159,7 @@ enum class SimOutcome : std::uint8_t {
   kCompleted,  // every thread returned
   kDeadlock,   // every unfinished thread parked with no deadline
   kStepLimit,  // steps_max reached
+  kCut,        // ended at the owner's request (cut(): a checker found what it looked for)
 };
 const char* sim_outcome_name(SimOutcome outcome);
 
@@ -198,6 +199,11 @@ class SimScheduler final : public Runtime {
   Status run(std::function<void()> main_body);
 
   SimOutcome outcome() const;
+  // Ends the run at its next step, like the step limit (outcome kCut; the threads still running are
+  // abandoned): for an owner whose checker already found the run's verdict (a violation), so that
+  // the rest of a run that may spin to its step limit is not run. Any thread, any time; idempotent;
+  // not a scheduling point; never blocks (an atomic flag).
+  void cut();
   // Counters so far; final after run() returned.
   SimStats stats() const;
   // The parameters drawn from the seed, one line: "seed=.. strategy=.. depth=.. estimate=..
