@@ -190,8 +190,11 @@ void print_summary(Printer& out, const HarnessResult& result) {
                 result.chaos_failed_under_faults, result.seconds,
                 result.seconds > 0 ? result.seeds_run / result.seconds : 0.0);
   out.line(text);
-  out.line("  lifetime oracle (the engine): " + oracle_rule_list_text(result.lifetime.violated) +
-           " violated; not judged " + std::to_string(result.lifetime.not_judged()));
+  const bool yours = !result.failures.empty() && result.failures.front().signature[0] == 'U';
+  out.line("  lifetime oracle (the engine's promise): " +
+           oracle_rule_list_text(result.lifetime.violated) + " violated" +
+           (yours ? " (after your code broke its side of the contract: consequences of it)" : "") +
+           "; not judged " + std::to_string(result.lifetime.not_judged()));
   out.line("  embedder oracle (your code): " + embedder_judgement_headline(result.embedder));
   out.line(embedder_rules_text(result.embedder));
   out.line("  " + embedder_blind_spots_text());
