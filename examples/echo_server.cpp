@@ -8,6 +8,10 @@ namespace readyport {
 
 namespace {
 
+// A reopen of the listener that fails is tried again from a posted task; a failed post is tried
+// again at once, this many times at most (a post fails only while the port is short of memory).
+constexpr int kRepostsMax = 8;
+
 class Guard {
  public:
   explicit Guard(Mutex& mutex) : mutex_(mutex) { mutex_.lock(); }
@@ -147,9 +151,26 @@ struct EchoServer::Impl {
       return kInterestIn;
     }
     void on_closed(ConnId) noexcept override {
-      Guard guard(*server_.mutex);
-      server_.counts.listener_closed = true;
+      bool asked = false;
+      {
+        Guard guard(*server_.mutex);
+        server_.counts.listener_closed = true;
+        asked = server_.close_asked;
+      }
+      if (!asked) {
+        server_.reopen_listener();  // the engine closed it on its own (a refused re-arm)
+      }
     }
+
+   private:
+    Impl& server_;
+  };
+
+  // Runs reopen_listener() on a driver: a reopen that failed tries again there.
+  class ReopenTask final : public Task {
+   public:
+    explicit ReopenTask(Impl& server) : server_(server) {}
+    void run() noexcept override { server_.reopen_listener(); }
 
    private:
     Impl& server_;
@@ -160,7 +181,8 @@ struct EchoServer::Impl {
         engine(engine_in),
         options(options_in),
         mutex(os_in.mutex_create()),
-        listener(*this) {
+        listener(*this),
+        reopen_task(*this) {
     pool.reserve(options.connections_max);
     free.reserve(options.connections_max);
     for (std::uint32_t i = 0; i < options.connections_max; ++i) {
@@ -202,6 +224,58 @@ struct EchoServer::Impl {
     }
   }
 
+  // Opens a non-blocking listener on `where` (port 0: an ephemeral one, written back) and adds it
+  // to the engine. On failure nothing is left open.
+  Status open_listener(Ipv4Address& where) {
+    const Socket listen_socket = os.socket(kAfInet, kSockStream, kIpprotoTcp);
+    if (listen_socket == kInvalidSocket) {
+      return socket_error(os, "socket()");
+    }
+    Status status;
+    if (os.set_nonblocking(listen_socket, true) != 0) {
+      status = socket_error(os, "ioctlsocket(FIONBIO)");
+    } else if (os.bind(listen_socket, where) != 0) {
+      status = socket_error(os, "bind()");
+    } else if (os.listen(listen_socket, kSomaxconn) != 0) {
+      status = socket_error(os, "listen()");
+    } else if (os.getsockname(listen_socket, &where) != 0) {
+      status = socket_error(os, "getsockname()");
+    }
+    if (status.ok()) {
+      Result<ConnId> id = engine.add(listen_socket, kInterestIn, Mode::kOneshotLevel, listener);
+      if (id.ok()) {
+        Guard guard(*mutex);
+        listener_id = id.value();
+        counts.listener_closed = false;
+        return Status();
+      }
+      status = id.status();
+    }
+    (void)os.closesocket(listen_socket);  // a failed add() leaves the socket to its caller
+    return status;
+  }
+
+  // The engine closed the listener without being asked: a port that refuses a re-arm ends that
+  // connection (engine.hpp, on_closed). Opens it again on its port, or tries again from a posted
+  // task (on a driver: a handler must not wait); nothing to do once the engine is stopping.
+  void reopen_listener() {
+    Ipv4Address again = address;
+    const Status status = open_listener(again);
+    if (status.ok()) {
+      Guard guard(*mutex);
+      ++counts.listener_reopened;
+      return;
+    }
+    if (status.code() == StatusCode::kFailedPrecondition) {
+      return;  // stopping
+    }
+    for (int attempt = 0; attempt < kRepostsMax; ++attempt) {
+      if (engine.post(reopen_task).ok()) {
+        return;
+      }
+    }
+  }
+
   void release(Connection& connection) {
     Guard guard(*mutex);
     ++counts.closed;
@@ -226,9 +300,12 @@ struct EchoServer::Impl {
   std::vector<std::unique_ptr<Connection>> pool;
   std::vector<Connection*> free;  // guarded by mutex
   Listener listener;
+  ReopenTask reopen_task;
   EchoServerCounts counts;  // guarded by mutex
-  ConnId listener_id;
+  ConnId listener_id;       // guarded by mutex
+  Ipv4Address address;      // the listener's, set by start()
   bool listening = false;
+  bool close_asked = false;  // guarded by mutex: close_listener() was called
 };
 
 EchoServer::EchoServer(Os& os, Engine& engine, EchoServerOptions options)
@@ -246,39 +323,26 @@ Result<Ipv4Address> EchoServer::start() {
   if (s.listening) {
     return Status(StatusCode::kFailedPrecondition, "EchoServer::start(): already started");
   }
-  const Socket listen_socket = s.os.socket(kAfInet, kSockStream, kIpprotoTcp);
-  if (listen_socket == kInvalidSocket) {
-    return socket_error(s.os, "socket()");
-  }
   Ipv4Address address{kLoopbackHost, 0};
-  Status status;
-  if (s.os.set_nonblocking(listen_socket, true) != 0) {
-    status = socket_error(s.os, "ioctlsocket(FIONBIO)");
-  } else if (s.os.bind(listen_socket, address) != 0) {
-    status = socket_error(s.os, "bind()");
-  } else if (s.os.listen(listen_socket, kSomaxconn) != 0) {
-    status = socket_error(s.os, "listen()");
-  } else if (s.os.getsockname(listen_socket, &address) != 0) {
-    status = socket_error(s.os, "getsockname()");
+  if (Status status = s.open_listener(address); !status.ok()) {
+    return status;
   }
-  if (status.ok()) {
-    Result<ConnId> id = s.engine.add(listen_socket, kInterestIn, Mode::kOneshotLevel, s.listener);
-    if (id.ok()) {
-      s.listener_id = id.value();
-      s.listening = true;
-      return address;
-    }
-    status = id.status();
-  }
-  (void)s.os.closesocket(listen_socket);
-  return status;
+  s.address = address;
+  s.listening = true;
+  return address;
 }
 
 Status EchoServer::close_listener() {
   if (!impl_->listening) {
     return Status();
   }
-  const Status status = impl_->engine.close(impl_->listener_id);
+  ConnId id;
+  {
+    Guard guard(*impl_->mutex);
+    impl_->close_asked = true;
+    id = impl_->listener_id;
+  }
+  const Status status = impl_->engine.close(id);
   // Already closed (by stop()): that is what was asked.
   if (status.code() == StatusCode::kNotFound) {
     return Status();

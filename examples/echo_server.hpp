@@ -47,6 +47,9 @@ struct EchoServerCounts {
   std::uint32_t errors = 0;    // connections closed on an error (ERR, reset)
   std::uint64_t bytes_echoed = 0;
   bool listener_closed = false;
+  // Times the listener was opened again after the engine closed it on its own (a refused re-arm
+  // ends a connection: engine.hpp, on_closed).
+  std::uint32_t listener_reopened = 0;
 };
 
 class EchoServer {

@@ -214,7 +214,16 @@ void EmbedderOracle::State::read(const TraceEvent& event) {
   ++counts.lines;
   line = &event;
   last_seq = event.seq;
-  ThreadState& t = threads[event.thread];
+  ThreadState* thread = thread_of(event.thread);
+  if (thread == nullptr) {
+    if (violation.empty()) {
+      violation = "inconsistent trace at line " + std::to_string(event.seq) + ": thread T" +
+                  std::to_string(event.thread) + " is past the oracle's bound of threads";
+    }
+    line = nullptr;
+    return;
+  }
+  ThreadState& t = *thread;
   // U4: after the server's stop returned, only the thread that said so may still run.
   if (stopped && event.thread != stop_thread && event.name.substr(0, 6) != "sched.") {
     judge(embedder_oracle_internal::kU4);
@@ -374,8 +383,8 @@ std::string EmbedderOracle::State::where(const ThreadState& t) const {
 
 void EmbedderOracle::State::finish(bool run_completed) {
   using namespace embedder_oracle_internal;
-  for (auto& [id, t] : threads) {
-    for (const Frame& frame : t.frames) {
+  for (std::uint32_t id = 0; id < threads.size(); ++id) {
+    for (const Frame& frame : threads[id].frames) {
       if (frame.kind == FrameKind::kEngine) {
         continue;
       }

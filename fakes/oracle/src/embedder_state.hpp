@@ -176,7 +176,19 @@ struct EmbedderOracle::State {
 
   const bool exact;
   const TraceEvent* line = nullptr;  // the line being read
-  std::map<std::uint32_t, ThreadState> threads;
+  // By trace thread number (small and dense: a runtime numbers its threads 0, 1, 2, ...); at most
+  // kThreadsMax, a thread past it is "inconsistent trace".
+  static constexpr std::uint32_t kThreadsMax = 1 << 16;
+  std::vector<ThreadState> threads;
+  ThreadState* thread_of(std::uint32_t id) {
+    if (id >= kThreadsMax) {
+      return nullptr;
+    }
+    if (id >= threads.size()) {
+      threads.resize(id + 1);
+    }
+    return &threads[id];
+  }
   std::map<Socket, Value> values;
   std::map<std::uint64_t, Conn> conns;
   std::vector<std::string> threads_started;  // "th3", in order

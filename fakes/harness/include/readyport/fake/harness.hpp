@@ -144,7 +144,8 @@ struct HarnessOptions {
   // faults left settles first: a connection the engine closes after a refused re-arm, its REMOVE
   // riding a driver's next port call, up to EngineOptions::wait_timeout_ms later), and again
   // after it, before stop (idle, as a server is between clients: its timers and reapers run).
-  std::uint32_t settle_ms = 2500;
+  // 1.5 times EngineOptions' default wait_timeout_ms.
+  std::uint32_t settle_ms = 1500;
   // The fault plan: drawn per seed (the swarm over harness_fault_sites(), minus `sites_off`),
   // none, or `plan` for every seed.
   enum class Faults : std::uint8_t { kDrawn, kNone, kPlan };
