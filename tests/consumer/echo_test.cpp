@@ -1,5 +1,5 @@
-// tests/consumer/echo_test.cpp: the consumer's echo server under readyport's harness: 200 seeds with
-// faults, both oracles, replay and shrinking (docs/testing-your-server.md walks through it).
+// tests/consumer/echo_test.cpp: the consumer's echo server under readyport's harness: 200 seeds
+// with faults, both oracles, replay and shrinking (docs/testing-your-server.md walks through it).
 #include "echo_server.hpp"
 #include "readyport/fake/echo_clients.hpp"
 #include "readyport/fake/harness_gtest.hpp"

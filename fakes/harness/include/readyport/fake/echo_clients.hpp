@@ -1,5 +1,5 @@
-// readyport/fake/echo_clients.hpp: clients for an echo server under the harness (harness.hpp), through
-// the scenario's Os: each connects, sends its payload (a pure function of the seed and its number,
+// readyport/fake/echo_clients.hpp: clients for an echo server under the harness (harness.hpp),
+// through the scenario's Os: each connects, sends its payload (a pure function of the seed and its number,
 // payload.hpp) in chunks, reads the echo back and checks every byte, then closes. Turmoil's hosts
 // and clients in one simulation, for the seam.
 //
