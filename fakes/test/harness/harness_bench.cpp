@@ -1,7 +1,7 @@
 // readyport-harness-bench: the harness's cost per seed, in seeds per CPU-second, of a
-// two-connection echo scenario: the server under test (echo_under_test.hpp, no bug) with one echo client in the
-// chaos phase and one in the liveness phase, faults drawn per seed, both oracles judging every
-// line. A figure for README, not a test (it asserts nothing about time).
+// two-connection echo scenario: the server under test (echo_under_test.hpp, no bug) with one echo
+// client in the chaos phase and one in the liveness phase, faults drawn per seed, both oracles
+// judging every line. A figure for README, not a test (it asserts nothing about time).
 //
 //   readyport-harness-bench [--seeds N]     (default 2000)
 //

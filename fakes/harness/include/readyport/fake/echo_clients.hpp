@@ -1,7 +1,7 @@
 // readyport/fake/echo_clients.hpp: clients for an echo server under the harness (harness.hpp),
-// through the scenario's Os: each connects, sends its payload (a pure function of the seed and its number,
-// payload.hpp) in chunks, reads the echo back and checks every byte, then closes. Turmoil's hosts
-// and clients in one simulation, for the seam.
+// through the scenario's Os: each connects, sends its payload (a pure function of the seed and its
+// number, payload.hpp) in chunks, reads the echo back and checks every byte, then closes. Turmoil's
+// hosts and clients in one simulation, for the seam.
 //
 //   readyport::Status drive(readyport::ScenarioContext& ctx) override {
 //     return readyport::echo_clients(ctx, server_->address(), {.clients = 2, .bytes = 3000});
