@@ -167,6 +167,27 @@ struct SeedRun {
 
 }  // namespace
 
+bool harness_runtime_available(HarnessRuntime runtime, std::string* why_out) {
+  if (runtime != HarnessRuntime::kWindows) {
+    return true;
+  }
+#if defined(_WIN32)
+  Result<std::unique_ptr<WindowsOs>> os = WindowsOs::create();
+  if (os.ok()) {
+    return true;
+  }
+  if (why_out != nullptr) {
+    *why_out = os.status().to_string();
+  }
+  return false;
+#else
+  if (why_out != nullptr) {
+    *why_out = "the real API (WindowsOs) exists on Windows only";
+  }
+  return false;
+#endif
+}
+
 HarnessCase harness_case_of(const HarnessOptions& options, std::uint64_t seed) {
   HarnessCase run_case;
   run_case.seed = seed;

@@ -132,6 +132,9 @@ enum class HarnessRuntime : std::uint8_t {
 };
 // "sim", "free", "windows".
 const char* harness_runtime_name(HarnessRuntime runtime);
+// Whether `runtime` can run here: kWindows needs Windows with ProcessSocketNotifications (build
+// 20348 or later; not Wine); the others always. `why_out` (may be null) says why not.
+bool harness_runtime_available(HarnessRuntime runtime, std::string* why_out = nullptr);
 
 struct HarnessOptions {
   std::uint64_t first_seed = 1;
