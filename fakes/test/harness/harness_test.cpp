@@ -30,20 +30,6 @@ TEST(HarnessTest, ACorrectEchoServerPassesItsDefaultSeeds) {
   }
 }
 
-// The same scenario over the real API (WindowsOs: real loopback sockets, the real
-// ProcessSocketNotifications), judged the same way: on the Windows runners; skipped elsewhere.
-TEST(HarnessTest, ACorrectEchoServerPassesOverTheRealApi) {
-  std::string why;
-  if (!harness_runtime_available(HarnessRuntime::kWindows, &why)) {
-    GTEST_SKIP() << "no real API here: " << why;
-  }
-  HarnessOptions options = quiet_options(20);
-  options.runtime = HarnessRuntime::kWindows;
-  const HarnessResult result = harness_run(options, planted_scenario(PlantedBug::kNone));
-  EXPECT_TRUE(result.ok()) << result.report;
-  EXPECT_EQ(result.passed, 20u);
-}
-
 }  // namespace
 }  // namespace readyport::harness_test
 
