@@ -7,7 +7,9 @@
 #   fakes       the testing kit, itself in layers, one folder each: trace, oracle (traces only),
 #               runtime, os, recording, faults, world, harness; then fakes/test (the kit's tests
 #               and their support)
-#   properties  the RapidCheck properties and their world (properties/)
+#   properties  the RapidCheck properties and their world (properties/), itself in layers, one
+#               folder each: runner (a property inside a GoogleTest test), psn (the model of
+#               PSN, the fake checked against it), engine (the engine as a property)
 #   stress      the stress driver and the main job (stress/)
 #   top         examples/, tests/ (consumers, docs programs)
 #
@@ -60,10 +62,16 @@ kit_top = 1 + (len(kit) + 1) / 10
 for i, concept in enumerate(kit):
     names[1 + (i + 1) / 10] = 'fakes/' + concept
 names[kit_top] = 'fakes/test'
+# The properties' concepts, lowest first (properties/CMakeLists.txt).
+properties = ['runner', 'psn', 'engine']
+for i, concept in enumerate(properties):
+    names[2 + (i + 1) / 10] = 'properties/' + concept
 
 
 def layer(path):
     parts = path.split('/')
+    if parts[0] == 'properties' and len(parts) > 2 and parts[1] in properties:
+        return 2 + (properties.index(parts[1]) + 1) / 10
     if parts[0] != 'fakes':
         return rank.get(parts[0])
     if len(parts) > 2 and parts[1] in kit:

@@ -11,7 +11,7 @@
 //                       optionally a corpus entry
 //   --scale             scale_run.hpp: the engine with 10,000 connections and 8 workers
 //   --check-trace FILE  below: the oracle's verdict on a recorded trace
-//   --engine-case LINE  properties/engine_replay.hpp: one engine-property case
+//   --engine-case LINE  properties/engine/engine_replay.hpp: one engine-property case
 //   --version, --help
 // Exit status: 0 pass, 1 failure, 2 bad command line (or an unreadable input, an unwritable
 // output), 77 --os windows where ProcessSocketNotifications is missing (skipped).

@@ -1,4 +1,4 @@
-// properties/psn_model_set.hpp: PsnModelSet, one PsnModel per reading of the open questions of
+// properties/psn/psn_model_set.hpp: PsnModelSet, one PsnModel per reading of the open questions of
 // docs/rules.md ("Fake defaults"), judged against a system that may answer them either way
 // (Windows).
 //

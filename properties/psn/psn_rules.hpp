@@ -1,4 +1,4 @@
-// properties/psn_rules.hpp: PsnRuleChecker, four lifetime rules of docs/rules.md checked from what
+// properties/psn/psn_rules.hpp: PsnRuleChecker, four lifetime rules of docs/rules.md checked from what
 // a caller of the API can observe: each element's result and the dequeued packets, in order.
 //
 //   readyport::properties::PsnRuleChecker rules(readyport::OneshotDisarm::kAtDequeue);

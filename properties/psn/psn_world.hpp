@@ -1,4 +1,4 @@
-// properties/psn_world.hpp: the systems under test of the PSN properties. PsnWorld is the part that
+// properties/psn/psn_world.hpp: the systems under test of the PSN properties. PsnWorld is the part that
 // works over any `Os`: `ports_count` completion ports and `sockets_count` loopback TCP connections
 // made through the Os itself (a listener, connect, accept; every socket non-blocking), addressed
 // by the same indices as PsnModel (psn_model.hpp). PsnFakeWorld is a PsnWorld over a FakeOs it

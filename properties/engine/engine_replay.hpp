@@ -1,4 +1,4 @@
-// properties/engine_replay.hpp: replays one engine property case from its one-line text, outside
+// properties/engine/engine_replay.hpp: replays one engine property case from its one-line text, outside
 // GoogleTest and RapidCheck: `readyport-stress --engine-case 'LINE'`, the replay command every
 // failure of the engine property prints.
 //

@@ -1,4 +1,4 @@
-// properties/engine_parallel.hpp: judging the parallel branches of an engine property case
+// properties/engine/engine_parallel.hpp: judging the parallel branches of an engine property case
 // (engine_case.hpp): a sequential model of the engine's API results (core/include/readyport/
 // engine.hpp states them) and a bounded search for an interleaving of the branches that explains
 // what each branch's calls returned (Erlang QuickCheck's parallel state-machine testing).

@@ -1,4 +1,4 @@
-// properties/psn_os_world.hpp: PsnOsWorld, the PSN properties' system under test over any `Os`
+// properties/psn/psn_os_world.hpp: PsnOsWorld, the PSN properties' system under test over any `Os`
 // seen only through the seam (WindowsOs on Windows; FakeOs here, to run every piece first), judged
 // by the set of models of the spec's open questions (psn_model_set.hpp).
 //

@@ -1,4 +1,4 @@
-// properties/psn_model.hpp: PsnModel, a small reference model of ProcessSocketNotifications
+// properties/psn/psn_model.hpp: PsnModel, a small reference model of ProcessSocketNotifications
 // (docs/rules.md) against which RapidCheck checks FakeOs.
 //
 // It keeps only what the rules talk about: each socket reduced to what the test did to its TCP

@@ -1,4 +1,4 @@
-// properties/engine_property.hpp: the engine as a RapidCheck property:
+// properties/engine/engine_property.hpp: the engine as a RapidCheck property:
 // a generated EngineCase runs in the stress world (engine_world.hpp) and must pass the oracle,
 // the echo model and the end checks; the distribution of what was reached is reported.
 //

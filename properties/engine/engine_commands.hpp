@@ -1,4 +1,4 @@
-// properties/engine_commands.hpp: RapidCheck generators of the engine property's commands and
+// properties/engine/engine_commands.hpp: RapidCheck generators of the engine property's commands and
 // cases (engine_case.hpp holds the values and their text).
 //
 //   readyport::properties::EngineCase c = *readyport::properties::gen_engine_case();

@@ -1,4 +1,4 @@
-// properties/engine_case.hpp: the commands of the engine property and the case
+// properties/engine/engine_case.hpp: the commands of the engine property and the case
 // that carries them, as plain values with a one-line text form that parses back, so that a
 // failing case is replayed outside RapidCheck (`readyport-stress --engine-case 'LINE'`).
 //

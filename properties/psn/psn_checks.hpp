@@ -1,4 +1,4 @@
-// properties/psn_checks.hpp: what the PSN properties check after each command, given what the
+// properties/psn/psn_checks.hpp: what the PSN properties check after each command, given what the
 // model predicted and what the system under test (the fake, or any Os) did.
 //
 //   PsnOutcome got;   // from world.os()

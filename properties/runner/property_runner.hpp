@@ -1,4 +1,4 @@
-// properties/property_runner.hpp: runs a RapidCheck property inside the current GoogleTest test,
+// properties/runner/property_runner.hpp: runs a RapidCheck property inside the current GoogleTest test,
 // like RC_GTEST_PROP, with a default number of cases that READYPORT_PROPERTY_SCALE scales.
 //
 //   TEST_P(PsnFakeProperty, FakeMatchesModel) {

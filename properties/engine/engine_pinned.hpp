@@ -1,4 +1,4 @@
-// properties/engine_pinned.hpp: the minimal counterexamples the engine property found for each
+// properties/engine/engine_pinned.hpp: the minimal counterexamples the engine property found for each
 // canary (cmake/canary.cmake), pinned as RapidCheck's own tests pin theirs: a change that makes
 // shrinking worse, or the engine wrong on one of them, is seen (engine_property_test.cpp).
 //
