@@ -188,13 +188,7 @@ class RunningWorld {
 
 // Runs whose threads were abandoned: kept reachable until exit (never destroyed: their threads
 // still point into them, and FakeOs asserts that no thread is parked when it is destroyed).
-// Runners abandon concurrently: under the mutex.
-void abandon_run(std::unique_ptr<SeedRun> run) {
-  static std::mutex* mutex = new std::mutex;  // never destroyed: used until exit
-  static std::vector<SeedRun*>* runs = new std::vector<SeedRun*>;
-  std::lock_guard<std::mutex> guard(*mutex);
-  runs->push_back(run.release());
-}
+void abandon_run(std::unique_ptr<SeedRun> run) { world_keep_abandoned(std::move(run)); }
 
 // A simulated run keeps no tail unless asked (`tail_lines`): stress_tail_fill re-runs a failure.
 void run_simulated(const StressOptions& options, SeedReport& report, std::uint32_t tail_lines) {

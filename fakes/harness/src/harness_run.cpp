@@ -70,6 +70,7 @@ Shrunk shrink_failure(const HarnessOptions& options, const HarnessSeed& failing,
   start.plan = failing.run_case.plan;
   start.strategy = failing.run_case.strategy;
   start.depth = failing.run_case.depth;
+  std::uint64_t steps = failing.steps;
   const ShrinkRunner runner = [&](const ShrinkCase& candidate) {
     HarnessCase run_case = failing.run_case;
     run_case.plan = candidate.plan;
@@ -79,6 +80,8 @@ Shrunk shrink_failure(const HarnessOptions& options, const HarnessSeed& failing,
     ShrinkRun outcome;
     outcome.same_failure = !seed.status.ok() && failure_signature(seed.status) == failing.signature;
     outcome.fired_hits = seed.fired_hits;
+    steps += seed.steps;
+    outcome.budget_spent = steps >= options.shrink_steps_max;
     if (outcome.same_failure) {
       shrunk.minimal = run_case;  // the shrinker keeps exactly these candidates
       shrunk.minimal_seed = std::move(seed);
@@ -115,7 +118,9 @@ void print_shrunk(Printer& out, const HarnessOptions& options, const HarnessSeed
   out.line("    runs while shrinking: " + std::to_string(shrunk.outcome.runs) + " in " +
            std::to_string(shrunk.outcome.passes) + " passes; " +
            (shrunk.outcome.one_minimal ? "1-minimal: no single fault, site or depth step can go"
-                                       : "the run budget ran out before it was 1-minimal"));
+            : shrunk.outcome.budget_spent
+                ? "its budget of scheduler steps ran out before it was 1-minimal"
+                : "the run budget ran out before it was 1-minimal"));
   out.line("    faults that matter: " + (shrunk.minimal.plan.active_count() == 0
                                              ? std::string("none")
                                              : shrunk.minimal.plan.to_string()));

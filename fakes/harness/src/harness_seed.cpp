@@ -272,13 +272,14 @@ HarnessSeed harness_run_case(const HarnessOptions& options, const HarnessCase& r
     seed.fired_hits = FaultPlan::of_hits(world.os().fired_hits()).to_string();
   }
   seed.faults_fired = faults_fired(world.os());
+  seed.steps = world.sim() != nullptr ? world.sim()->stats().steps : 0;
   seed.lifetime = world.oracle().counts().judgement;
   seed.embedder = world.embedder_oracle()->counts().judgement;
   if (trace_text_out != nullptr) {
     *trace_text_out = world.trace().text();
   }
   if (!world.completed()) {
-    (void)run.release();  // its parked threads point into it (world.hpp): kept to the end
+    world_keep_abandoned(std::move(run));  // its parked threads point into it (world.hpp)
   }
   seed.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return seed;

@@ -19,7 +19,7 @@ class CaseShrinker {
     // depth step or cap unit can go (1-minimal over those), unless the budget ran out.
     bool changed = true;
     std::uint32_t passes = 0;
-    while (changed && passes < kShrinkPassesMax && runs_ < kShrinkRunsMax) {
+    while (changed && passes < kShrinkPassesMax && can_run()) {
       ++passes;
       changed = false;
       changed |= shrink_sites();
@@ -33,18 +33,22 @@ class CaseShrinker {
     outcome.minimal = best_;
     outcome.runs = runs_;
     outcome.passes = passes;
-    outcome.one_minimal = !changed && runs_ < kShrinkRunsMax;
+    outcome.one_minimal = !changed && can_run();
+    outcome.budget_spent = budget_spent_;
     return outcome;
   }
 
  private:
   // Runs `candidate`; keeps it when it fails the same way.
+  bool can_run() const { return runs_ < kShrinkRunsMax && !budget_spent_; }
+
   bool try_case(const ShrinkCase& candidate) {
-    if (runs_ >= kShrinkRunsMax) {
+    if (!can_run()) {
       return false;
     }
     ShrinkRun result = run_(candidate);
     ++runs_;
+    budget_spent_ = budget_spent_ || result.budget_spent;
     if (!result.same_failure) {
       return false;
     }
@@ -57,7 +61,7 @@ class CaseShrinker {
   bool shrink_sites() {
     bool any = false;
     bool changed = true;
-    while (changed && runs_ < kShrinkRunsMax) {
+    while (changed && can_run()) {
       changed = false;
       const FaultPlan current = best_.plan;
       for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(FaultSite::kCount); ++i) {
@@ -94,7 +98,7 @@ class CaseShrinker {
       // Not counted as a change: the same faults, written as hits.
     }
     std::size_t chunks = 2;
-    while (runs_ < kShrinkRunsMax) {
+    while (can_run()) {
       const std::vector<FaultHit> hits = best_.plan.hits();
       if (hits.empty()) {
         break;
@@ -166,7 +170,7 @@ class CaseShrinker {
   bool shrink_cap(std::size_t index) {
     bool any = false;
     std::uint32_t value = best_.caps[index];
-    while (value > 0 && runs_ < kShrinkRunsMax) {
+    while (value > 0 && can_run()) {
       ShrinkCase candidate = best_;
       candidate.caps[index] = value / 2;
       if (!try_case(candidate)) {
@@ -175,7 +179,7 @@ class CaseShrinker {
       value /= 2;
       any = true;
     }
-    while (value > 0 && runs_ < kShrinkRunsMax) {
+    while (value > 0 && can_run()) {
       ShrinkCase candidate = best_;
       candidate.caps[index] = value - 1;
       if (!try_case(candidate)) {
@@ -191,6 +195,7 @@ class CaseShrinker {
   ShrinkCase best_;
   std::string fired_;
   std::uint32_t runs_ = 0;
+  bool budget_spent_ = false;
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 // One seed's world. See world.hpp.
 #include "readyport/fake/world.hpp"
 
+#include <mutex>
+#include <vector>
+
 #include "readyport/assert.hpp"
 #include "readyport/fake/rng.hpp"
 
@@ -270,6 +273,13 @@ std::vector<std::string> World::coverage_names() {
     rows.push_back(row);
   }
   return rows;
+}
+
+void world_keep_abandoned(std::shared_ptr<void> run) {
+  static auto* mutex = new std::mutex;  // never destroyed: used until exit
+  static auto* runs = new std::vector<std::shared_ptr<void>>;
+  std::lock_guard<std::mutex> guard(*mutex);
+  runs->push_back(std::move(run));
 }
 
 std::string World::hang_detail() {

@@ -158,6 +158,9 @@ struct HarnessOptions {
   HarnessRuntime runtime = HarnessRuntime::kSim;
   bool determinism = false;  // run each seed twice; a different trace is a failure
   bool shrink = true;        // shrink the first failure (simulated runs only)
+  // The shrinker's budget in scheduler steps over all its runs (a failure at the step limit costs
+  // steps_max a run): past it, it stops and says the case is not proven 1-minimal.
+  std::uint64_t shrink_steps_max = 50'000'000;
   bool stop_on_failure = true;
   std::string bundle_dir = "readyport-failures";
   std::string expect_hash;  // the replayed seed's expected trace hash ("" none)
@@ -197,6 +200,7 @@ struct HarnessSeed {
   std::uint64_t trace_lines = 0;
   std::string fired_hits;  // the faults that fired, as a plan of pinned hits ("" too many)
   std::uint64_t faults_fired = 0;
+  std::uint64_t steps = 0;  // the scheduler's steps (0 on real threads)
   bool start_failed_under_faults = false;
   bool chaos_failed_under_faults = false;
   OracleJudgement lifetime;

@@ -57,14 +57,18 @@ struct ShrinkCase {
 struct ShrinkRun {
   bool same_failure = false;
   std::string fired_hits;
+  // The runner's own budget (the harness's scheduler steps) is spent: this run still counts, and
+  // the shrinker stops after it (the result is then not claimed 1-minimal).
+  bool budget_spent = false;
 };
 using ShrinkRunner = std::function<ShrinkRun(const ShrinkCase&)>;
 
 struct ShrinkOutcome {
-  ShrinkCase minimal;        // the smallest case that still fails the same way
-  std::uint32_t runs = 0;    // candidates run
-  std::uint32_t passes = 0;  // passes over the steps
-  bool one_minimal = false;  // the last pass changed nothing (within the budget)
+  ShrinkCase minimal;         // the smallest case that still fails the same way
+  std::uint32_t runs = 0;     // candidates run
+  std::uint32_t passes = 0;   // passes over the steps
+  bool one_minimal = false;   // the last pass changed nothing (within the budget)
+  bool budget_spent = false;  // a run said the runner's budget was spent
 };
 
 // Shrinks `failing`, whose run failed with `fired_hits` firing (as ShrinkRun::fired_hits), and

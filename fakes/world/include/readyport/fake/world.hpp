@@ -183,4 +183,10 @@ class World {
   std::unique_ptr<Engine> engine_;                   // not in an embedder's world
 };
 
+// Keeps `run` reachable until the process exits, never destroyed: a world whose simulated run did
+// not complete (a deadlock, the step limit, a cut), with whatever its parked threads point into
+// (the scenario or workload beside it). Memory: each kept run stays; a caller bounds how many runs
+// it abandons. Threading: any thread (one internal mutex).
+void world_keep_abandoned(std::shared_ptr<void> run);
+
 }  // namespace readyport
