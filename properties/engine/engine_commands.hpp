@@ -1,5 +1,5 @@
-// properties/engine/engine_commands.hpp: RapidCheck generators of the engine property's commands and
-// cases (engine_case.hpp holds the values and their text).
+// properties/engine/engine_commands.hpp: RapidCheck generators of the engine property's commands
+// and cases (engine_case.hpp holds the values and their text).
 //
 //   readyport::properties::EngineCase c = *readyport::properties::gen_engine_case();
 //

@@ -1,6 +1,6 @@
-// properties/engine/engine_pinned.hpp: the minimal counterexamples the engine property found for each
-// canary (cmake/canary.cmake), pinned as RapidCheck's own tests pin theirs: a change that makes
-// shrinking worse, or the engine wrong on one of them, is seen (engine_property_test.cpp).
+// properties/engine/engine_pinned.hpp: the minimal counterexamples the engine property found for
+// each canary (cmake/canary.cmake), pinned as RapidCheck's own tests pin theirs: a change that
+// makes shrinking worse, or the engine wrong on one of them, is seen (engine_property_test.cpp).
 //
 //   for (const auto& p : readyport::properties::pinned_cases())
 //   run_engine_case_isolated(p.engine_case);

@@ -1,6 +1,6 @@
-// properties/engine/engine_replay.hpp: replays one engine property case from its one-line text, outside
-// GoogleTest and RapidCheck: `readyport-stress --engine-case 'LINE'`, the replay command every
-// failure of the engine property prints.
+// properties/engine/engine_replay.hpp: replays one engine property case from its one-line text,
+// outside GoogleTest and RapidCheck: `readyport-stress --engine-case 'LINE'`, the replay command
+// every failure of the engine property prints.
 //
 //   int rc = readyport::properties::engine_case_replay_main(line, std::cout);  // 0, 1 or 2
 //

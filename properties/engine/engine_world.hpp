@@ -1,5 +1,5 @@
-// properties/engine/engine_world.hpp: runs one engine property case (engine_commands.hpp) in a World
-// (readyport/fake/world.hpp, the main job's too): Engine(FaultyOs(RecordingOs(FakeOs))) under
+// properties/engine/engine_world.hpp: runs one engine property case (engine_commands.hpp) in a
+// World (readyport/fake/world.hpp, the main job's too): Engine(FaultyOs(RecordingOs(FakeOs))) under
 // SimScheduler, with a LifetimeOracle as the trace's sink, and judges it.
 //
 //   readyport::properties::EngineRunResult r = readyport::properties::run_engine_case(c);

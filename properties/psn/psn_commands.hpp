@@ -1,7 +1,7 @@
-// properties/psn/psn_commands.hpp: the RapidCheck commands of the PSN properties: everything a test can
-// do to PsnModel (apply) and to a PsnWorld (run, then judge_step), over a few ports and sockets.
-// The same commands run on PsnFakeWorld (the fake, compared with the one model) and on PsnOsWorld
-// (any Os through the seam, judged by the set of models, psn_model_set.hpp).
+// properties/psn/psn_commands.hpp: the RapidCheck commands of the PSN properties: everything a test
+// can do to PsnModel (apply) and to a PsnWorld (run, then judge_step), over a few ports and
+// sockets. The same commands run on PsnFakeWorld (the fake, compared with the one model) and on
+// PsnOsWorld (any Os through the seam, judged by the set of models, psn_model_set.hpp).
 //
 //   PsnModel initial(options, kPsnSockets, kPsnPorts);
 //   PsnFakeWorld world(options, kPsnSockets, kPsnPorts, std::nullopt);

@@ -1,5 +1,5 @@
-// properties/psn/psn_keys.hpp: the completion keys the PSN properties use, chosen so that a dequeued
-// packet names the connection it belongs to without asking the model.
+// properties/psn/psn_keys.hpp: the completion keys the PSN properties use, chosen so that a
+// dequeued packet names the connection it belongs to without asking the model.
 //
 //   std::uintptr_t key = readyport::properties::socket_key(3, 0);  // connection 3, first key
 //   readyport::properties::key_incarnation(key);                  // 3

@@ -1,5 +1,5 @@
-// properties/psn/psn_rules.hpp: PsnRuleChecker, four lifetime rules of docs/rules.md checked from what
-// a caller of the API can observe: each element's result and the dequeued packets, in order.
+// properties/psn/psn_rules.hpp: PsnRuleChecker, four lifetime rules of docs/rules.md checked from
+// what a caller of the API can observe: each element's result and the dequeued packets, in order.
 //
 //   readyport::properties::PsnRuleChecker rules(readyport::OneshotDisarm::kAtDequeue);
 //   rules.element(0, 1, kSockNotifyOpEnable, kSockNotifyTriggerOneshot | kSockNotifyTriggerLevel,

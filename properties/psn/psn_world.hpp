@@ -1,9 +1,9 @@
-// properties/psn/psn_world.hpp: the systems under test of the PSN properties. PsnWorld is the part that
-// works over any `Os`: `ports_count` completion ports and `sockets_count` loopback TCP connections
-// made through the Os itself (a listener, connect, accept; every socket non-blocking), addressed
-// by the same indices as PsnModel (psn_model.hpp). PsnFakeWorld is a PsnWorld over a FakeOs it
-// owns, whose internal state the checks may also compare; PsnOsWorld (psn_os_world.hpp) is one
-// over an Os it borrows (WindowsOs, or a FakeOs seen only through the seam).
+// properties/psn/psn_world.hpp: the systems under test of the PSN properties. PsnWorld is the part
+// that works over any `Os`: `ports_count` completion ports and `sockets_count` loopback TCP
+// connections made through the Os itself (a listener, connect, accept; every socket non-blocking),
+// addressed by the same indices as PsnModel (psn_model.hpp). PsnFakeWorld is a PsnWorld over a
+// FakeOs it owns, whose internal state the checks may also compare; PsnOsWorld (psn_os_world.hpp)
+// is one over an Os it borrows (WindowsOs, or a FakeOs seen only through the seam).
 //
 //   readyport::properties::PsnFakeWorld world(options, 3, 2, std::nullopt);
 //   world.os().send(world.peer(0), "x", 1, 0);   // the peer end of connection 0 sends a byte

@@ -1,5 +1,5 @@
-// properties/runner/property_runner.hpp: runs a RapidCheck property inside the current GoogleTest test,
-// like RC_GTEST_PROP, with a default number of cases that READYPORT_PROPERTY_SCALE scales.
+// properties/runner/property_runner.hpp: runs a RapidCheck property inside the current GoogleTest
+// test, like RC_GTEST_PROP, with a default number of cases that READYPORT_PROPERTY_SCALE scales.
 //
 //   TEST_P(PsnFakeProperty, FakeMatchesModel) {
 //     readyport::properties::check_property([&] { ... RC_ASSERT(...); });

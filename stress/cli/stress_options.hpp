@@ -131,7 +131,8 @@ struct StressOptions {
   std::uint32_t peers_max = kNoCap;
   // --replay FILE: run a failure bundle's (or corpus entry's) seed with its options exactly.
   std::string replay;
-  // --engine-case LINE: replay one case of the engine property (properties/engine/engine_replay.hpp).
+  // --engine-case LINE: replay one case of the engine property
+  // (properties/engine/engine_replay.hpp).
   bool engine_case_given = false;
   std::string engine_case;
   // --explore NAME: every schedule of a pinned small world (or "all") up to `preemptions`, at
