@@ -6,7 +6,7 @@
 //                    [--faults drawn|off|PLAN]
 //                    [--require-coverage] [--stop-on-failure] [--trace] [--verbose]
 //                    [--corpus DIR|none] [--bundle-dir DIR] [--json FILE] [--markdown FILE]
-//                    [--in-process | --hang-seconds S]
+//                    [--in-process | --hang-seconds S --memory-mb-max M] [--trace-mb-max T]
 //   readyport-stress --os windows [--seeds N] [--seconds-max S] [--connections-max N] ...
 //                    the echo workload over WindowsOs: real loopback sockets and threads (Windows
 //                    builds only; exit 77 with `skipped: ...` where ProcessSocketNotifications
@@ -74,6 +74,8 @@ enum class StressTraceFormat : std::uint8_t {
 inline constexpr std::uint32_t kStressJobsMax = 64;
 // --hang-seconds at most (a day).
 inline constexpr std::uint32_t kStressHangSecondsMax = 86'400;
+// --memory-mb-max and --trace-mb-max at most (1 TiB).
+inline constexpr std::uint32_t kStressMemoryMbMax = 1'048'576;
 // --scale's bounds: connections (client and server ends together) and workers.
 inline constexpr std::uint32_t kStressScaleConnectionsMin = 8;
 inline constexpr std::uint32_t kStressScaleConnectionsMax = 20'000;
@@ -153,6 +155,13 @@ struct StressOptions {
   // that aborts, crashes or finishes nothing for hang_seconds (wall clock) is that seed's failure.
   bool in_process = false;
   std::uint32_t hang_seconds = 300;
+  // A child process of the sweep holds at most this much memory, in MiB (its resident memory,
+  // watched by the parent; and its data segment, where no sanitizer runs): past it the child is
+  // killed and its seed fails (sweep_supervisor.hpp). 0: no limit.
+  std::uint32_t memory_mb_max = 4096;
+  // Real threads (--runtime free): a seed's recorded trace holds at most this much memory, in MiB;
+  // past it, as past steps_max seam calls, the seed is reported as a livelock (free_runtime.hpp).
+  std::uint32_t trace_mb_max = 64;
   // --scale: the engine with scale_connections connections (client and server ends, even) and
   // scale_workers workers, instead of the main job (scale_run.hpp).
   bool scale = false;
