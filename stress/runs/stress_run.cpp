@@ -175,11 +175,18 @@ WorldOptions world_options(const StressOptions& options, const SeedParameters& p
   return world;
 }
 
+struct SeedRun;
+
+// Real threads: the seed's bounds, as a simulated seed has steps_max. Past steps_max seam calls,
+// or a trace past trace_mb_max (asked of `run`'s world while it runs), it is a livelock.
+WorldOptions with_free_bounds(WorldOptions world, const StressOptions& options, const SeedRun* run);
+
 // One seed's run: its world and the chaos workload. Heap-allocated so that an abandoned run
 // (deadlock, step limit) can be kept alive for the threads that still reference it.
 struct SeedRun {
   SeedRun(const StressOptions& options, const SeedParameters& parameters, std::uint32_t tail_lines)
-      : world(world_options(options, parameters, tail_lines)), workload(parameters.workload) {}
+      : world(with_free_bounds(world_options(options, parameters, tail_lines), options, this)),
+        workload(parameters.workload) {}
 
   // The workload's body: on a logical thread of the runtime.
   void run() { result = stress_run_workload(world, workload); }
@@ -188,6 +195,25 @@ struct SeedRun {
   const ChaosWorkload workload;
   ChaosResult result;
 };
+
+WorldOptions with_free_bounds(WorldOptions world, const StressOptions& options,
+                              const SeedRun* run) {
+  if (world.backend != WorldOptions::Backend::kFree) {
+    return world;
+  }
+  world.free.steps_max = options.steps_max;
+  const std::uint64_t trace_bytes_max = std::uint64_t{options.trace_mb_max} << 20;
+  world.free.budget_check = [run, trace_bytes_max, mib = options.trace_mb_max]() {
+    const std::uint64_t bytes = run->world.trace().text_bytes();
+    if (bytes <= trace_bytes_max) {
+      return std::string();
+    }
+    return "the recorded trace holds " + std::to_string(bytes >> 20) + " MiB, past " +
+           std::to_string(mib) + " MiB (--trace-mb-max), after " +
+           std::to_string(run->world.trace().line_count()) + " lines";
+  };
+  return world;
+}
 
 // The run each runner's seed is running (for stress_abort_violation); null between seeds.
 std::array<std::atomic<SeedRun*>, kStressRunnersMax> g_running_worlds{};

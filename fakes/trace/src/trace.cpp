@@ -192,6 +192,11 @@ std::uint64_t Trace::line_count() const {
   return line_count_;
 }
 
+std::uint64_t Trace::text_bytes() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return text_.capacity();
+}
+
 std::string Trace::text() const {
   READYPORT_ASSERT(options_.keep_full);
   std::lock_guard<std::mutex> guard(mutex_);

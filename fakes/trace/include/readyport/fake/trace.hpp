@@ -140,6 +140,8 @@ class Trace {
   std::uint64_t projection_hash() const;
   std::uint64_t line_count() const;
   bool keeps_full() const { return options_.keep_full; }
+  // The memory the kept text holds, in bytes (0 without keep_full): for a bound on a run's trace.
+  std::uint64_t text_bytes() const;
   // The full text. Asserts keep_full.
   std::string text() const;
   // The full text if kept and no line is being recorded (never blocks): for a last report.
