@@ -235,8 +235,10 @@ struct Parser {
     h.connections_max =
         cli_add_number(app, "--connections-max", &o.connections_max, 1, kConnectionsMax,
                        "with --os windows: connections all seeds may open (default 300)");
-    h.steps = cli_add_number(app, "--steps-max", &o.steps_max, kStepsMin, kStepsMax,
-                             "scheduler steps per seed at most (default 2000000)");
+    h.steps = cli_add_number(
+        app, "--steps-max", &o.steps_max, kStepsMin, kStepsMax,
+        "a seed's scheduler steps (simulated) or seam calls (real threads: past it, a livelock "
+        "report) at most (default 50000000)");
     h.faults =
         app.add_option("--faults", faults_text,
                        "drawn (default: a plan drawn from each seed) | off | a plan "
@@ -311,8 +313,8 @@ struct Parser {
     h.memory->excludes(h.in_process);
     h.trace_memory = cli_add_number(
         app, "--trace-mb-max", &o.trace_mb_max, 1, kStressMemoryMbMax,
-        "--runtime free: a seed whose recorded trace holds more than T MiB, as one past "
-        "--steps-max seam calls, is reported as a livelock (default 64)");
+        "--runtime free: a seed keeps at most T MiB of its recorded trace (past it, the prefix; "
+        "the run is judged whole, and a failure writes no trace file) (default 64)");
   }
 
   // Scale mode, and --shrink.

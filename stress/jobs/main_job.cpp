@@ -111,6 +111,14 @@ Result<std::vector<StressCorpusEntry>> corpus_for(const StressOptions& options,
 // (`seed-<S>.trace`; --trace-out, when given, also holds the first failing seed's).
 void write_failure_trace(const StressOptions& options, const SeedReport& report,
                          const std::string& bundle_path) {
+  if (report.trace_cut) {
+    // Its prefix alone would be judged as if the run had ended there.
+    std::printf(
+        "trace: not written: the run's trace passed --trace-mb-max %u MiB, and only its first "
+        "part was kept (the bundle has its last lines)\n",
+        options.trace_mb_max);
+    return;
+  }
   const std::string path = std::filesystem::path(bundle_path).replace_extension(".trace").string();
   const Status written = stress_trace_write(path, StressTraceFormat::kText, report.trace_text,
                                             options, &report.parameters.fake);

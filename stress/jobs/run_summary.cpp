@@ -97,7 +97,7 @@ std::uint64_t stress_judgement_print(const OracleJudgement& judgement) {
 std::string stress_limits_text(const StressLimits& limits) {
   std::string text = "a seed: " + std::to_string(limits.steps_max) + " steps";
   if (limits.trace_mb_max != 0) {
-    text += " (seam calls), a trace of " + std::to_string(limits.trace_mb_max) + " MiB";
+    text += " (seam calls), its trace kept to " + std::to_string(limits.trace_mb_max) + " MiB";
   }
   if (limits.hang_seconds == 0) {
     return text + "; no child process (one process: no memory limit, no hang limit)";

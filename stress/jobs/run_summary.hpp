@@ -79,7 +79,7 @@ struct StressSeedHash {
 // The bounds on each seed and on the process that runs it, as the summary prints them.
 struct StressLimits {
   std::uint64_t steps_max = 0;      // scheduler steps (simulated) or seam calls (real threads)
-  std::uint32_t trace_mb_max = 0;   // real threads: a seed's recorded trace (0: not this runtime)
+  std::uint32_t trace_mb_max = 0;   // real threads: a seed's trace kept (0: not this runtime)
   std::uint32_t memory_mb_max = 0;  // a child process of the sweep (0: none)
   bool memory_data_limit = false;   // its data segment too (RLIMIT_DATA), not only resident
   std::uint32_t hang_seconds = 0;   // a child without a finished seed (0: none, in one process)

@@ -197,8 +197,8 @@ TEST(SummaryAccountTest, EverySeedIsPassedFailedOrCutInEveryOutput) {
   const std::string markdown = stress_summary_markdown(shard_options(), summary);
   EXPECT_NE(markdown.find("10 of 12 (7 passed, 2 failed, 1 cut short)"), std::string::npos)
       << markdown;
-  EXPECT_NE(markdown.find("Limits: a seed: 2000000 steps (seam calls), a trace of 64 MiB; a "
-                          "child process: 4096 MiB (resident, and its data segment), 300 s"),
+  EXPECT_NE(markdown.find("Limits: a seed: 2000000 steps (seam calls), its trace kept to 64 MiB; "
+                          "a child process: 4096 MiB (resident, and its data segment), 300 s"),
             std::string::npos)
       << markdown;
   ::testing::internal::CaptureStdout();

@@ -164,10 +164,17 @@ WorldOptions world_options(const StressOptions& options, const SeedParameters& p
   world.sim.mechanism = options.mechanism;
   world.fake = parameters.fake;
   // Real threads do not replay: their whole trace is kept, for a failure to be read and judged
-  // offline (written beside its bundle); not at --scale (millions of lines).
+  // offline (written beside its bundle); not at --scale (millions of lines). Its memory is
+  // bounded: past --trace-mb-max only its prefix is kept (the run is still judged whole).
   world.trace = TraceOptions{options.trace || !options.trace_out.empty() ||
                                  (options.runtime == StressRuntime::kFree && !options.scale),
                              tail_lines};
+  if (options.runtime == StressRuntime::kFree) {
+    world.trace.full_bytes_max = std::uint64_t{options.trace_mb_max} << 20;
+    // A livelock (threads that keep calling the seam while virtual time stands still) ends at the
+    // seed's bound on work, as a simulated seed's does (free_runtime.hpp).
+    world.free.steps_max = options.steps_max;
+  }
   world.plan = parameters.plan;
   world.seed = parameters.seed;
   world.engine = chaos_engine_options(parameters.workload);
@@ -175,18 +182,11 @@ WorldOptions world_options(const StressOptions& options, const SeedParameters& p
   return world;
 }
 
-struct SeedRun;
-
-// Real threads: the seed's bounds, as a simulated seed has steps_max. Past steps_max seam calls,
-// or a trace past trace_mb_max (asked of `run`'s world while it runs), it is a livelock.
-WorldOptions with_free_bounds(WorldOptions world, const StressOptions& options, const SeedRun* run);
-
 // One seed's run: its world and the chaos workload. Heap-allocated so that an abandoned run
 // (deadlock, step limit) can be kept alive for the threads that still reference it.
 struct SeedRun {
   SeedRun(const StressOptions& options, const SeedParameters& parameters, std::uint32_t tail_lines)
-      : world(with_free_bounds(world_options(options, parameters, tail_lines), options, this)),
-        workload(parameters.workload) {}
+      : world(world_options(options, parameters, tail_lines)), workload(parameters.workload) {}
 
   // The workload's body: on a logical thread of the runtime.
   void run() { result = stress_run_workload(world, workload); }
@@ -195,25 +195,6 @@ struct SeedRun {
   const ChaosWorkload workload;
   ChaosResult result;
 };
-
-WorldOptions with_free_bounds(WorldOptions world, const StressOptions& options,
-                              const SeedRun* run) {
-  if (world.backend != WorldOptions::Backend::kFree) {
-    return world;
-  }
-  world.free.steps_max = options.steps_max;
-  const std::uint64_t trace_bytes_max = std::uint64_t{options.trace_mb_max} << 20;
-  world.free.budget_check = [run, trace_bytes_max, mib = options.trace_mb_max]() {
-    const std::uint64_t bytes = run->world.trace().text_bytes();
-    if (bytes <= trace_bytes_max) {
-      return std::string();
-    }
-    return "the recorded trace holds " + std::to_string(bytes >> 20) + " MiB, past " +
-           std::to_string(mib) + " MiB (--trace-mb-max), after " +
-           std::to_string(run->world.trace().line_count()) + " lines";
-  };
-  return world;
-}
 
 // The run each runner's seed is running (for stress_abort_violation); null between seeds.
 std::array<std::atomic<SeedRun*>, kStressRunnersMax> g_running_worlds{};

@@ -164,17 +164,11 @@ std::string FreeRuntime::count_step() {
     own.store(own.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   const std::uint64_t steps = steps_.fetch_add(1, std::memory_order_relaxed) + 1;
-  std::string over;
-  if (options_.steps_max != 0 && steps > options_.steps_max) {
-    over = std::to_string(options_.steps_max) + " seam calls (FreeOptions::steps_max) passed";
-  } else if (options_.budget_check && steps % kFreeBudgetCheckSteps == 0) {
-    over = options_.budget_check();
-  }
-  // The first thread past a bound reports it; the others go on until the process ends.
-  if (over.empty() || livelock_reported_.exchange(true)) {
+  // The first thread past the bound reports it; the others go on until the process ends.
+  if (options_.steps_max == 0 || steps <= options_.steps_max || livelock_reported_.exchange(true)) {
     return "";
   }
-  return over;
+  return std::to_string(options_.steps_max) + " seam calls (FreeOptions::steps_max) passed";
 }
 
 void FreeRuntime::advance_to(std::uint64_t time_ns) {
@@ -469,7 +463,7 @@ void FreeRuntime::livelock(const std::string& why) {
   // Threads that keep calling the seam while virtual time stands still, or a run past the bound
   // it was given: either way the run ends here, with what each thread was doing.
   report(threads, "livelock: " + why + "; " + std::to_string(steps()) + " seam calls in all",
-         "FreeRuntime: no livelock, within steps_max and budget_check (report above)");
+         "FreeRuntime: no livelock, within steps_max (report above)");
 }
 
 void FreeRuntime::report(const std::string& threads, const std::string& what,

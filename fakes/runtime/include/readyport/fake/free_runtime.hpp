@@ -25,10 +25,9 @@
 // run), or a wait longer than stall_ms_max of real time (a thread that runs and never parks). The
 // report names each thread, where it waits or what it last called, and hang_detail's text, on
 // stderr; then it asserts. So is a livelock, threads that keep calling the seam while virtual time
-// never moves (no wait stalls, so no hang is seen): past steps_max seam calls, or when
-// budget_check names another bound passed (a trace's memory, say), the report names each thread,
-// its state, its last call and its seam calls, and asserts. A run's resources are bounded so, as a
-// simulated run's are by SimOptions::steps_max.
+// never moves (no wait stalls, so no hang is seen): past steps_max seam calls the report names
+// each thread, its state, its last call and its seam calls, and asserts. A run's work is bounded
+// so, as a simulated run's is by SimOptions::steps_max.
 // Ownership: the caller owns the runtime; it must outlive every FakeOs using it and every thread
 // it started (asserted at destruction: all started threads joined). Threading: every method from
 // any thread. Errors: thread_start returns kResourceExhausted past threads_max or when the OS
@@ -60,17 +59,10 @@ struct FreeOptions {
   // Seam calls (point() and park(), every thread's together) at most; past it the run is a
   // livelock. 0: no limit.
   std::uint64_t steps_max = 0;
-  // Asked every kFreeBudgetCheckSteps seam calls, on the thread that made the call, holding no
-  // lock of the runtime: a non-empty text is another bound passed (e.g. the trace's memory), and
-  // the run is a livelock with it. May be empty.
-  std::function<std::string()> budget_check;
   // Appended to a hang report (e.g. what the OS still holds). Called once, holding no lock of
   // the runtime, from the thread that found the hang. May be empty.
   std::function<std::string()> hang_detail;
 };
-
-// How often FreeOptions::budget_check is asked, in seam calls.
-inline constexpr std::uint64_t kFreeBudgetCheckSteps = 4096;
 
 // The runtime's view of one participant thread (free_runtime.cpp).
 struct FreeRecord;
@@ -118,8 +110,8 @@ class FreeRuntime final : public Runtime {
   // With mutex_ held: the participants' states, one line each.
   std::string describe_locked() const;
   [[noreturn]] void hang(std::unique_lock<std::mutex>& held, const std::string& what);
-  // Counts one seam call; past a bound (steps_max, budget_check), the livelock's reason for the
-  // one thread that reports it, else "".
+  // Counts one seam call; past steps_max, the livelock's reason for the one thread that reports
+  // it, else "".
   std::string count_step();
   // Reports a livelock (what each thread does and its seam calls) and asserts. Holds no lock of
   // the runtime.
