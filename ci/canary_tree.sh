@@ -6,13 +6,18 @@
 # that does not carry that patch.
 #
 #   bash ci/canary_tree.sh NAME [DEST]   # the copy, in DEST (default build/canary-src-NAME)
-#   cmake --preset default -S build/canary-src-NAME -B build/canary-NAME -DREADYPORT_CANARY=NAME
+#   cmake --preset default -S build/canary-src-NAME -DREADYPORT_CANARY=NAME
+#                                        # its build: build/canary-src-NAME/build/default
 #   bash ci/canary_tree.sh --check-all   # does every patch still apply to the working tree? One
 #                                        # line a canary; nothing is written in the checkout
 #   bash ci/canary_tree.sh --plant       # a patch whose context changed must fail that check
 #
 # Running it again makes the copy afresh: a file gone from the checkout goes from the copy, and a
-# file whose content is unchanged keeps its time, so a build recompiles only what changed. The
+# file whose content is unchanged keeps its time, so a build recompiles only what changed; the
+# copy's build/ (its build trees, DEST/build/default from `cmake --preset default -S DEST`) is
+# kept. A tree built there has the paths of build/default relative to its sources, so ccache
+# (CCACHE_BASEDIR at the checkout, as ci/test.sh sets it) reuses every object of the checkout's
+# own build/default whose source the patch did not change. The
 # copy has no .git: DEST/.readyport-tree records the checkout's commit and whether it had
 # uncommitted changes, which cmake/version.cmake and cmake/tree_state.cmake report for the copy.
 # From a tree without .git (a CI checkout from a tarball) the copy holds every file that the
@@ -239,6 +244,12 @@ make_tree() {
         touch -r "$dest/$file" "$stage/$file"
       fi
     done < <(find "$stage" -type f -print0)
+  fi
+  # The copy's own build trees (DEST/build: ci/canaries.sh builds in DEST/build/default, the
+  # preset's place, so that ccache finds every object the checkout's build/default compiled from
+  # the same file) are kept across copies.
+  if [ -d "$dest/build" ]; then
+    mv "$dest/build" "$stage/build" || return 1
   fi
   rm -rf "$dest"
   mv "$stage" "$dest" || return 1

@@ -10,8 +10,8 @@
 #
 # Which driver: build/default/stress/readyport-stress when its --version names the bundle's
 # commit and canary; else the matching build, made here when missing (only its target
-# readyport-stress): build/canary-<name> for another canary at this checkout's commit (as
-# ci/canaries.sh builds it, from ci/canary_tree.sh's copy build/canary-src-<name>),
+# readyport-stress): build/canary-src-<name>/build/default for another canary at this checkout's
+# commit (as ci/canaries.sh builds it, in ci/canary_tree.sh's copy build/canary-src-<name>),
 # build/replay-<commit>[-<canary>] from a git worktree of the bundle's commit
 # (build/replay-src-<commit>) otherwise; a canary there is built from the copy that commit's
 # ci/canary_tree.sh makes of the worktree (build/replay-src-<commit>-<canary>), or, at a commit
@@ -165,7 +165,7 @@ else
       fi
     fi
     if [ "$src" = "$root" ] && [ -n "$want_canary" ]; then
-      dir="$root/build/canary-$want_canary"
+      dir="$root/build/canary-src-$want_canary/build/default"
       name="canary-$want_canary"
     fi
   fi

@@ -7,7 +7,7 @@
 #
 # What it does, in order:
 # 1. checks that exactly one source file includes the Winsock header (core/src/windows_os.cpp);
-# 2. configures and builds build/mingw (logs in build/logs/wine.*.log);
+# 2. configures and builds build/mingw (ci/build_leg.sh wine; logs in build/logs/wine.*.log);
 # 3. starts one persistent wineserver for the prefix build/wine-prefix with every descriptor
 #    detached (never a pipe of ours: a Wine process that inherits one keeps it open and whoever
 #    reads it hangs), boots the prefix, and kills the server in an EXIT trap;
@@ -60,52 +60,23 @@ if [ "${#winsock_files[@]}" -ne 1 ]; then
   failures+=("winsock-include")
 fi
 
-# ---- 2. configure and build -----------------------------------------------------------------
+# ---- 2. configure and build ------------------------------------------------------------------
+# ci/build_leg.sh wine: the preset's targets, all of them run under Wine (a no-op when ci/test.sh
+# built them before this leg).
 echo "==== leg wine: configure and build (preset mingw)"
-if ! cmake --preset mingw >"$log_dir/wine.configure.log" 2>&1; then
-  cat "$log_dir/wine.configure.log"
-  echo "---- leg wine: 0 passed, 1 failed, 0 skipped"
+build_start=$SECONDS
+if ! bash ci/build_leg.sh wine; then
+  echo "---- leg wine: 0 passed, 1 failed, 0 skipped (build $((SECONDS - build_start)) s)"
   exit 1
 fi
-if ! cmake --build --preset mingw -j "$jobs" >"$log_dir/wine.build.log" 2>&1; then
-  tail -n 80 "$log_dir/wine.build.log"
-  echo "---- leg wine: 0 passed, 1 failed, 0 skipped"
-  exit 1
-fi
+build_seconds=$((SECONDS - build_start))
+test_start=$SECONDS
 
 # ---- 3. a persistent, detached wineserver ----------------------------------------------------
-export WINEDEBUG=-all
-export WINEPREFIX="$PWD/build/wine-prefix"
-export WINEDLLOVERRIDES="mscoree,mshtml="
-export WINEARCH=win64
-
-# run_detached CMD...: runs CMD with stdin, stdout and stderr on /dev/null and every other
-# descriptor of this shell closed, so that no Wine process (nor the server it may start) holds a
-# descriptor that someone reads or waits on.
-run_detached() {
-  (
-    for fd_path in /proc/"$BASHPID"/fd/*; do
-      fd="${fd_path##*/}"
-      if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
-    done
-    exec "$@" </dev/null >/dev/null 2>&1
-  )
-}
-
-stop_wineserver() { run_detached wineserver -k || true; }
-trap stop_wineserver EXIT
-
-stop_wineserver  # a server left by an interrupted run would hold old descriptors
+# shellcheck source=ci/wine_env.sh
+. ci/wine_env.sh
 echo "==== leg wine: starting wineserver (prefix $WINEPREFIX)"
-boot_start=$(date +%s)
-run_detached wineserver -p  # forks into the background; -p: persistent
-if [ -f "$WINEPREFIX/system.reg" ]; then
-  run_detached wine wineboot
-else
-  run_detached wine wineboot -i  # creates the prefix: 15-25 s once
-fi
-wine --version </dev/null >"$log_dir/wine.version.txt" 2>&1 || true  # the loader only, no server
-echo "     wine ready in $(($(date +%s) - boot_start)) s ($(cat "$log_dir/wine.version.txt"))"
+wine_start
 
 # ---- 4. ctest under Wine ---------------------------------------------------------------------
 # First the listing alone (ctest -N): under DISCOVERY_MODE PRE_TEST ctest lists each test
@@ -252,5 +223,6 @@ if [ "${#failures[@]}" -ne 0 ]; then
   echo "wine leg failed: ${failures[*]}"
   if [ "$failed" -eq 0 ]; then failed=${#failures[@]}; fi
 fi
-echo "---- leg wine: $passed passed, $failed failed, $skipped skipped ($SECONDS s)"
+echo "---- leg wine: $passed passed, $failed failed, $skipped skipped (build $build_seconds s," \
+  "test $((SECONDS - test_start)) s)"
 [ "${#failures[@]}" -eq 0 ]

@@ -66,8 +66,8 @@ if(READYPORT_CANARY)
       "READYPORT_CANARY=${READYPORT_CANARY}, but the sources at ${PROJECT_SOURCE_DIR} do not carry "
       "ci/canaries/${READYPORT_CANARY}.patch: configure the copy that ci/canary_tree.sh makes, "
       "bash ci/canary_tree.sh ${READYPORT_CANARY}; cmake --preset default -S "
-      "build/canary-src-${READYPORT_CANARY} -B build/canary-${READYPORT_CANARY} "
-      "-DREADYPORT_CANARY=${READYPORT_CANARY}")
+      "build/canary-src-${READYPORT_CANARY} -DREADYPORT_CANARY=${READYPORT_CANARY} (its build: "
+      "build/canary-src-${READYPORT_CANARY}/build/default)")
   endif()
   message(WARNING "readyport: canary '${READYPORT_CANARY}' planted in the engine "
                   "(ci/canaries/${READYPORT_CANARY}.patch; a test build)")

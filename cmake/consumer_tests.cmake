@@ -38,5 +38,6 @@ add_test(NAME consumer.fetchcontent
                  "-DWORK_DIR=${PROJECT_BINARY_DIR}/consumer/fetchcontent" ${_readyport_consumer_args}
                  -DBUILD_TYPE=Release -DCONFIG=Release -DWERROR=ON
                  -P "${PROJECT_SOURCE_DIR}/tests/consumer/run.cmake")
+# COST: they take a minute or two each, so they start early, even in a fresh clone's tree.
 set_tests_properties(consumer.find_package consumer.fetchcontent PROPERTIES
-                     LABELS "consumer" TIMEOUT 900 RESOURCE_LOCK readyport_consumer_build)
+                     LABELS "consumer" TIMEOUT 900 RESOURCE_LOCK readyport_consumer_build COST 100)

@@ -41,11 +41,15 @@ else()
   endif()
 endif()
 
-if(NOT CMAKE_CROSSCOMPILING)
+option(READYPORT_BENCHMARKS
+       "Build the Google Benchmark programs when the library is found (no test runs them)" ON)
+if(NOT CMAKE_CROSSCOMPILING AND READYPORT_BENCHMARKS)
   find_package(benchmark CONFIG QUIET)
+endif()
+if(NOT CMAKE_CROSSCOMPILING)
   find_package(rapidcheck CONFIG QUIET)
   # Machines without the packages but with a network (the Windows runners): fetch them, pinned.
-  if(READYPORT_FETCH_DEPS AND NOT benchmark_FOUND)
+  if(READYPORT_FETCH_DEPS AND READYPORT_BENCHMARKS AND NOT benchmark_FOUND)
     include(FetchContent)
     set(BENCHMARK_ENABLE_TESTING OFF CACHE BOOL "" FORCE)
     set(BENCHMARK_ENABLE_GTEST_TESTS OFF CACHE BOOL "" FORCE)

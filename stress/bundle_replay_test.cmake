@@ -129,7 +129,7 @@ if(NOT failures EQUAL 2 OR NOT second STREQUAL "bundles/seed-6.json" OR commit S
   message(FATAL_ERROR "summary.json: ${failures} failures, second bundle '${second}':\n${summary}")
 endif()
 file(READ "${WORK}/summary.md" markdown)
-if(NOT markdown MATCHES "\\| 1/1 \\| 5 \\| 2 of 2 \\| 2 \\| 5 [^|]*`seed-5.json`[^|]*6 [^|]*`seed-6.json`")
+if(NOT markdown MATCHES "\\| 1/1 \\| 5 \\| 2 of 2 \\(0 passed, 2 failed, 0 cut short\\) \\| 2 \\| 5 [^|]*`seed-5.json`[^|]*6 [^|]*`seed-6.json`")
   message(FATAL_ERROR "summary.md lacks the table row:\n${markdown}")
 endif()
 

@@ -193,7 +193,56 @@ TEST(FreeRuntimeDeathTest, AThreadThatNeverWaitsIsReportedAfterTheStallBound) {
   EXPECT_DEATH(spin_without_waiting(), "a wait in sleep_ms lasted 50 ms of real time");
   EXPECT_DEATH(spin_without_waiting(), "T1 'spinner' running, last call now_ns");
 }
+
+// A thread that posts its own packet and takes it back for ever: it never waits, so virtual time
+// never moves and no wait stalls; only the bound on seam calls ends the run.
+// The reposter is always running (its packet is always there); where the other thread is by then
+// (starting it, or joining it) is the OS's choice, so the report's line for it is not checked.
+void repost_for_ever(const FreeOptions& options) {
+  FreeRuntime runtime(options);
+  FakeOs os(FakeOptions{}, runtime);
+  runtime.run([&] {
+    const Port port = os.create_io_completion_port(0);
+    auto reposter = start(os, "reposter", [&] {
+      for (;;) {
+        (void)os.post_queued_completion_status(port, 0, 1, 0);
+        OverlappedEntry entries[1];
+        std::uint32_t removed = 0;
+        (void)os.get_queued_completion_status_ex(port, entries, 1, &removed, kInfinite, false);
+      }
+    });
+    reposter->join();
+  });
+}
+
+TEST(FreeRuntimeDeathTest, ALivelockIsReportedPastStepsMaxWithWhatEachThreadDoes) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  FreeOptions options;
+  options.steps_max = 10'000;
+  EXPECT_DEATH(repost_for_ever(options),
+               "livelock: 10000 seam calls \\(FreeOptions::steps_max\\) passed");
+  EXPECT_DEATH(repost_for_ever(options), "T1 'reposter' running, last call [a-z_]+; [0-9]+ seam");
+  EXPECT_DEATH(repost_for_ever(options), "assertion failed: FreeRuntime: no livelock");
+}
+
 #endif
+
+TEST(FreeRuntime, StepsCountEverySeamCall) {
+  FreeOptions options;
+  options.steps_max = 1'000'000;
+  FreeRuntime runtime(options);
+  FakeOs os(FakeOptions{}, runtime);
+  std::uint64_t before = 0;
+  std::uint64_t after = 0;
+  runtime.run([&] {
+    before = runtime.steps();
+    for (int i = 0; i < 5000; ++i) {
+      (void)os.now_ns();  // one seam call
+    }
+    after = runtime.steps();
+  });
+  EXPECT_EQ(after - before, 5000u);
+}
 
 TEST(FreeRuntime, ThreadsGetIdsInStartOrder) {
   FreeRuntime runtime;

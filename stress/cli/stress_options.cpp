@@ -146,6 +146,8 @@ struct Parser {
     CLI::Option* jobs = nullptr;
     CLI::Option* in_process = nullptr;
     CLI::Option* hang_seconds = nullptr;
+    CLI::Option* memory = nullptr;
+    CLI::Option* trace_memory = nullptr;
     CLI::Option* scale = nullptr;
     CLI::Option* scale_connections = nullptr;
     CLI::Option* scale_workers = nullptr;
@@ -233,8 +235,10 @@ struct Parser {
     h.connections_max =
         cli_add_number(app, "--connections-max", &o.connections_max, 1, kConnectionsMax,
                        "with --os windows: connections all seeds may open (default 300)");
-    h.steps = cli_add_number(app, "--steps-max", &o.steps_max, kStepsMin, kStepsMax,
-                             "scheduler steps per seed at most (default 2000000)");
+    h.steps = cli_add_number(
+        app, "--steps-max", &o.steps_max, kStepsMin, kStepsMax,
+        "a seed's scheduler steps (simulated) or seam calls (real threads: past it, a livelock "
+        "report) at most (default 50000000)");
     h.faults =
         app.add_option("--faults", faults_text,
                        "drawn (default: a plan drawn from each seed) | off | a plan "
@@ -301,6 +305,16 @@ struct Parser {
         "a child process that finishes no seed for S wall-clock seconds is killed, and its "
         "seed reported as hung (default 300)");
     h.hang_seconds->excludes(h.in_process);
+    h.memory = cli_add_number(
+        app, "--memory-mb-max", &o.memory_mb_max, 0, kStressMemoryMbMax,
+        "a child process of the sweep holding more memory than M MiB (resident, and its data "
+        "segment where no sanitizer runs) is killed, and its seed reported (default 4096; 0: no "
+        "limit)");
+    h.memory->excludes(h.in_process);
+    h.trace_memory = cli_add_number(
+        app, "--trace-mb-max", &o.trace_mb_max, 1, kStressMemoryMbMax,
+        "--runtime free: a seed keeps at most T MiB of its recorded trace (past it, the prefix; "
+        "the run is judged whole, and a failure writes no trace file) (default 64)");
   }
 
   // Scale mode, and --shrink.
@@ -401,12 +415,12 @@ struct Parser {
     // None goes with --replay (the bundle holds them), --check-trace (nothing runs) or
     // --engine-case (another world).
     const std::vector<CLI::Option*> run_options = {
-        h.seeds,         h.first,           h.one,         h.shard,        h.strategy,
-        h.depth,         h.steps,           h.faults,      h.actions,      h.clients,
-        h.peers,         h.coverage,        h.stop,        h.corpus,       h.bundle_dir,
-        h.json,          h.markdown,        h.shrink,      h.corpus_entry, h.os,
-        h.seconds_max,   h.connections_max, h.jobs,        h.scale,        h.scale_connections,
-        h.scale_workers, h.in_process,      h.hang_seconds};
+        h.seeds,         h.first,           h.one,          h.shard,        h.strategy,
+        h.depth,         h.steps,           h.faults,       h.actions,      h.clients,
+        h.peers,         h.coverage,        h.stop,         h.corpus,       h.bundle_dir,
+        h.json,          h.markdown,        h.shrink,       h.corpus_entry, h.os,
+        h.seconds_max,   h.connections_max, h.jobs,         h.scale,        h.scale_connections,
+        h.scale_workers, h.in_process,      h.hang_seconds, h.memory,       h.trace_memory};
     for (CLI::Option* option : run_options) {
       h.replay->excludes(option);
       h.check->excludes(option);
@@ -426,13 +440,15 @@ struct Parser {
         h.trace_out);
     // --shrink reports one seed: the main job's outputs do not apply.
     for (CLI::Option* option : {h.shard, h.coverage, h.stop, h.corpus, h.json, h.markdown, h.jobs,
-                                h.in_process, h.hang_seconds}) {
+                                h.in_process, h.hang_seconds, h.memory}) {
       h.shrink->excludes(option);
     }
     // --scale is its own run: one workload of its own size, not the main job's.
-    for (CLI::Option* option : {h.one, h.shard, h.faults, h.actions, h.clients, h.peers, h.coverage,
-                                h.stop, h.corpus, h.json, h.markdown, h.shrink, h.corpus_entry,
-                                h.os, h.jobs, h.trace, h.trace_out, h.in_process, h.hang_seconds}) {
+    for (CLI::Option* option :
+         {h.one,          h.shard,  h.faults,      h.actions, h.clients,   h.peers,
+          h.coverage,     h.stop,   h.corpus,      h.json,    h.markdown,  h.shrink,
+          h.corpus_entry, h.os,     h.jobs,        h.trace,   h.trace_out, h.in_process,
+          h.hang_seconds, h.memory, h.trace_memory}) {
       h.scale->excludes(option);
     }
   }

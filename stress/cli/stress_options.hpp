@@ -6,7 +6,7 @@
 //                    [--faults drawn|off|PLAN]
 //                    [--require-coverage] [--stop-on-failure] [--trace] [--verbose]
 //                    [--corpus DIR|none] [--bundle-dir DIR] [--json FILE] [--markdown FILE]
-//                    [--in-process | --hang-seconds S]
+//                    [--in-process | --hang-seconds S --memory-mb-max M] [--trace-mb-max T]
 //   readyport-stress --os windows [--seeds N] [--seconds-max S] [--connections-max N] ...
 //                    the echo workload over WindowsOs: real loopback sockets and threads (Windows
 //                    builds only; exit 77 with `skipped: ...` where ProcessSocketNotifications
@@ -74,6 +74,8 @@ enum class StressTraceFormat : std::uint8_t {
 inline constexpr std::uint32_t kStressJobsMax = 64;
 // --hang-seconds at most (a day).
 inline constexpr std::uint32_t kStressHangSecondsMax = 86'400;
+// --memory-mb-max and --trace-mb-max at most (1 TiB).
+inline constexpr std::uint32_t kStressMemoryMbMax = 1'048'576;
 // --scale's bounds: connections (client and server ends together) and workers.
 inline constexpr std::uint32_t kStressScaleConnectionsMin = 8;
 inline constexpr std::uint32_t kStressScaleConnectionsMax = 20'000;
@@ -99,7 +101,12 @@ struct StressOptions {
   // all seeds together may open.
   std::uint32_t seconds_max = 60;
   std::uint32_t connections_max = 300;
-  std::uint64_t steps_max = 2'000'000;  // per seed
+  // A seed's work at most: scheduler steps (simulated), seam calls (real threads, --runtime
+  // free); past it the seed fails (a step limit; on real threads a livelock report). Above the
+  // heaviest seed the draws allow: 12 clients and 4 peers echoing 9,000 bytes in 1-byte chunks
+  // while spurious WSAEWOULDBLOCK outages refuse 16 of every 19 tries, about 30 M (the heaviest
+  // measured: about 5 M; the median seed: 7,500).
+  std::uint64_t steps_max = 50'000'000;
   // The fault plan: drawn from each seed (swarm, the default), none, or exactly `fault_plan`.
   enum class Faults : std::uint8_t { kDrawn, kOff, kPlan } faults = Faults::kDrawn;
   std::string fault_plan;         // with kPlan: FaultPlan::to_string() syntax, checked by parse
@@ -154,6 +161,14 @@ struct StressOptions {
   // that aborts, crashes or finishes nothing for hang_seconds (wall clock) is that seed's failure.
   bool in_process = false;
   std::uint32_t hang_seconds = 300;
+  // A child process of the sweep holds at most this much memory, in MiB (its resident memory,
+  // watched by the parent; and its data segment, where no sanitizer runs): past it the child is
+  // killed and its seed fails (sweep_supervisor.hpp). 0: no limit.
+  std::uint32_t memory_mb_max = 4096;
+  // Real threads (--runtime free): a seed keeps at most this much of its recorded trace, in MiB
+  // (the trace is kept for a failure's trace file); past it only the prefix is kept, and the run
+  // goes on judged whole. The seed's memory stays bounded whatever it does.
+  std::uint32_t trace_mb_max = 64;
   // --scale: the engine with scale_connections connections (client and server ends, even) and
   // scale_workers workers, instead of the main job (scale_run.hpp).
   bool scale = false;

@@ -1,10 +1,13 @@
 #include "jobs/abort_report.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "files/file_io.hpp"
 #include "files/trace_header.hpp"
@@ -40,8 +43,9 @@ struct ArmedSeed {
 // The sweep supervisor's channel in its child, or -1.
 int g_channel_fd = -1;
 
-// Names the aborting task to the sweep supervisor (one short line: a pipe write of it is whole).
-void write_channel(const ArmedSeed& armed, std::string_view violation, bool bundle_written) {
+// Names the aborting task to the sweep supervisor (one short line: a pipe write of it is whole),
+// with the bundle the handler is about to write.
+void write_channel(const ArmedSeed& armed, std::string_view violation, bool bundle_planned) {
   if (g_channel_fd < 0 || armed.task == kStressTaskNone) {
     return;
   }
@@ -49,7 +53,7 @@ void write_channel(const ArmedSeed& armed, std::string_view violation, bool bund
   Json record = Json::object();
   record["type"] = "aborted";
   record["task"] = armed.task;
-  record["bundle"] = bundle_written ? armed.context.path : std::string();
+  record["bundle"] = bundle_planned ? armed.context.path : std::string();
   record["signature"] =
       violation.empty()
           ? std::string("abort")
@@ -76,37 +80,12 @@ void write_stderr(const std::string& text) {
   (void)READYPORT_WRITE_STDERR(text.data(), text.size());
 }
 
-extern "C" void on_abort(int signal_number) {
-  (void)signal_number;
-  // The seed of the aborting thread's runner (with --jobs, other runners' seeds are running too).
-  const std::uint32_t runner = stress_runner_of_thread();
-  if (runner >= kStressRunnersMax) {
-    return;
-  }
-  const char* note = g_abort_notes[runner];
-  const std::size_t size = std::strlen(note);
-  if (size != 0) {
-    (void)READYPORT_WRITE_STDERR(note, size);
-  }
-  // What the oracle had found before the engine's own assertion fired, if anything (read only if
-  // no thread is inside the oracle).
-  const std::string violation = stress_abort_violation(runner);
-  if (!violation.empty()) {
-    write_stderr("  the oracle had found: " + violation + "\n");
-  }
-  ArmedSeed& armed = armed_seed(runner);
-  if (!armed.armed) {
-    return;
-  }
-  if (!armed.bundle) {
-    write_channel(armed, violation, false);
-    return;
-  }
+// The armed seed's bundle, and on real threads its whole trace beside it.
+void write_abort_files(std::uint32_t runner, const ArmedSeed& armed, const std::string& violation) {
   const SeedParameters parameters = stress_parameters(armed.options, armed.seed);
   const Json bundle = stress_abort_bundle_json(armed.options, parameters, violation, armed.context);
   const Status written =
       stress_file_write(armed.context.path, bundle.dump(2) + "\n", StressWriteMode::kReplace);
-  write_channel(armed, violation, written.ok());
   if (written.ok()) {
     write_stderr("  bundle: " + armed.context.path +
                  "\n  replay: " + bundle["replay"].get<std::string>() + "\n");
@@ -125,6 +104,53 @@ extern "C" void on_abort(int signal_number) {
       StressWriteMode::kReplace);
   write_stderr(traced.ok() ? "  trace: " + trace_path + "\n"
                            : "  trace not written: " + traced.message() + "\n");
+}
+
+// The last words of the aborting thread's seed: its note, what the oracle had found, its record
+// on the sweep's channel (first: the process may end before the files are written, and the
+// parent then writes the bundle itself), its files.
+void report_abort() {
+  // The seed of the aborting thread's runner (with --jobs, other runners' seeds are running too).
+  const std::uint32_t runner = stress_runner_of_thread();
+  if (runner >= kStressRunnersMax) {
+    return;
+  }
+  const char* note = g_abort_notes[runner];
+  const std::size_t size = std::strlen(note);
+  if (size != 0) {
+    (void)READYPORT_WRITE_STDERR(note, size);
+  }
+  // What the oracle had found before the engine's own assertion fired, if anything (read only if
+  // no thread is inside the oracle).
+  const std::string violation = stress_abort_violation(runner);
+  if (!violation.empty()) {
+    write_stderr("  the oracle had found: " + violation + "\n");
+  }
+  const ArmedSeed& armed = armed_seed(runner);
+  if (!armed.armed) {
+    return;
+  }
+  write_channel(armed, violation, armed.bundle);
+  if (armed.bundle) {
+    write_abort_files(runner, armed, violation);
+  }
+}
+
+// Handlers running now: several threads may assert at once, each for its own seed.
+std::atomic<int> g_aborting{0};
+// How long a handler that is done waits for the others before its return ends the process.
+constexpr int kOthersWaitMs = 2000;
+
+extern "C" void on_abort(int signal_number) {
+  (void)signal_number;
+  g_aborting.fetch_add(1);
+  report_abort();
+  g_aborting.fetch_sub(1);
+  // Returning ends the process (abort() raises again): first let the other threads that abort
+  // name their seeds too, so that no death goes unreported.
+  for (int waited_ms = 0; waited_ms < kOthersWaitMs && g_aborting.load() > 0; ++waited_ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 }  // namespace

@@ -17,7 +17,10 @@
 // runner itself). Errors: none reported. The handler is not async-signal-safe beyond its first
 // write(2) (it builds strings and writes a file), which is acceptable only because the process is
 // dying of an assertion, not of a signal from outside; with --jobs the other runners keep going
-// meanwhile, and may touch nothing the handler reads but their own runner's entry.
+// meanwhile, and may touch nothing the handler reads but their own runner's entry. Several
+// threads may abort at once, each for its own seed: each handler names its seed on the sweep's
+// channel before it writes any file, and one that is done waits (up to 2 s) for the others
+// before it returns and so ends the process, so that every seed that aborted is named.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +41,8 @@ void stress_abort_arm(const StressOptions& options, std::uint64_t seed,
                       const StressBundleContext* context, std::size_t task = kStressTaskNone);
 // In a child of the sweep supervisor (sweep_supervisor.hpp): the handler also writes
 // {"type":"aborted","task":T,"bundle":...,"signature":...,"violation":...} to `fd`, naming the
-// task that aborted. -1: none (the default).
+// task that aborted and the bundle it is about to write (the parent writes one itself when that
+// one is missing or cut short). -1: none (the default).
 void stress_abort_channel(int fd);
 
 }  // namespace readyport

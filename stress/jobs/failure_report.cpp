@@ -40,6 +40,12 @@ void stress_verbose_print(const SeedReport& report) {
       static_cast<ull>(report.engine.notifications), static_cast<ull>(report.engine.port_calls),
       static_cast<ull>(report.engine.quarantined), static_cast<ull>(report.sim.steps),
       report.trace_hash.c_str(), static_cast<ull>(report.trace_lines));
+  if (report.counts.start_outlasted != 0) {
+    std::printf(
+        "  seed %llu: engine.start() or its threads were refused through every retry while faults "
+        "fired: the chaos phase was skipped, the run went on with faults off\n",
+        static_cast<ull>(report.parameters.seed));
+  }
 }
 
 std::string stress_bundle_write(const StressOptions& options, const SeedReport& report,

@@ -61,6 +61,7 @@ struct Job {
   // one, or in a child of the sweep supervisor those left.
   std::vector<std::size_t> plan{};
   int channel = -1;                // in a child of the sweep supervisor: where records go
+  std::vector<Json> unsent{};      // in a child: records not yet sent (send_records)
   StressRecordNames names_sent{};  // in a child: what its records named so far (sweep_record.hpp)
   StressRecordNames names_seen{};  // in the parent: what the records of the running child named
   std::size_t printed = 0;         // failures printed in full so far (kFailuresPrintedMax)
@@ -110,6 +111,14 @@ Result<std::vector<StressCorpusEntry>> corpus_for(const StressOptions& options,
 // (`seed-<S>.trace`; --trace-out, when given, also holds the first failing seed's).
 void write_failure_trace(const StressOptions& options, const SeedReport& report,
                          const std::string& bundle_path) {
+  if (report.trace_cut) {
+    // Its prefix alone would be judged as if the run had ended there.
+    std::printf(
+        "trace: not written: the run's trace passed --trace-mb-max %u MiB, and only its first "
+        "part was kept (the bundle has its last lines)\n",
+        options.trace_mb_max);
+    return;
+  }
   const std::string path = std::filesystem::path(bundle_path).replace_extension(".trace").string();
   const Status written = stress_trace_write(path, StressTraceFormat::kText, report.trace_text,
                                             options, &report.parameters.fake);
@@ -129,15 +138,29 @@ StressBundleContext context_for(const Job& job, const std::string& entry,
 }
 
 // A finished task's record: added to this process's summary and, in a child of the sweep
-// supervisor, sent to the parent, which adds it to its own the same way.
+// supervisor, sent to the parent (send_records), which adds it to its own the same way.
 void apply_record(Job& job, const StressTaskRecord& record) {
   stress_task_record_apply(record, job.summary, job.figures);
   if (record.printed) {
     job.printed++;
   }
   if (job.channel >= 0) {
-    stress_sweep_write(job.channel, stress_task_record_json(record, &job.names_sent));
+    job.unsent.push_back(stress_task_record_json(record, &job.names_sent));
   }
+}
+
+// In a child of the sweep supervisor: the records of the tasks whose lines are printed, sent once
+// those lines are out of stdio's buffer, so that a record the parent has means its seed's output
+// is written, whenever the child dies.
+void send_records(Job& job) {
+  if (job.unsent.empty()) {
+    return;
+  }
+  std::fflush(stdout);
+  for (const Json& record : job.unsent) {
+    stress_sweep_write(job.channel, record);
+  }
+  job.unsent.clear();
 }
 
 // Task `task`'s report with its failure handling, on the driver's thread, in task order; returns
@@ -231,6 +254,7 @@ void stop_early(Job& job) {
     job.pool->stop();
   }
   job.summary.stopped_early = true;
+  send_records(job);
   if (job.channel >= 0) {
     stress_sweep_write(job.channel, Json::object({{"type", "stopped"}}));
   }
@@ -258,6 +282,7 @@ bool run_corpus(Job& job, const std::vector<StressCorpusEntry>& entries) {
           entry.name.c_str(), canary.c_str());
     }
     std::fflush(stdout);
+    send_records(job);
     if (!passed && job.options.stop_on_failure) {
       std::printf("first failure: corpus entry %s (seed %llu) after %zu entries and %.1f s\n",
                   entry.name.c_str(), static_cast<ull>(entry.seed), i + 1, job.seconds());
@@ -326,6 +351,7 @@ int run_seeds(Job& job, std::size_t entries, const std::vector<std::uint64_t>& s
                   static_cast<ull>(job.summary.totals.notifications));
     }
     std::fflush(stdout);
+    send_records(job);
     if (!passed && options.stop_on_failure) {
       std::printf("first failure: seed %llu after %zu seeds and %.1f s\n",
                   static_cast<ull>(seeds[i]), i + 1, job.seconds());
@@ -354,7 +380,8 @@ int run_plan(Job& job, const std::vector<StressCorpusEntry>& entries,
   if (run_corpus(job, entries)) {
     status = run_seeds(job, entries.size(), seeds);
   }
-  pool.reset();  // joins the runners (after --stop-on-failure, the seeds they had started)
+  send_records(job);  // a run that ended early (--trace-out not written) has one left
+  pool.reset();       // joins the runners (after --stop-on-failure, the seeds they had started)
   job.pool = nullptr;
   return status;
 }
@@ -425,6 +452,13 @@ bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
     failure.signature = death.named.value("signature", failure.signature);
     failure.bundle = death.named.value("bundle", std::string());
   }
+  // A run on real threads past its bounds, or hung, asserts with a report (free_runtime.hpp).
+  if (violation.empty() && death.assertion.find("FreeRuntime: no livelock") != std::string::npos) {
+    failure.signature = "livelock";
+  } else if (violation.empty() &&
+             death.assertion.find("FreeRuntime: no hang") != std::string::npos) {
+    failure.signature = "hang";
+  }
   if (!violation.empty()) {
     failure.message += "; the oracle had found: " + violation;
   }
@@ -466,22 +500,11 @@ bool report_death(Job& job, const std::vector<StressCorpusEntry>& entries,
   return true;
 }
 
-// The sweep in child processes (sweep_supervisor.hpp): a task that aborts, crashes or hangs is
-// that task's failure, and the others run. Returns 2 when --trace-out's file cannot be written,
-// 1 when the supervisor itself failed, else 0.
-int run_supervised(Job& job, const std::vector<StressCorpusEntry>& entries,
-                   const std::vector<std::uint64_t>& seeds) {
+// The callbacks of the sweep's parent: a record applied to the summary as the child's own; a
+// death reported as its task's failure; a death with no task to blame kept for the summary.
+SweepCallbacks parent_callbacks(Job& job, const std::vector<StressCorpusEntry>& entries,
+                                const std::vector<std::uint64_t>& seeds) {
   SweepCallbacks callbacks;
-  callbacks.run = [&job, &entries, &seeds](const std::vector<std::size_t>& tasks,
-                                           std::uint32_t jobs, int channel_fd) {
-    job.plan = tasks;
-    job.channel = channel_fd;
-    job.names_sent = StressRecordNames();  // a child's first record names the coverage rows
-    stress_abort_channel(channel_fd);
-    const int status = run_plan(job, entries, seeds, jobs);
-    stress_sweep_write(channel_fd, Json::object({{"type", "end"}, {"exit", status}}));
-    return status;
-  };
   callbacks.on_record = [&job](const Json& record) -> Status {
     if (record["type"] == "stopped") {
       job.summary.stopped_early = true;
@@ -500,11 +523,45 @@ int run_supervised(Job& job, const std::vector<StressCorpusEntry>& entries,
   callbacks.on_death = [&job, &entries, &seeds](const SweepDeath& death) {
     return report_death(job, entries, seeds, death);
   };
+  callbacks.on_unblamed = [&job](const SweepDeath& death) {
+    const std::string text =
+        death.status + ": " + death.how + (death.assertion.empty() ? "" : "; " + death.assertion);
+    std::printf("sweep: a process died and no seed is blamed (%s)\n", text.c_str());
+    std::fflush(stdout);
+    job.summary.unblamed_deaths.push_back(text);
+  };
+  return callbacks;
+}
+
+// The sweep in child processes (sweep_supervisor.hpp): a task that aborts, crashes, hangs or
+// passes the memory limit is that task's failure, and the others run. Returns 2 when
+// --trace-out's file cannot be written, else 0; the supervisor's own failure is kept in the
+// summary (which is still written).
+int run_supervised(Job& job, const std::vector<StressCorpusEntry>& entries,
+                   const std::vector<std::uint64_t>& seeds) {
+  SweepCallbacks callbacks = parent_callbacks(job, entries, seeds);
+  callbacks.run = [&job, &entries, &seeds](const std::vector<std::size_t>& tasks,
+                                           std::uint32_t jobs, int channel_fd) {
+    job.plan = tasks;
+    job.channel = channel_fd;
+    job.names_sent = StressRecordNames();  // a child's first record names the coverage rows
+    stress_abort_channel(channel_fd);
+    const int status = run_plan(job, entries, seeds, jobs);
+    stress_sweep_write(channel_fd, Json::object({{"type", "end"}, {"exit", status}}));
+    return status;
+  };
+  SweepLimits limits;
+  limits.hang_seconds = job.options.hang_seconds;
+  limits.memory_bytes = std::uint64_t{job.options.memory_mb_max} << 20;
+  // The pool's runners start tasks up to its window past the next one it hands back, and that
+  // one's record may not be sent yet: one more.
+  limits.in_flight_max = SeedPool::window(job.options.jobs) + 1;
   Result<SweepOutcome> outcome =
-      stress_sweep_supervise(job.plan, job.options.jobs, job.options.hang_seconds, callbacks);
+      stress_sweep_supervise(job.plan, job.options.jobs, limits, callbacks);
   if (!outcome.ok()) {
     std::fprintf(stderr, "readyport-stress: %s\n", outcome.status().to_string().c_str());
-    return 1;
+    job.summary.sweep_error = outcome.status().to_string();
+    return 0;
   }
   return outcome.value().exit_status == 2 ? 2 : 0;
 }
@@ -670,6 +727,21 @@ void print_job_header(const Job& job, std::size_t seed_count, std::size_t corpus
   std::fflush(stdout);
 }
 
+// The bounds each seed and child process run under (run_summary.hpp).
+StressLimits limits_of(const StressOptions& options) {
+  StressLimits limits;
+  limits.steps_max = options.steps_max;
+  if (options.runtime == StressRuntime::kFree && options.os == StressOs::kFake) {
+    limits.trace_mb_max = options.trace_mb_max;
+  }
+  if (stress_main_job_supervised(options)) {
+    limits.hang_seconds = options.hang_seconds;
+    limits.memory_mb_max = options.memory_mb_max;
+    limits.memory_data_limit = options.memory_mb_max != 0 && stress_sweep_data_limit_available();
+  }
+  return limits;
+}
+
 // After the run: the summary, the figures, the coverage check, the files. The exit status.
 int finish_job(Job& job) {
   const StressOptions& options = job.options;
@@ -682,7 +754,10 @@ int finish_job(Job& job) {
         "bundle)\n",
         job.summary.failures.size() - job.printed, job.printed);
   }
-  int exit_status = job.summary.failures.empty() ? 0 : 1;
+  int exit_status = job.summary.failures.empty() && job.summary.unblamed_deaths.empty() &&
+                            job.summary.sweep_error.empty()
+                        ? 0
+                        : 1;
   if (options.require_coverage && zero_rows != 0) {
     std::printf("coverage: %zu row(s) never reached (--require-coverage)\n", zero_rows);
     exit_status = 1;
@@ -741,6 +816,7 @@ int stress_main_job(const StressOptions& options, const std::vector<std::string>
     job.plan.push_back(task);
   }
   job.summary.jobs = job.real_os == nullptr ? options.jobs : 1;
+  job.summary.limits = limits_of(options);
   const int run_status = stress_main_job_supervised(options)
                              ? run_supervised(job, entries, seeds)
                              : run_plan(job, entries, seeds, job.summary.jobs);

@@ -94,6 +94,32 @@ std::uint64_t stress_judgement_print(const OracleJudgement& judgement) {
   return not_judged;
 }
 
+std::string stress_limits_text(const StressLimits& limits) {
+  std::string text = "a seed: " + std::to_string(limits.steps_max) + " steps";
+  if (limits.trace_mb_max != 0) {
+    text += " (seam calls), its trace kept to " + std::to_string(limits.trace_mb_max) + " MiB";
+  }
+  if (limits.hang_seconds == 0) {
+    return text + "; no child process (one process: no memory limit, no hang limit)";
+  }
+  text += "; a child process: ";
+  text += limits.memory_mb_max == 0
+              ? std::string("no memory limit")
+              : std::to_string(limits.memory_mb_max) + " MiB (resident" +
+                    (limits.memory_data_limit ? ", and its data segment)" : ")");
+  return text + ", " + std::to_string(limits.hang_seconds) + " s without a finished seed";
+}
+
+StressSeedAccount stress_seed_account(const StressRunSummary& summary) {
+  const StressTotals& totals = summary.totals;
+  StressSeedAccount account;
+  account.cut = totals.seeds_cut;
+  account.failed = totals.failures - totals.seeds_cut;
+  account.passed = totals.seeds - totals.failures;
+  account.not_run = summary.seeds_planned > totals.seeds ? summary.seeds_planned - totals.seeds : 0;
+  return account;
+}
+
 StressRunSummary stress_summary_begin(std::uint64_t seeds_planned) {
   StressRunSummary summary;
   summary.seeds_planned = seeds_planned;
@@ -194,12 +220,10 @@ void stress_summary_add_failure(StressRunSummary& summary, StressFailure failure
   summary.failures.push_back(std::move(failure));
 }
 
-std::size_t stress_summary_print(const StressOptions& options, StressRunSummary& summary) {
-  const StressTotals& totals = summary.totals;
-  const double per_notification =
-      totals.notifications == 0
-          ? 0.0
-          : static_cast<double>(totals.port_calls) / static_cast<double>(totals.notifications);
+namespace {
+
+// The summary's first lines: what ran, the corpus, how every seed ended, the limits.
+void print_head(const StressOptions& options, const StressRunSummary& summary) {
   std::printf(
       "\nreadyport-stress summary (runtime %s, strategy %s, depth %u, shard %u/%u, "
       "faults %s)\n",
@@ -213,7 +237,27 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
   } else {
     std::printf("  corpus entries         none (%s)\n", summary.corpus.note.c_str());
   }
-  std::printf("  seeds run              %llu\n", static_cast<ull>(totals.seeds));
+  const StressSeedAccount account = stress_seed_account(summary);
+  const std::string not_run =
+      account.not_run == 0 ? std::string() : "; " + std::to_string(account.not_run) + " not run";
+  std::printf(
+      "  seeds run              %llu of %llu: %llu passed, %llu failed, %llu cut short (their "
+      "process died in them)%s\n",
+      static_cast<ull>(summary.totals.seeds), static_cast<ull>(summary.seeds_planned),
+      static_cast<ull>(account.passed), static_cast<ull>(account.failed),
+      static_cast<ull>(account.cut), not_run.c_str());
+  std::printf("  limits                 %s\n", stress_limits_text(summary.limits).c_str());
+}
+
+}  // namespace
+
+std::size_t stress_summary_print(const StressOptions& options, StressRunSummary& summary) {
+  const StressTotals& totals = summary.totals;
+  const double per_notification =
+      totals.notifications == 0
+          ? 0.0
+          : static_cast<double>(totals.port_calls) / static_cast<double>(totals.notifications);
+  print_head(options, summary);
   std::printf("  connections            %llu\n", static_cast<ull>(totals.connections));
   std::printf("  notifications          %llu\n", static_cast<ull>(totals.notifications));
   std::printf("  port calls             %llu\n", static_cast<ull>(totals.port_calls));
@@ -243,6 +287,13 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
   }
   std::printf("\n");
   print_failures(summary);
+  for (const std::string& death : summary.unblamed_deaths) {
+    std::printf("  process death          no seed blamed: %s\n", death.c_str());
+  }
+  if (!summary.sweep_error.empty()) {
+    std::printf("  sweep FAILED           %s (the seeds after it were not run)\n",
+                summary.sweep_error.c_str());
+  }
   std::printf("  wall time              %.1f s on %u job(s)\n", summary.seconds, summary.jobs);
   std::printf("  seeds/s                %.1f (corpus entries included)\n",
               stress_summary_seeds_per_second(summary));

@@ -76,16 +76,33 @@ struct StressSeedHash {
   std::string trace_hash;
 };
 
+// The bounds on each seed and on the process that runs it, as the summary prints them.
+struct StressLimits {
+  std::uint64_t steps_max = 0;      // scheduler steps (simulated) or seam calls (real threads)
+  std::uint32_t trace_mb_max = 0;   // real threads: a seed's trace kept (0: not this runtime)
+  std::uint32_t memory_mb_max = 0;  // a child process of the sweep (0: none)
+  bool memory_data_limit = false;   // its data segment too (RLIMIT_DATA), not only resident
+  std::uint32_t hang_seconds = 0;   // a child without a finished seed (0: none, in one process)
+};
+
+// "a seed: 2000000 steps, ...; a child process: ...": the limits line's text.
+std::string stress_limits_text(const StressLimits& limits);
+
 struct StressRunSummary {
   std::uint64_t seeds_planned = 0;  // this shard's seeds
   StressTotals totals;
+  StressLimits limits;
   std::vector<StressSeedHash> seed_hashes;  // the range's seeds in order, kStressSeedHashesMax
   std::uint64_t seed_hashes_left_off = 0;
   StressCorpusSummary corpus;
   std::vector<StressFailure> failures;  // every one, in the order they happened
   bool stopped_early = false;           // --stop-on-failure stopped the run
-  double seconds = 0;                   // wall time (reporting only)
-  std::uint32_t jobs = 1;               // seeds run at once (--jobs)
+  // Child processes of the sweep that died with no seed to blame (sweep_policy.hpp), and the
+  // supervisor's own failure: each fails the run, and is printed.
+  std::vector<std::string> unblamed_deaths;
+  std::string sweep_error;
+  double seconds = 0;      // wall time (reporting only)
+  std::uint32_t jobs = 1;  // seeds run at once (--jobs)
   // Scheduler steps (scheduled calls) of every seed run, the corpus's included: with the seeds
   // run (corpus entries included) over `seconds`, the run's speed.
   std::uint64_t steps_all = 0;
@@ -118,6 +135,15 @@ void stress_summary_add_failure(StressRunSummary& summary, StressFailure failure
 // Prints the summary block, every failing seed with its bundle, and the coverage table.
 // Returns the number of zero coverage rows.
 std::size_t stress_summary_print(const StressOptions& options, StressRunSummary& summary);
+// The range's seeds by how they ended: passed + failed + cut == totals.seeds (cut: their process
+// died in them); not_run: planned but never run (the run stopped early).
+struct StressSeedAccount {
+  std::uint64_t passed = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t cut = 0;
+  std::uint64_t not_run = 0;
+};
+StressSeedAccount stress_seed_account(const StressRunSummary& summary);
 // Seeds run (corpus entries included) per wall second, and scheduled calls (steps_all) per wall
 // second; 0 when no time was measured.
 double stress_summary_seeds_per_second(const StressRunSummary& summary);

@@ -21,8 +21,10 @@ SeedReport run_task(const SeedTask& task) {
 
 }  // namespace
 
+std::size_t SeedPool::window(std::uint32_t jobs) { return kWindowPerJob * jobs; }
+
 SeedPool::SeedPool(std::size_t count, SeedTaskAt task_at, std::uint32_t jobs)
-    : count_(count), task_at_(std::move(task_at)), jobs_(jobs), window_(kWindowPerJob * jobs) {
+    : count_(count), task_at_(std::move(task_at)), jobs_(jobs), window_(window(jobs)) {
   READYPORT_ASSERT(jobs_ >= 1 && jobs_ <= kStressRunnersMax);
   if (jobs_ == 1) {
     return;  // serial: next() runs each task itself

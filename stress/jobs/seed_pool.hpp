@@ -61,6 +61,10 @@ class SeedPool {
   SeedPool(const SeedPool&) = delete;
   SeedPool& operator=(const SeedPool&) = delete;
 
+  // How far past the next task to consume a runner may have started one, with `jobs` runners
+  // (the ring of reports): what a crash of the process may have cut short besides it.
+  static std::size_t window(std::uint32_t jobs);
+
   bool has_next() const { return consumed_ < count_; }
   // The report of the next task in order; blocks until its runner is done. Requires has_next().
   SeedReport next();

@@ -83,6 +83,17 @@ Json build_json(const StressBuildInfo& info) {
   return build;
 }
 
+// The bounds of a seed and of the process that ran it (run_summary.hpp).
+Json limits_json(const StressLimits& limits) {
+  Json object = Json::object();
+  object["steps_max"] = limits.steps_max;
+  object["trace_mb_max"] = limits.trace_mb_max;
+  object["memory_mb_max"] = limits.memory_mb_max;
+  object["memory_data_limit"] = limits.memory_data_limit;
+  object["hang_seconds"] = limits.hang_seconds;
+  return object;
+}
+
 // The corpus replayed first: where from, why none, how it went.
 Json corpus_json(const StressCorpusSummary& c) {
   Json corpus = Json::object();
@@ -100,7 +111,7 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
                          const StressFigures& figures) {
   Json document = Json::object();
   document["format"] = kStressSummaryFormat;
-  document["format_version"] = 1;
+  document["format_version"] = 2;  // 2: passed + failed + cut == seeds_run; limits
   document["readyport"] = build_json(stress_build_info());
   document["options"] = stress_run_options_json(options);
   document["invocation"] = stress_invocation_json(options);
@@ -109,8 +120,14 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   document["first_seed"] = options.first_seed;
   document["seeds_planned"] = summary.seeds_planned;
   document["seeds_run"] = summary.totals.seeds;
-  document["passed"] = summary.totals.seeds - summary.totals.failures;
-  document["failed"] = summary.totals.failures;
+  const StressSeedAccount account = stress_seed_account(summary);
+  document["passed"] = account.passed;
+  document["failed"] = account.failed;
+  document["cut"] = account.cut;
+  document["not_run"] = account.not_run;
+  document["limits"] = limits_json(summary.limits);
+  document["unblamed_deaths"] = summary.unblamed_deaths;
+  document["sweep_error"] = summary.sweep_error;
   document["corpus"] = corpus_json(summary.corpus);
   Json failures = Json::array();
   for (const StressFailure& failure : summary.failures) {

@@ -69,9 +69,12 @@ std::string stress_summary_markdown(const StressOptions& options, const StressRu
       "\n\n";
   text += "| shard | first seed | seeds run | failures | failing seeds (bundle) |\n";
   text += "|---|---|---|---|---|\n";
+  const StressSeedAccount account = stress_seed_account(summary);
   text += "| " + shard + " | " + std::to_string(options.first_seed) + " | " +
           std::to_string(summary.totals.seeds) + " of " + std::to_string(summary.seeds_planned) +
-          " | " + std::to_string(failures) + " | " + failing_cell(summary) + " |\n\n";
+          " (" + std::to_string(account.passed) + " passed, " + std::to_string(account.failed) +
+          " failed, " + std::to_string(account.cut) + " cut short) | " + std::to_string(failures) +
+          " | " + failing_cell(summary) + " |\n\n";
   if (summary.corpus.dir.empty()) {
     text += "Corpus: none (" + summary.corpus.note + "). ";
   } else {
@@ -92,6 +95,13 @@ std::string stress_summary_markdown(const StressOptions& options, const StressRu
   }
   if (summary.stopped_early) {
     text += " Stopped at the first failure.";
+  }
+  text += " Limits: " + cell_text(stress_limits_text(summary.limits)) + ".";
+  for (const std::string& death : summary.unblamed_deaths) {
+    text += " A process died with no seed to blame: " + cell_text(death) + ".";
+  }
+  if (!summary.sweep_error.empty()) {
+    text += " The sweep FAILED: " + cell_text(summary.sweep_error) + ".";
   }
   if (summary.totals.seeds_cut != 0) {
     text += " " + std::to_string(summary.totals.seeds_cut) +

@@ -169,13 +169,69 @@ TEST(SummaryJsonTest, ShowsEachRulesJudgementSummedOverSeeds) {
   EXPECT_EQ(json["oracle_judgement"]["bounds_hit"]["tombstones"], 0);
 }
 
+// Seeds run = passed + failed + cut (their process died in them), in the text, the JSON and the
+// Markdown, with the seeds never run and the limits the seeds ran under.
+TEST(SummaryAccountTest, EverySeedIsPassedFailedOrCutInEveryOutput) {
+  StressRunSummary summary = stress_summary_begin(12);
+  summary.totals.seeds = 10;
+  summary.totals.failures = 3;
+  summary.totals.seeds_cut = 1;
+  summary.limits.steps_max = 2000000;
+  summary.limits.trace_mb_max = 64;
+  summary.limits.memory_mb_max = 4096;
+  summary.limits.memory_data_limit = true;
+  summary.limits.hang_seconds = 300;
+  const StressSeedAccount account = stress_seed_account(summary);
+  EXPECT_EQ(account.passed, 7u);
+  EXPECT_EQ(account.failed, 2u);
+  EXPECT_EQ(account.cut, 1u);
+  EXPECT_EQ(account.not_run, 2u);
+  const Json json = stress_summary_json(shard_options(), summary, StressFigures{});
+  EXPECT_EQ(json["seeds_run"], 10);
+  EXPECT_EQ(json["passed"], 7);
+  EXPECT_EQ(json["failed"], 2);
+  EXPECT_EQ(json["cut"], 1);
+  EXPECT_EQ(json["not_run"], 2);
+  EXPECT_EQ(json["limits"]["memory_mb_max"], 4096);
+  EXPECT_EQ(json["limits"]["trace_mb_max"], 64);
+  const std::string markdown = stress_summary_markdown(shard_options(), summary);
+  EXPECT_NE(markdown.find("10 of 12 (7 passed, 2 failed, 1 cut short)"), std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("Limits: a seed: 2000000 steps (seam calls), its trace kept to 64 MiB; "
+                          "a child process: 4096 MiB (resident, and its data segment), 300 s"),
+            std::string::npos)
+      << markdown;
+  ::testing::internal::CaptureStdout();
+  (void)stress_summary_print(shard_options(), summary);
+  const std::string text = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(text.find("seeds run              10 of 12: 7 passed, 2 failed, 1 cut short"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("; 2 not run"), std::string::npos) << text;
+  EXPECT_NE(text.find("limits                 a seed: 2000000 steps"), std::string::npos) << text;
+}
+
+TEST(SummaryAccountTest, AProcessDeathNoSeedIsBlamedForIsInEveryOutput) {
+  StressRunSummary summary = summary_with(0);
+  summary.unblamed_deaths.push_back("crashed: the process was killed by signal 11");
+  EXPECT_EQ(stress_summary_json(shard_options(), summary, StressFigures{})["unblamed_deaths"][0],
+            "crashed: the process was killed by signal 11");
+  EXPECT_NE(stress_summary_markdown(shard_options(), summary)
+                .find("A process died with no seed to blame: crashed"),
+            std::string::npos);
+  ::testing::internal::CaptureStdout();
+  (void)stress_summary_print(shard_options(), summary);
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("process death          no seed blamed"),
+            std::string::npos);
+}
+
 TEST(SummaryMarkdownTest, OneRowPerShardWithEveryFailingSeedAndBundle) {
   const std::string text = stress_summary_markdown(shard_options(), summary_with(2));
   EXPECT_NE(text.find("### readyport-stress shard 2/4: 2 failures"), std::string::npos) << text;
   EXPECT_NE(text.find("| shard | first seed | seeds run | failures | failing seeds (bundle) |"),
             std::string::npos);
-  EXPECT_NE(text.find("| 2/4 | 1 | 2000 of 2000 | 2 | 1000 O2 (`seed-1000.json`), 1001 O2 "
-                      "(`seed-1001.json`) |"),
+  EXPECT_NE(text.find("| 2/4 | 1 | 2000 of 2000 (1998 passed, 2 failed, 0 cut short) | 2 | 1000 "
+                      "O2 (`seed-1000.json`), 1001 O2 (`seed-1001.json`) |"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Commit `" + stress_build_info().commit + "`"), std::string::npos);

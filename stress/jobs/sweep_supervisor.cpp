@@ -4,8 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <deque>
-#include <set>
+#include <new>
 #include <utility>
 
 #include "readyport/assert.hpp"
@@ -13,9 +12,20 @@
 #ifndef _WIN32
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
+
+// A sanitizer's shadow memory counts in the data segment: no RLIMIT_DATA under one.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define READYPORT_SWEEP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define READYPORT_SWEEP_SANITIZED 1
+#endif
 #endif
 
 namespace readyport {
@@ -24,13 +34,15 @@ namespace readyport {
 
 bool stress_sweep_supervisor_available() { return false; }
 
+bool stress_sweep_data_limit_available() { return false; }
+
 void stress_sweep_write(int fd, const Json& record) {
   (void)fd;
   (void)record;
 }
 
-Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t>, std::uint32_t, std::uint32_t,
-                                            const SweepCallbacks&) {
+Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t>, std::uint32_t,
+                                            const SweepLimits&, const SweepCallbacks&) {
   return Status(StatusCode::kUnavailable, "the sweep supervisor needs fork (POSIX)");
 }
 
@@ -43,18 +55,20 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kAssertionPrefix = "readyport: assertion failed: ";
 // A channel line longer than this is not a record: the child is broken.
 constexpr std::size_t kChannelLineMax = 1 << 20;
+// How often the parent looks at a child's resident memory when it has a limit.
+constexpr int kMemoryWatchMs = 100;
+
+// The child's memory limit in MiB, for its out-of-memory message.
+std::uint64_t g_memory_limit_mib = 0;
 
 // What the parent learnt from one child.
 struct ChildRun {
-  std::set<std::size_t> done;  // tasks whose record arrived
-  bool ended = false;          // the "end" line arrived
-  int end_exit = 0;
-  bool stopped = false;  // a "stopped" record arrived
-  bool hung = false;     // killed for sending nothing for hang_seconds
-  Json named;            // the abort handler's record, if any
-  std::string assertion;
+  SweepChildEnd end;
+  bool killed = false;            // the parent killed it (a hang, memory, a broken channel)
+  bool hung = false;              // killed for sending no record for hang_seconds
+  std::uint64_t memory_seen = 0;  // killed with this resident memory (bytes), else 0
   int wait_status = 0;
-  Status error;  // a broken channel
+  Status error;  // a broken channel, or an event the policy refused
 };
 
 // Reads complete lines out of `buffer`; `line` gets each in turn.
@@ -93,8 +107,25 @@ void write_all(int fd, std::string_view text) {
   }
 }
 
-// One channel line: remembered in `run`, and passed on (task and stopped records).
-void on_channel_line(std::string_view line, ChildRun& run, const SweepCallbacks& callbacks) {
+// The resident memory of process `pid` in bytes (Linux's /proc; 0 where it cannot be read).
+std::uint64_t resident_bytes(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/statm";
+  std::FILE* file = std::fopen(path.c_str(), "r");
+  if (file == nullptr) {
+    return 0;
+  }
+  unsigned long long size_pages = 0;
+  unsigned long long resident_pages = 0;
+  const int read = std::fscanf(file, "%llu %llu", &size_pages, &resident_pages);
+  std::fclose(file);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return read == 2 && page > 0 ? resident_pages * static_cast<std::uint64_t>(page) : 0;
+}
+
+// One channel line: remembered in `run`, checked by the policy, and passed on (task and stopped
+// records).
+void on_channel_line(std::string_view line, ChildRun& run, SweepPolicy& policy,
+                     const SweepCallbacks& callbacks) {
   if (!run.error.ok()) {
     return;
   }
@@ -108,12 +139,12 @@ void on_channel_line(std::string_view line, ChildRun& run, const SweepCallbacks&
   }
   const std::string type = record["type"].get<std::string>();
   if (type == "aborted") {
-    run.named = std::move(record);
+    run.end.named.push_back(std::move(record));
     return;
   }
   if (type == "end") {
-    run.ended = true;
-    run.end_exit = record.value("exit", 1);
+    run.end.ended = true;
+    run.end.end_exit = record.value("exit", 1);
     return;
   }
   if (type == "task") {
@@ -121,90 +152,152 @@ void on_channel_line(std::string_view line, ChildRun& run, const SweepCallbacks&
       run.error = Status(StatusCode::kInternal, "sweep: a task record without its task");
       return;
     }
-    run.done.insert(record["task"].get<std::size_t>());
+    run.error = policy.on_record(record["task"].get<std::size_t>());
+    if (!run.error.ok()) {
+      return;
+    }
   } else if (type == "stopped") {
-    run.stopped = true;
+    run.end.stopped = true;
   } else {
     run.error = Status(StatusCode::kInternal, "sweep: unknown record type '" + type + "'");
     return;
   }
-  if (Status s = callbacks.on_record(record); !s.ok()) {
-    run.error = s;
+  run.error = callbacks.on_record(record);
+}
+
+// Relays what the child wrote on stderr, keeping its assertion lines.
+void relay_stderr(std::string& buffer, bool open, ChildRun& run) {
+  take_lines(buffer, [&run](std::string_view line) {
+    write_all(2, std::string(line) + "\n");
+    if (line.substr(0, std::strlen(kAssertionPrefix)) == kAssertionPrefix) {
+      run.end.assertions.emplace_back(line);
+    }
+  });
+  if (!open && !buffer.empty()) {
+    write_all(2, buffer);
+    buffer.clear();
   }
 }
 
-// The parent's side of one child: relays its stderr, reads its channel, kills it when it hangs.
-ChildRun watch_child(pid_t child, int channel_fd, int stderr_fd, std::uint32_t hang_seconds,
-                     const SweepCallbacks& callbacks) {
+// Kills the child once for `run` (the parent's own reasons: a hang, memory, a broken channel).
+void kill_once(pid_t child, ChildRun& run) {
+  if (!run.killed) {
+    ::kill(child, SIGKILL);
+    run.killed = true;
+  }
+}
+
+// The parent's side of one child: relays its stderr, reads its channel, kills it when it hangs
+// or passes its memory limit.
+ChildRun watch_child(pid_t child, int channel_fd, int stderr_fd, const SweepLimits& limits,
+                     SweepPolicy& policy, const SweepCallbacks& callbacks) {
   ChildRun run;
   std::string channel_buffer;
   std::string stderr_buffer;
   bool channel_open = true;
   bool stderr_open = true;
   Clock::time_point last_task = Clock::now();
+  const int poll_ms = limits.memory_bytes != 0 ? kMemoryWatchMs : 1000;
   while (channel_open || stderr_open) {
     pollfd fds[2] = {{channel_open ? channel_fd : -1, POLLIN, 0},
                      {stderr_open ? stderr_fd : -1, POLLIN, 0}};
-    const int ready = ::poll(fds, 2, 1000);
+    const int ready = ::poll(fds, 2, poll_ms);
     if (ready < 0 && errno != EINTR) {
       break;
     }
     if (ready > 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       stderr_open = read_some(stderr_fd, stderr_buffer);
-      take_lines(stderr_buffer, [&run](std::string_view line) {
-        write_all(2, std::string(line) + "\n");
-        if (line.substr(0, std::strlen(kAssertionPrefix)) == kAssertionPrefix) {
-          run.assertion = std::string(line);
-        }
-      });
-      if (!stderr_open && !stderr_buffer.empty()) {
-        write_all(2, stderr_buffer);
-      }
+      relay_stderr(stderr_buffer, stderr_open, run);
     }
     if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      const std::size_t done_before = run.done.size();
+      const std::size_t finished_before = policy.account().finished;
       channel_open = read_some(channel_fd, channel_buffer);
       take_lines(channel_buffer,
-                 [&](std::string_view line) { on_channel_line(line, run, callbacks); });
-      if (run.done.size() != done_before) {
+                 [&](std::string_view line) { on_channel_line(line, run, policy, callbacks); });
+      if (policy.account().finished != finished_before) {
         last_task = Clock::now();
       }
       if (channel_buffer.size() > kChannelLineMax) {
         run.error = Status(StatusCode::kInternal, "sweep: a channel line past 1 MiB");
       }
     }
-    if (!run.error.ok() && !run.hung) {
-      ::kill(child, SIGKILL);
-      run.hung = true;  // killed; not a hang, but it must not be killed twice
+    if (!run.error.ok()) {
+      kill_once(child, run);
+    }
+    if (!run.killed && limits.memory_bytes != 0) {
+      const std::uint64_t resident = resident_bytes(child);
+      if (resident > limits.memory_bytes) {
+        run.memory_seen = resident;
+        kill_once(child, run);
+      }
     }
     const auto quiet = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - last_task);
-    if (!run.hung && !run.ended && quiet.count() >= static_cast<long long>(hang_seconds)) {
-      ::kill(child, SIGKILL);
+    if (!run.killed && !run.end.ended &&
+        quiet.count() >= static_cast<long long>(limits.hang_seconds)) {
       run.hung = true;
+      kill_once(child, run);
     }
   }
+  // A partial line left at the end (a child killed while it wrote a record) is no record.
   while (::waitpid(child, &run.wait_status, 0) < 0 && errno == EINTR) {
   }
   return run;
 }
 
+std::string mib_text(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
 // Why the child ended without its end line.
-void describe_death(const ChildRun& run, std::uint32_t hang_seconds, SweepDeath& death) {
-  death.assertion = run.assertion;
-  if (run.hung) {
-    death.status = "hung";
-    death.how = "no task finished in " + std::to_string(hang_seconds) +
-                " s (wall clock; --hang-seconds): the process was killed";
+void describe_death(ChildRun& run, const SweepLimits& limits) {
+  SweepChildEnd& end = run.end;
+  if (run.memory_seen != 0) {
+    end.kind = SweepDeathKind::kMemory;
+    end.how = "its resident memory reached " + mib_text(run.memory_seen) + ", past the limit of " +
+              mib_text(limits.memory_bytes) + " (--memory-mb-max): the process was killed";
+  } else if (run.hung) {
+    end.kind = SweepDeathKind::kHung;
+    end.how = "no task finished in " + std::to_string(limits.hang_seconds) +
+              " s (wall clock; --hang-seconds): the process was killed";
   } else if (WIFSIGNALED(run.wait_status)) {
     const int signal_number = WTERMSIG(run.wait_status);
-    death.status = signal_number == SIGABRT ? "aborted" : "crashed";
-    death.how = "the process was killed by signal " + std::to_string(signal_number) + " (" +
-                strsignal(signal_number) + ")";
+    end.kind = signal_number == SIGABRT ? SweepDeathKind::kAborted : SweepDeathKind::kCrashed;
+    end.how = "the process was killed by signal " + std::to_string(signal_number) + " (" +
+              strsignal(signal_number) + ")";
+  } else if (WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) == kSweepExitMemory) {
+    end.kind = SweepDeathKind::kMemory;
+    end.how = "an allocation failed at the process's memory limit of " +
+              mib_text(limits.memory_bytes) + " (--memory-mb-max; RLIMIT_DATA)";
   } else {
-    death.status = "exited";
-    death.how = "the process exited with status " +
-                std::to_string(WIFEXITED(run.wait_status) ? WEXITSTATUS(run.wait_status) : -1) +
-                " before its task finished (a sanitizer's report, or an exit in the engine)";
+    end.kind = SweepDeathKind::kExited;
+    end.how = "the process exited with status " +
+              std::to_string(WIFEXITED(run.wait_status) ? WEXITSTATUS(run.wait_status) : -1) +
+              " before its task finished (a sanitizer's report, or an exit in the engine)";
+  }
+}
+
+// In the child, an allocation failed at its memory limit: said, and the process ends at once
+// (no unwinding, no abort handler: the parent blames the task by the sweep's policy).
+void on_out_of_memory() {
+  char text[200];
+  const int size = std::snprintf(text, sizeof(text),
+                                 "readyport: memory limit: an allocation failed at the child "
+                                 "process's limit of %llu MiB (--memory-mb-max)\n",
+                                 static_cast<unsigned long long>(g_memory_limit_mib));
+  if (size > 0) {
+    (void)!::write(2, text, static_cast<std::size_t>(std::min(size, 199)));
+  }
+  ::_exit(kSweepExitMemory);
+}
+
+// In the child: its own data limit, where no sanitizer's shadow memory counts there.
+void limit_child_memory(std::uint64_t bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  g_memory_limit_mib = bytes >> 20;
+  std::set_new_handler(on_out_of_memory);
+  if (stress_sweep_data_limit_available()) {
+    const rlimit limit{static_cast<rlim_t>(bytes), static_cast<rlim_t>(bytes)};
+    (void)::setrlimit(RLIMIT_DATA, &limit);
   }
 }
 
@@ -213,27 +306,22 @@ struct Pipes {
   int stderr_pipe[2] = {-1, -1};
 };
 
-[[noreturn]] void child_main(const Pipes& pipes, const std::vector<std::size_t>& tasks,
-                             std::uint32_t jobs, const SweepCallbacks& callbacks) {
+[[noreturn]] void child_main(const Pipes& pipes, const SweepSegment& segment,
+                             const SweepLimits& limits, const SweepCallbacks& callbacks) {
   ::close(pipes.channel[0]);
   ::close(pipes.stderr_pipe[0]);
   ::dup2(pipes.stderr_pipe[1], 2);
   ::close(pipes.stderr_pipe[1]);
-  const int status = callbacks.run(tasks, jobs, pipes.channel[1]);
+  limit_child_memory(limits.memory_bytes);
+  const int status = callbacks.run(segment.tasks, segment.jobs, pipes.channel[1]);
   std::fflush(stdout);
   std::fflush(stderr);
   ::_exit(status);
 }
 
-// A part of the sweep: its tasks, ascending, and the jobs its children run them on.
-struct SweepSegment {
-  std::vector<std::size_t> tasks;
-  std::uint32_t jobs = 1;
-};
-
 // Forks a child for `segment` and watches it to its end.
-Result<ChildRun> run_child(const SweepSegment& segment, std::uint32_t hang_seconds,
-                           const SweepCallbacks& callbacks) {
+Result<ChildRun> run_child(const SweepSegment& segment, const SweepLimits& limits,
+                           SweepPolicy& policy, const SweepCallbacks& callbacks) {
   Pipes pipes;
   if (::pipe(pipes.channel) != 0 || ::pipe(pipes.stderr_pipe) != 0) {
     return Status(StatusCode::kInternal, std::string("sweep: pipe: ") + std::strerror(errno));
@@ -245,130 +333,80 @@ Result<ChildRun> run_child(const SweepSegment& segment, std::uint32_t hang_secon
     return Status(StatusCode::kInternal, std::string("sweep: fork: ") + std::strerror(errno));
   }
   if (child == 0) {
-    child_main(pipes, segment.tasks, segment.jobs, callbacks);
+    child_main(pipes, segment, limits, callbacks);
   }
   ::close(pipes.channel[1]);
   ::close(pipes.stderr_pipe[1]);
   ChildRun run =
-      watch_child(child, pipes.channel[0], pipes.stderr_pipe[0], hang_seconds, callbacks);
+      watch_child(child, pipes.channel[0], pipes.stderr_pipe[0], limits, policy, callbacks);
   ::close(pipes.channel[0]);
   ::close(pipes.stderr_pipe[0]);
   if (!run.error.ok()) {
     return run.error;
   }
+  if (!run.end.ended) {
+    describe_death(run, limits);
+  }
   return run;
-}
-
-// A child of the first segment died before its end line, with `left` of its tasks unfinished.
-// Either the segment is split so that the death comes in task order (the tasks before a named
-// one first, with one job; or, none named with several jobs, all of them with one job) and the
-// result is false, or `death` names the task that died and the result is true.
-bool name_death(const ChildRun& run, std::uint32_t hang_seconds, std::deque<SweepSegment>& segments,
-                std::vector<std::size_t>& left, SweepDeath& death) {
-  SweepSegment& segment = segments.front();
-  describe_death(run, hang_seconds, death);
-  death.task = left.front();
-  const bool named = run.named.is_object() && run.named.contains("task") &&
-                     run.named["task"].is_number_unsigned() &&
-                     std::count(left.begin(), left.end(), run.named["task"].get<std::size_t>());
-  const std::size_t named_task = named ? run.named["task"].get<std::size_t>() : 0;
-  if (named && named_task != left.front() && segment.jobs > 1) {
-    // Tasks before the named one were still running: they go first, one at a time, up to it.
-    const auto after = std::upper_bound(left.begin(), left.end(), named_task);
-    SweepSegment rest{std::vector<std::size_t>(after, left.end()), segment.jobs};
-    segment = SweepSegment{std::vector<std::size_t>(left.begin(), after), 1};
-    if (!rest.tasks.empty()) {
-      segments.insert(segments.begin() + 1, std::move(rest));
-    }
-    return false;
-  }
-  if (named) {
-    death.task = named_task;
-    death.named = run.named;
-  } else if (segment.jobs > 1 && !run.hung) {
-    // Several tasks were running and none was named: run them again one at a time, so that
-    // the one that crashes is the first one not finished.
-    std::printf(
-        "sweep: the process died (%s) with %u jobs and named no task; the %zu tasks "
-        "left run again with one job\n",
-        death.how.c_str(), segment.jobs, left.size());
-    segment = SweepSegment{std::move(left), 1};
-    return false;
-  }
-  return true;
 }
 
 }  // namespace
 
 bool stress_sweep_supervisor_available() { return true; }
 
+bool stress_sweep_data_limit_available() {
+#ifdef READYPORT_SWEEP_SANITIZED
+  return false;
+#else
+  return true;
+#endif
+}
+
 void stress_sweep_write(int fd, const Json& record) { write_all(fd, record.dump() + "\n"); }
 
 Result<SweepOutcome> stress_sweep_supervise(std::vector<std::size_t> tasks, std::uint32_t jobs,
-                                            std::uint32_t hang_seconds,
+                                            const SweepLimits& limits,
                                             const SweepCallbacks& callbacks) {
-  READYPORT_ASSERT(jobs >= 1 && hang_seconds >= 1);
-  READYPORT_ASSERT(std::is_sorted(tasks.begin(), tasks.end()));
+  READYPORT_ASSERT(jobs >= 1 && limits.hang_seconds >= 1 && limits.in_flight_max >= 1);
+  SweepPolicy policy(std::move(tasks), jobs, limits.in_flight_max);
   SweepOutcome outcome;
-  // The tasks left, in segments each run by its own children with its own jobs: a task named
-  // behind others still running goes first with one job, so that deaths come in task order.
-  std::deque<SweepSegment> segments;
-  if (!tasks.empty()) {
-    segments.push_back(SweepSegment{std::move(tasks), jobs});
-  }
-  // Each child finishes a task, reports a death, or splits a segment: a bound on children.
-  std::size_t children_max = 4;
-  for (const SweepSegment& segment : segments) {
-    children_max += 3 * segment.tasks.size();
-  }
-  while (!segments.empty()) {
-    if (outcome.children >= children_max) {
-      return Status(StatusCode::kInternal, "sweep: more child processes than tasks allow");
+  for (SweepStep step = policy.next(); step.kind != SweepStep::Kind::kDone; step = policy.next()) {
+    if (step.kind == SweepStep::Kind::kUnblamed) {
+      if (callbacks.on_unblamed) {
+        callbacks.on_unblamed(step.death);
+      }
+      outcome.unblamed.push_back(std::move(step.death));
+      continue;
     }
-    SweepSegment& segment = segments.front();
-    Result<ChildRun> ran = run_child(segment, hang_seconds, callbacks);
+    if (step.kind == SweepStep::Kind::kDeath) {
+      outcome.deaths++;
+      if (!callbacks.on_death(step.death)) {
+        outcome.stopped = true;
+        policy.stop();
+      }
+      continue;
+    }
+    Result<ChildRun> ran = run_child(step.segment, limits, policy, callbacks);
     if (!ran.ok()) {
       return ran.status();
     }
     outcome.children++;
-    const ChildRun& run = ran.value();
-    if (run.stopped) {
-      outcome.exit_status = run.end_exit;
-      return outcome;
+    const SweepChildEnd& end = ran.value().end;
+    Result<std::string> note = policy.child_ended(end);
+    if (!note.ok()) {
+      return note.status();
     }
-    if (run.ended) {
-      outcome.exit_status = run.end_exit;
-      if (run.end_exit != 0) {
-        return outcome;
-      }
-      segments.pop_front();
-      continue;
+    if (!note.value().empty()) {
+      std::printf("%s\n", note.value().c_str());
+      std::fflush(stdout);
     }
-    std::vector<std::size_t> left;
-    for (const std::size_t task : segment.tasks) {
-      if (run.done.count(task) == 0) {
-        left.push_back(task);
-      }
-    }
-    if (left.empty()) {
-      return Status(StatusCode::kInternal,
-                    "sweep: the child finished every task but died before its end line");
-    }
-    SweepDeath death;
-    if (!name_death(run, hang_seconds, segments, left, death)) {
-      continue;
-    }
-    outcome.deaths++;
-    left.erase(std::find(left.begin(), left.end(), death.task));
-    if (!callbacks.on_death(death)) {
-      outcome.stopped = true;
-      return outcome;
-    }
-    segment.tasks = std::move(left);
-    if (segment.tasks.empty()) {
-      segments.pop_front();
+    if (end.ended && end.end_exit != 0) {
+      outcome.exit_status = end.end_exit;
     }
   }
+  outcome.account = policy.account();
+  const SweepAccount& a = outcome.account;
+  READYPORT_ASSERT(a.finished + a.died + a.not_run == a.tasks);
   return outcome;
 }
 

@@ -1,7 +1,9 @@
-// The sweep supervisor (sweep_supervisor.hpp) and its records (sweep_record.hpp): a task that
-// aborts, crashes, exits or hangs in the child is that task's failure and the rest still run; a
-// task named by the abort handler is the one blamed; with several jobs and nobody named, the
-// tasks left run again with one job; a record survives its JSON line unchanged.
+// The sweep supervisor (sweep_supervisor.hpp) with real child processes, and its records
+// (sweep_record.hpp): a task that aborts, crashes, exits, hangs or passes the memory limit in the
+// child is that task's failure and the rest still run; a task named by the abort handler is the
+// one blamed; children killed at every point of the protocol lose no task; a record survives its
+// JSON line unchanged. The policy alone, event by event, is sweep_policy_test.cpp's. No verdict
+// here depends on timing: a hang is a task that never ends, and nothing else meets a bound.
 #include <gtest/gtest.h>
 
 #ifndef _WIN32
@@ -9,8 +11,10 @@
 #include <unistd.h>
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <utility>
@@ -41,6 +45,7 @@ constexpr bool kSanitized = false;
 
 // What a task does in the child.
 // kSlowBesideOthers: with several jobs, still running when the next task aborts (no record).
+// kAllocate: allocates and touches memory until the memory limit ends the process.
 enum class Fate {
   kPass,
   kAbort,
@@ -49,51 +54,78 @@ enum class Fate {
   kExit,
   kHang,
   kAssertLine,
-  kSlowBesideOthers
+  kSlowBesideOthers,
+  kAllocate
 };
 
 struct Seen {
   std::vector<std::size_t> finished;  // task records, in order
   std::vector<std::uint32_t> jobs;    // the child's jobs, per task record
   std::vector<SweepDeath> deaths;
+  std::vector<SweepDeath> unblamed;
 };
 
-Result<SweepOutcome> sweep(const std::map<std::size_t, Fate>& fates, std::size_t tasks_count,
-                           std::uint32_t jobs, Seen& seen, bool stop_at_death = false) {
+// No verdict here depends on how fast anything runs: a hang is only ever a task that never ends,
+// and everything else has a day to finish.
+constexpr std::uint32_t kNoHangSeconds = 86'400;
+
+// Allocates 1 MiB blocks and touches them until `bytes` more than at the start; then waits to be
+// killed (the parent's watch of resident memory), where no data limit ended it first.
+[[noreturn]] void allocate_past(std::uint64_t bytes) {
+  std::vector<char*> blocks;
+  for (std::uint64_t total = 0; total < bytes; total += 1 << 20) {
+    char* block = new char[1 << 20];
+    std::memset(block, 1, 1 << 20);
+    blocks.push_back(block);
+  }
+  for (;;) {
+    ::pause();
+  }
+}
+
+void run_fate(Fate fate, std::size_t task, std::uint32_t child_jobs, int fd, bool* skip) {
+  switch (fate) {
+    case Fate::kPass:
+      return;
+    case Fate::kSlowBesideOthers:
+      *skip = child_jobs > 1;
+      return;
+    case Fate::kAbortNamed:
+      stress_sweep_write(fd, Json::object({{"type", "aborted"}, {"task", task}}));
+      std::abort();
+    case Fate::kAssertLine:
+      std::fprintf(stderr, "readyport: assertion failed: planted (here.cpp:1)\n");
+      std::fflush(stderr);
+      std::abort();
+    case Fate::kAbort:
+      std::abort();
+    case Fate::kCrash:
+      ::raise(SIGSEGV);
+      return;
+    case Fate::kExit:
+      ::_exit(66);
+    case Fate::kHang:
+      for (;;) {
+        ::pause();
+      }
+    case Fate::kAllocate:
+      allocate_past(std::uint64_t{1} << 32);
+  }
+}
+
+SweepCallbacks callbacks_for(const std::map<std::size_t, Fate>& fates, Seen& seen,
+                             bool stop_at_death) {
   SweepCallbacks callbacks;
   callbacks.run = [&fates](const std::vector<std::size_t>& tasks, std::uint32_t child_jobs,
                            int fd) {
     for (const std::size_t task : tasks) {
       const auto fate = fates.find(task);
-      switch (fate == fates.end() ? Fate::kPass : fate->second) {
-        case Fate::kPass:
-          break;
-        case Fate::kSlowBesideOthers:
-          if (child_jobs > 1) {
-            continue;
-          }
-          break;
-        case Fate::kAbortNamed:
-          stress_sweep_write(fd, Json::object({{"type", "aborted"}, {"task", task}}));
-          std::abort();
-        case Fate::kAssertLine:
-          std::fprintf(stderr, "readyport: assertion failed: planted (here.cpp:1)\n");
-          std::fflush(stderr);
-          std::abort();
-        case Fate::kAbort:
-          std::abort();
-        case Fate::kCrash:
-          ::raise(SIGSEGV);
-          break;
-        case Fate::kExit:
-          ::_exit(66);
-        case Fate::kHang:
-          for (;;) {
-            ::pause();
-          }
+      bool skip = false;
+      run_fate(fate == fates.end() ? Fate::kPass : fate->second, task, child_jobs, fd, &skip);
+      if (!skip) {
+        stress_sweep_write(fd,
+                           Json::object({{"type", "task"}, {"task", task}, {"jobs", child_jobs}}));
       }
-      stress_sweep_write(fd,
-                         Json::object({{"type", "task"}, {"task", task}, {"jobs", child_jobs}}));
     }
     stress_sweep_write(fd, Json::object({{"type", "end"}, {"exit", 0}}));
     return 0;
@@ -107,21 +139,28 @@ Result<SweepOutcome> sweep(const std::map<std::size_t, Fate>& fates, std::size_t
     seen.deaths.push_back(death);
     return !stop_at_death;
   };
+  callbacks.on_unblamed = [&seen](const SweepDeath& death) { seen.unblamed.push_back(death); };
+  return callbacks;
+}
+
+Result<SweepOutcome> sweep(const std::map<std::size_t, Fate>& fates, std::size_t tasks_count,
+                           std::uint32_t jobs, Seen& seen, bool stop_at_death = false,
+                           SweepLimits limits = SweepLimits{kNoHangSeconds, 0, 9}) {
   std::vector<std::size_t> tasks;
   for (std::size_t task = 0; task < tasks_count; ++task) {
     tasks.push_back(task);
   }
-  return stress_sweep_supervise(tasks, jobs, /*hang_seconds=*/1, callbacks);
+  return stress_sweep_supervise(tasks, jobs, limits, callbacks_for(fates, seen, stop_at_death));
 }
 
 TEST(SweepSupervisor, EveryWayATaskDiesIsItsFailureAndTheRestRun) {
   Seen seen;
   const std::map<std::size_t, Fate> fates = {
-      {1, Fate::kAbort}, {3, Fate::kCrash}, {4, Fate::kExit}, {6, Fate::kHang}};
-  Result<SweepOutcome> outcome = sweep(fates, 8, 1, seen);
+      {1, Fate::kAbort}, {3, Fate::kCrash}, {4, Fate::kExit}};
+  Result<SweepOutcome> outcome = sweep(fates, 7, 1, seen);
   ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
-  EXPECT_EQ(seen.finished, (std::vector<std::size_t>{0, 2, 5, 7}));
-  ASSERT_EQ(seen.deaths.size(), 4u);
+  EXPECT_EQ(seen.finished, (std::vector<std::size_t>{0, 2, 5, 6}));
+  ASSERT_EQ(seen.deaths.size(), 3u);
   EXPECT_EQ(seen.deaths[0].task, 1u);
   EXPECT_EQ(seen.deaths[0].status, "aborted");
   EXPECT_EQ(seen.deaths[1].task, 3u);
@@ -135,11 +174,51 @@ TEST(SweepSupervisor, EveryWayATaskDiesIsItsFailureAndTheRestRun) {
   EXPECT_EQ(seen.deaths[2].task, 4u);
   EXPECT_EQ(seen.deaths[2].status, "exited");
   EXPECT_NE(seen.deaths[2].how.find("status 66"), std::string::npos) << seen.deaths[2].how;
-  EXPECT_EQ(seen.deaths[3].task, 6u);
-  EXPECT_EQ(seen.deaths[3].status, "hung");
-  EXPECT_EQ(outcome.value().deaths, 4u);
-  EXPECT_EQ(outcome.value().children, 5u);
+  EXPECT_EQ(outcome.value().deaths, 3u);
+  EXPECT_EQ(outcome.value().children, 4u);
   EXPECT_FALSE(outcome.value().stopped);
+  EXPECT_EQ(outcome.value().account.finished, 4u);
+  EXPECT_EQ(outcome.value().account.died, 3u);
+}
+
+TEST(SweepSupervisor, ATaskThatNeverEndsIsKilledAsHung) {
+  // The only task: nothing else could be taken for hung however slowly the machine runs.
+  Seen seen;
+  Result<SweepOutcome> outcome = sweep({{0, Fate::kHang}}, 1, 1, seen, false, SweepLimits{1, 0, 1});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  ASSERT_EQ(seen.deaths.size(), 1u);
+  EXPECT_EQ(seen.deaths[0].task, 0u);
+  EXPECT_EQ(seen.deaths[0].status, "hung");
+  EXPECT_NE(seen.deaths[0].how.find("no task finished in 1 s"), std::string::npos);
+}
+
+// This process's resident memory in bytes (a child starts with as much: its pages are shared).
+std::uint64_t resident_now() {
+  std::FILE* file = std::fopen("/proc/self/statm", "r");
+  unsigned long long size_pages = 0;
+  unsigned long long resident_pages = 0;
+  if (file != nullptr) {
+    if (std::fscanf(file, "%llu %llu", &size_pages, &resident_pages) != 2) {
+      resident_pages = 0;
+    }
+    std::fclose(file);
+  }
+  return resident_pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+TEST(SweepSupervisor, ATaskPastTheMemoryLimitIsItsFailureAndTheRestRun) {
+  Seen seen;
+  // 256 MiB more than this process holds now (a sanitizer's shadow memory counts too).
+  const std::uint64_t limit = (resident_now() >> 20 << 20) + (std::uint64_t{256} << 20);
+  SweepLimits limits{kNoHangSeconds, limit, 9};
+  Result<SweepOutcome> outcome = sweep({{1, Fate::kAllocate}}, 3, 1, seen, false, limits);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  EXPECT_EQ(seen.finished, (std::vector<std::size_t>{0, 2}));
+  ASSERT_EQ(seen.deaths.size(), 1u);
+  EXPECT_EQ(seen.deaths[0].task, 1u);
+  EXPECT_EQ(seen.deaths[0].status, "memory") << seen.deaths[0].how;
+  EXPECT_NE(seen.deaths[0].how.find(std::to_string(limit >> 20) + " MiB"), std::string::npos)
+      << seen.deaths[0].how;
 }
 
 TEST(SweepSupervisor, TheAssertionLineOfTheChildsStderrIsKept) {
@@ -183,7 +262,7 @@ TEST(SweepSupervisor, AnUnnamedCrashWithSeveralJobsRunsTheRestWithOneJobFirst) {
   ASSERT_EQ(seen.deaths.size(), 1u);
   EXPECT_EQ(seen.deaths[0].task, 2u);
   EXPECT_EQ(seen.finished, (std::vector<std::size_t>{0, 1, 3, 4}));
-  // Tasks 0 and 1 on two jobs, then the rest on one.
+  // Tasks 0 and 1 on two jobs, then the tasks that may have been running on one.
   EXPECT_EQ(seen.jobs, (std::vector<std::uint32_t>{2, 2, 1, 1}));
   EXPECT_EQ(outcome.value().children, 3u);
 }
@@ -194,6 +273,7 @@ TEST(SweepSupervisor, OnDeathCanEndTheSweep) {
   ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
   EXPECT_TRUE(outcome.value().stopped);
   EXPECT_EQ(seen.finished, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(outcome.value().account.not_run, 2u);
 }
 
 TEST(SweepSupervisor, ALineThatIsNoRecordIsAnError) {
@@ -205,9 +285,104 @@ TEST(SweepSupervisor, ALineThatIsNoRecordIsAnError) {
   };
   callbacks.on_record = [](const Json&) { return Status(); };
   callbacks.on_death = [](const SweepDeath&) { return true; };
-  Result<SweepOutcome> outcome = stress_sweep_supervise({0, 1}, 1, 5, callbacks);
+  Result<SweepOutcome> outcome =
+      stress_sweep_supervise({0, 1}, 1, SweepLimits{kNoHangSeconds, 0, 1}, callbacks);
   ASSERT_FALSE(outcome.ok());
   EXPECT_NE(outcome.status().message().find("not a record"), std::string::npos);
+}
+
+// ---- Real children killed at every point of the protocol ---------------------------------------
+
+// How the child ends after writing the records of the tasks before `at`.
+enum class Death {
+  kKilled,        // SIGKILL, nothing more written
+  kAbortUnnamed,  // abort() with no name
+  kTwoNamed,      // two threads' handlers name task `at` and the next at once, then abort
+  kCutRecord,     // half of task `at`'s record written, then SIGKILL
+  kNoEndLine,     // every record written, then SIGKILL before the end line
+};
+
+// The child for the protocol test: the first one (every task, on the sweep's jobs) writes the
+// records of its tasks before `at` (in one burst, so that they are still in the pipe when it
+// dies), then dies as `death` says; a later child (the tasks run again, or after) finishes every
+// task it is given.
+SweepCallbacks protocol_child(std::size_t at, Death death, std::size_t tasks_count,
+                              std::uint32_t jobs, Seen& seen) {
+  SweepCallbacks callbacks = callbacks_for({}, seen, false);
+  callbacks.run = [at, death, tasks_count, jobs](const std::vector<std::size_t>& tasks,
+                                                 std::uint32_t child_jobs, int fd) {
+    const bool dies = tasks.size() == tasks_count && child_jobs == jobs;
+    std::string burst;
+    for (const std::size_t task : tasks) {
+      if (dies && task >= at && death != Death::kNoEndLine) {
+        break;
+      }
+      burst += Json::object({{"type", "task"}, {"task", task}, {"jobs", child_jobs}}).dump() + "\n";
+    }
+    if (!dies) {
+      burst += Json::object({{"type", "end"}, {"exit", 0}}).dump() + "\n";
+    } else if (death == Death::kTwoNamed) {
+      burst += Json::object({{"type", "aborted"}, {"task", at + 1}}).dump() + "\n";
+      burst += Json::object({{"type", "aborted"}, {"task", at}}).dump() + "\n";
+    } else if (death == Death::kCutRecord) {
+      const std::string record =
+          Json::object({{"type", "task"}, {"task", at}, {"jobs", child_jobs}}).dump();
+      burst += record.substr(0, record.size() / 2);
+    }
+    (void)!::write(fd, burst.data(), burst.size());
+    if (!dies) {
+      return 0;
+    }
+    if (death == Death::kAbortUnnamed || death == Death::kTwoNamed) {
+      std::abort();
+    }
+    ::raise(SIGKILL);
+    return 1;
+  };
+  return callbacks;
+}
+
+TEST(SweepSupervisor, ChildrenKilledAtEveryPointOfTheProtocolLoseNoTask) {
+  constexpr std::size_t kTasks = 5;
+  for (const Death death : {Death::kKilled, Death::kAbortUnnamed, Death::kTwoNamed,
+                            Death::kCutRecord, Death::kNoEndLine}) {
+    for (std::size_t at = 0; at + 1 < kTasks; ++at) {
+      for (const std::uint32_t jobs : {1u, 2u}) {
+        SCOPED_TRACE("death " + std::to_string(static_cast<int>(death)) + " at task " +
+                     std::to_string(at) + ", jobs " + std::to_string(jobs));
+        Seen seen;
+        const std::vector<std::size_t> tasks = {0, 1, 2, 3, 4};
+        Result<SweepOutcome> outcome =
+            stress_sweep_supervise(tasks, jobs, SweepLimits{kNoHangSeconds, 0, 9},
+                                   protocol_child(at, death, kTasks, jobs, seen));
+        ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+        // Each task once, records and deaths together, in task order.
+        std::vector<std::size_t> ended = seen.finished;
+        for (const SweepDeath& d : seen.deaths) {
+          ended.push_back(d.task);
+        }
+        std::sort(ended.begin(), ended.end());
+        EXPECT_EQ(ended, tasks);
+        const SweepAccount& a = outcome.value().account;
+        EXPECT_EQ(a.finished, seen.finished.size());
+        EXPECT_EQ(a.died, seen.deaths.size());
+        EXPECT_EQ(a.finished + a.died + a.not_run, kTasks);
+        // Only the named tasks, or with one job the task the child died in, are blamed; a death
+        // after the last record (or, with two jobs, one that did not come back) is unblamed.
+        if (death == Death::kTwoNamed) {
+          ASSERT_EQ(seen.deaths.size(), 2u);
+          EXPECT_EQ(seen.deaths[0].task, at);
+          EXPECT_EQ(seen.deaths[1].task, at + 1);
+        } else if (death == Death::kNoEndLine || jobs > 1) {
+          EXPECT_TRUE(seen.deaths.empty());
+          EXPECT_EQ(seen.unblamed.size(), 1u);
+        } else {
+          ASSERT_EQ(seen.deaths.size(), 1u);
+          EXPECT_EQ(seen.deaths[0].task, at);
+        }
+      }
+    }
+  }
 }
 
 #endif  // _WIN32

@@ -35,6 +35,7 @@ void stress_fill_report(const StressOptions& options, World& world, const ChaosR
   const bool failed_whole = !report.status.ok() && world.trace().keeps_full();
   if (failed_whole || options.trace || !options.trace_out.empty()) {
     report.trace_text = world.trace().text();
+    report.trace_cut = world.trace().full_cut();
   }
 }
 

@@ -139,10 +139,17 @@ WorldOptions world_options(const StressOptions& options, const SeedParameters& p
   world.sim.mechanism = options.mechanism;
   world.fake = parameters.fake;
   // Real threads do not replay: their whole trace is kept, for a failure to be read and judged
-  // offline (written beside its bundle); not at --scale (millions of lines).
+  // offline (written beside its bundle); not at --scale (millions of lines). Its memory is
+  // bounded: past --trace-mb-max only its prefix is kept (the run is still judged whole).
   world.trace = TraceOptions{options.trace || !options.trace_out.empty() ||
                                  (options.runtime == StressRuntime::kFree && !options.scale),
                              tail_lines};
+  if (options.runtime == StressRuntime::kFree) {
+    world.trace.full_bytes_max = std::uint64_t{options.trace_mb_max} << 20;
+    // A livelock (threads that keep calling the seam while virtual time stands still) ends at the
+    // seed's bound on work, as a simulated seed's does (free_runtime.hpp).
+    world.free.steps_max = options.steps_max;
+  }
   world.plan = parameters.plan;
   world.seed = parameters.seed;
   world.engine = chaos_engine_options(parameters.workload);

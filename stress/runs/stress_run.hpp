@@ -77,6 +77,8 @@ struct SeedReport {
   std::uint64_t trace_lines = 0;
   std::vector<std::string> trace_tail;  // the last lines of a failure (stress_tail_fill)
   std::string trace_text;               // the full trace, only with StressOptions::trace
+  // Real threads: trace_text stopped at --trace-mb-max (a prefix; the run was judged whole).
+  bool trace_cut = false;
   // The faults that fired by the plan, as a plan of pinned hits (`site#n,...`, or `none`): with
   // the same options otherwise, `--faults <fired_hits>` replays this run exactly. Empty when more
   // fired than a plan holds (FaultyOs::fired_hits_complete() false).

@@ -120,6 +120,22 @@ TEST(EngineSimTail, AFailureTailComesFromTheSameRunAgain) {
   EXPECT_TRUE(passed.trace_tail.empty());
 }
 
+// A drawn outage of port or thread creation that starts again each time it ends, for longer
+// than every retry of the workload, is a state the run gets through (the chaos phase skipped,
+// the run on with faults off), never a failure: these seeds drew one and failed before. Seeds
+// 200837, 206507 and 209280: `port.create_fails@...!16`; 5009306: `thread.start_fails` for 5 s.
+TEST(EngineSimOutages, AStartOutageThatOutlastsTheRetriesIsGotThrough) {
+  for (const std::uint64_t seed : {200837u, 206507u, 209280u, 5009306u}) {
+    const SeedReport report = stress_run_seed(StressOptions{}, seed);
+    EXPECT_TRUE(report.status.ok()) << "seed " << seed << ": " << report.status.to_string();
+    EXPECT_EQ(report.counts.start_outlasted, 1u) << "seed " << seed;
+    EXPECT_EQ(report.counts.clients_done, report.parameters.workload.liveness_clients)
+        << "seed " << seed << ": only the liveness phase's clients ran";
+  }
+  // A seed that drew no such outage runs its chaos phase.
+  EXPECT_EQ(stress_run_seed(StressOptions{}, 1).counts.start_outlasted, 0u);
+}
+
 TEST(EngineFreeRuntimeTest, ChaosOnRealThreads) {
   StressOptions options = options_for(SimCase{StressStrategy::kMixed, kPortFaults, "free"});
   options.runtime = StressRuntime::kFree;

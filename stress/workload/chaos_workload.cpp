@@ -263,6 +263,19 @@ Status start_workers(WorkloadState& world, std::vector<std::unique_ptr<Thread>>&
   return Status();
 }
 
+// engine.start() unless `engine_started`, then the threads unless some run already. Errors: the
+// first that stopped it (kOsError: a drawn outage outlasted the retries).
+Status start_all(WorkloadState& world, std::vector<std::unique_ptr<Thread>>& threads,
+                 bool& engine_started) {
+  if (!engine_started) {
+    if (Status status = start_engine(world); !status.ok()) {
+      return status;
+    }
+    engine_started = true;
+  }
+  return threads.empty() ? start_workers(world, threads) : Status();
+}
+
 // Waits (virtual time) until every client and server connection closed; the stuck ones, or ok.
 Status wait_closed(WorkloadState& world, std::uint32_t limit_ms, const char* phase) {
   const std::uint64_t deadline_ns = world.os.now_ns() + std::uint64_t{limit_ms} * 1'000'000;
@@ -335,14 +348,26 @@ void chaos_phase(WorkloadState& world, std::vector<Peer>& peers) {
   }
 }
 
-Status liveness_phase(WorkloadState& world, std::vector<Peer>& peers) {
+// The liveness phase begins: its line, then faults off from now on; with `launching_ends`, no
+// chaos client is launched from now on either (one section under the mutex).
+void faults_off(WorkloadState& world, bool launching_ends) {
   world.record(phase_line("liveness"));
   if (world.hooks.set_faults_enabled) {
     world.hooks.set_faults_enabled(false);
   }
-  {
+  Guard guard(*world.mutex);
+  world.faults_off = true;
+  if (launching_ends) {
+    world.launching = false;
+  }
+}
+
+// `began`: faults_off() was called already (the chaos phase was skipped).
+Status liveness_phase(WorkloadState& world, std::vector<Peer>& peers, bool began) {
+  if (!began) {
+    faults_off(world, true);
+  } else {
     Guard guard(*world.mutex);
-    world.faults_off = true;
     world.launching = false;
   }
   // A quiet period first: a fault of the chaos phase can still be acting (a refused re-arm whose
@@ -497,19 +522,32 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
   }
   WorkloadState world(os, engine, workload, hooks);
   world.record(phase_line("chaos"));
-  result.status = start_engine(world);
-  if (!result.status.ok()) {
+  std::vector<std::unique_ptr<Thread>> workers;
+  bool engine_started = false;
+  result.status = start_all(world, workers, engine_started);
+  // A drawn outage (port or thread creation) that outlasted every retry while faults fired, by
+  // starting again each time it ended: the run gets through it as an embedder would, starting
+  // once the system recovered. The chaos phase is skipped; faults are off from here on.
+  const bool chaos_skipped = result.status.code() == StatusCode::kOsError;
+  if (chaos_skipped) {
+    faults_off(world, false);
+    {
+      Guard guard(*world.mutex);
+      ++world.counts.start_outlasted;
+    }
+    result.status = start_all(world, workers, engine_started);
+  }
+  if (!engine_started) {
     return result;
   }
-  std::vector<std::unique_ptr<Thread>> workers;
-  result.status = start_workers(world, workers);
   if (result.status.ok()) {
     // A port that refuses every registration for longer than the retries (a drawn outage) is a
-    // state to wait out in the chaos phase: the director opens the listener once it can.
+    // state to wait out in the chaos phase: the director opens the listener once it can. With
+    // faults off, a refusal is a failure.
     const Status opened = world.open_listener();
     Guard guard(*world.mutex);
     world.listener_down = !opened.ok();
-    if (!opened.ok() && opened.code() != StatusCode::kOsError) {
+    if (!opened.ok() && (opened.code() != StatusCode::kOsError || world.faults_off)) {
       result.status = opened;
     }
     if (!opened.ok()) {
@@ -521,8 +559,10 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
     peers[i].stream = workload.clients + workload.liveness_clients + i;
   }
   if (result.status.ok()) {
-    chaos_phase(world, peers);
-    result.status = liveness_phase(world, peers);
+    if (!chaos_skipped) {
+      chaos_phase(world, peers);
+    }
+    result.status = liveness_phase(world, peers, chaos_skipped);
   }
   for (Peer& peer : peers) {
     peer_close(world, peer);

@@ -121,6 +121,10 @@ struct ChaosCounts {
   // An edge connection's starting notify() refused through every retry while faults fired: the
   // connection was closed instead.
   std::uint32_t notify_retries_exhausted = 0;
+  // engine.start(), or every worker thread, refused through every retry while faults fired (an
+  // outage that kept starting again as it ended): the chaos phase was skipped, and the run went
+  // on with faults off (the liveness phase).
+  std::uint32_t start_outlasted = 0;
   std::uint32_t listener_reopens = 0;  // the engine closed the listener (a refused re-arm)
   // Client and server connections open at once at most (added, on_closed not yet called; the
   // listener not included): the engine slots the workload held at its peak.

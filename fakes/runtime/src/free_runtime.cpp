@@ -24,6 +24,8 @@ struct FreeRecord {
   bool joined_by_participant = false;     // a participant waits in join() for this thread
   // The last seam call it entered (point or park); read by a hang report from another thread.
   std::atomic<const char*> call{"(none)"};
+  // Its seam calls; written by its own thread only, read by a livelock report.
+  std::atomic<std::uint64_t> steps{0};
 };
 
 struct FreeWaiter {
@@ -147,9 +149,26 @@ void FreeRuntime::point(const char* call) {
     std::lock_guard<std::mutex> held(mutex_);
     outsider_seen_ = true;
   }
+  if (const std::string over = count_step(); !over.empty()) {
+    livelock(over);
+  }
   if (options_.point_yields) {
     std::this_thread::yield();
   }
+}
+
+std::string FreeRuntime::count_step() {
+  if (tls_runtime == this && tls_record != nullptr) {
+    // Its own thread alone writes it: no read-modify-write needed.
+    std::atomic<std::uint64_t>& own = tls_record->steps;
+    own.store(own.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  const std::uint64_t steps = steps_.fetch_add(1, std::memory_order_relaxed) + 1;
+  // The first thread past the bound reports it; the others go on until the process ends.
+  if (options_.steps_max == 0 || steps <= options_.steps_max || livelock_reported_.exchange(true)) {
+    return "";
+  }
+  return std::to_string(options_.steps_max) + " seam calls (FreeOptions::steps_max) passed";
 }
 
 void FreeRuntime::advance_to(std::uint64_t time_ns) {
@@ -237,6 +256,10 @@ ParkEnd FreeRuntime::park(std::unique_lock<std::mutex>& lock, Waiter& waiter,
                           std::uint64_t deadline_ns, const char* call) {
   READYPORT_ASSERT(lock.owns_lock());
   READYPORT_ASSERT(call != nullptr);
+  if (const std::string over = count_step(); !over.empty()) {
+    lock.unlock();  // the report reads the fake's state
+    livelock(over);
+  }
   waiter.deadline_ns = deadline_ns;
   waiter.thread_id = thread_current();
   if (waiter.woken) {
@@ -415,7 +438,7 @@ std::string FreeRuntime::describe_locked() const {
                   ? std::string(" (no deadline)")
                   : " (deadline " + std::to_string(w->deadline_ns) + " ns)";
     }
-    text += "\n";
+    text += "; " + std::to_string(record->steps.load(std::memory_order_relaxed)) + " seam calls\n";
   }
   for (const FreeWaiter* w = parked_first_; w != nullptr; w = w->next) {
     if (w->record == nullptr) {
@@ -428,14 +451,31 @@ std::string FreeRuntime::describe_locked() const {
 void FreeRuntime::hang(std::unique_lock<std::mutex>& held, const std::string& what) {
   const std::string threads = describe_locked();
   held.unlock();
-  std::string text = "readyport FreeRuntime: hang: " + what + " at t=" + std::to_string(now_ns()) +
+  report(threads, "hang: " + what, "FreeRuntime: no hang (report above)");
+}
+
+void FreeRuntime::livelock(const std::string& why) {
+  std::string threads;
+  {
+    std::lock_guard<std::mutex> held(mutex_);
+    threads = describe_locked();
+  }
+  // Threads that keep calling the seam while virtual time stands still, or a run past the bound
+  // it was given: either way the run ends here, with what each thread was doing.
+  report(threads, "livelock: " + why + "; " + std::to_string(steps()) + " seam calls in all",
+         "FreeRuntime: no livelock, within steps_max (report above)");
+}
+
+void FreeRuntime::report(const std::string& threads, const std::string& what,
+                         const char* assertion) {
+  std::string text = "readyport FreeRuntime: " + what + " at t=" + std::to_string(now_ns()) +
                      " ns (virtual); threads:\n" + threads;
   if (options_.hang_detail) {
     text += options_.hang_detail() + "\n";
   }
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
-  internal::assert_fail("FreeRuntime: no hang (report above)", __FILE__, __LINE__);
+  internal::assert_fail(assertion, __FILE__, __LINE__);
 }
 
 }  // namespace readyport

@@ -102,7 +102,7 @@ void Trace::record(std::uint64_t time_ns, std::uint32_t thread, TraceEvent& even
     std::uint64_t& projection = projection_locked(thread);
     projection = trace_event_hash(event, projection);
   }
-  if (options_.keep_full) {
+  if (options_.keep_full && keep_text_locked()) {
     trace_event_render(event, &text_);
   }
   if (options_.tail_lines_max > 0) {
@@ -135,7 +135,7 @@ void Trace::record(std::uint64_t time_ns, std::uint32_t thread, std::string_view
     std::uint64_t& projection = projection_locked(thread);
     projection = trace_text_hash(event, time_ns, thread, projection);
   }
-  if (options_.keep_full) {
+  if (options_.keep_full && keep_text_locked()) {
     text_.append(line_);
   }
   if (options_.tail_lines_max > 0) {
@@ -192,6 +192,33 @@ std::uint64_t Trace::line_count() const {
   return line_count_;
 }
 
+std::uint64_t Trace::text_bytes() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return text_.capacity();
+}
+
+bool Trace::full_cut() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return full_cut_;
+}
+
+bool Trace::keep_text_locked() {
+  // Room for the longest line, so that the text grows to its bound without doubling past it.
+  constexpr std::size_t kLineRoom = 64 * 1024;
+  const std::uint64_t max = options_.full_bytes_max;
+  if (max == 0) {
+    return true;
+  }
+  if (text_.size() >= max) {
+    full_cut_ = true;
+    return false;
+  }
+  if (text_.capacity() - text_.size() < kLineRoom && 2 * text_.capacity() > max) {
+    text_.reserve(static_cast<std::size_t>(max) + kLineRoom);
+  }
+  return true;
+}
+
 std::string Trace::text() const {
   READYPORT_ASSERT(options_.keep_full);
   std::lock_guard<std::mutex> guard(mutex_);
@@ -203,7 +230,7 @@ bool Trace::try_text(std::string* text_out) const {
     return false;
   }
   std::unique_lock<std::mutex> guard(mutex_, std::try_to_lock);
-  if (!guard.owns_lock()) {
+  if (!guard.owns_lock() || full_cut_) {
     return false;
   }
   *text_out = text_;
@@ -233,6 +260,7 @@ void Trace::clear() {
   line_count_ = 0;
   thread_hashes_.clear();
   text_.clear();
+  full_cut_ = false;
   tail_.clear();
   tail_oldest_ = 0;
 }

@@ -24,7 +24,10 @@
 // when no outsider takes part), virtual time past virtual_ms_max (timed waits that never end the
 // run), or a wait longer than stall_ms_max of real time (a thread that runs and never parks). The
 // report names each thread, where it waits or what it last called, and hang_detail's text, on
-// stderr; then it asserts.
+// stderr; then it asserts. So is a livelock, threads that keep calling the seam while virtual time
+// never moves (no wait stalls, so no hang is seen): past steps_max seam calls the report names
+// each thread, its state, its last call and its seam calls, and asserts. A run's work is bounded
+// so, as a simulated run's is by SimOptions::steps_max.
 // Ownership: the caller owns the runtime; it must outlive every FakeOs using it and every thread
 // it started (asserted at destruction: all started threads joined). Threading: every method from
 // any thread. Errors: thread_start returns kResourceExhausted past threads_max or when the OS
@@ -53,6 +56,9 @@ struct FreeOptions {
   bool point_yields = false;
   // Threads started at most over the runtime's life.
   std::uint32_t threads_max = 1024;
+  // Seam calls (point() and park(), every thread's together) at most; past it the run is a
+  // livelock. 0: no limit.
+  std::uint64_t steps_max = 0;
   // Appended to a hang report (e.g. what the OS still holds). Called once, holding no lock of
   // the runtime, from the thread that found the hang. May be empty.
   std::function<std::string()> hang_detail;
@@ -87,6 +93,8 @@ class FreeRuntime final : public Runtime {
   // Moves the virtual clock forward to at least `time_ns` (never backwards). Any thread.
   void advance_to(std::uint64_t time_ns);
   std::uint32_t threads_started() const { return threads_started_.load(); }
+  // Seam calls so far (point() and park(), every thread's).
+  std::uint64_t steps() const { return steps_.load(std::memory_order_relaxed); }
 
  private:
   friend class FreeThread;
@@ -102,6 +110,15 @@ class FreeRuntime final : public Runtime {
   // With mutex_ held: the participants' states, one line each.
   std::string describe_locked() const;
   [[noreturn]] void hang(std::unique_lock<std::mutex>& held, const std::string& what);
+  // Counts one seam call; past steps_max, the livelock's reason for the one thread that reports
+  // it, else "".
+  std::string count_step();
+  // Reports a livelock (what each thread does and its seam calls) and asserts. Holds no lock of
+  // the runtime.
+  [[noreturn]] void livelock(const std::string& why);
+  // The hang or livelock report on stderr, then the assertion `assertion` (a literal).
+  [[noreturn]] void report(const std::string& threads, const std::string& what,
+                           const char* assertion);
   FreeRecord& record_add_locked(std::uint32_t id, std::string name);
   // A participant stops running (finished, or joining `target`'s thread).
   void leave(FreeRecord& record);
@@ -110,6 +127,8 @@ class FreeRuntime final : public Runtime {
   std::atomic<std::uint64_t> now_ns_{0};
   std::atomic<std::uint32_t> threads_started_{0};
   std::atomic<std::uint32_t> threads_live_{0};  // started and not yet joined
+  std::atomic<std::uint64_t> steps_{0};         // seam calls, every thread's
+  std::atomic<bool> livelock_reported_{false};  // one thread reports a livelock
 
   mutable std::mutex mutex_;    // guards what follows; taken after a FakeOs state mutex
   std::uint32_t running_ = 0;   // participants not parked, not joining, not finished

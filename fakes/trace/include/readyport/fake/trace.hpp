@@ -61,6 +61,11 @@ struct TraceOptions {
   // where one logical thread runs at a time and each hand-off synchronises. record() then takes
   // no lock (readers still do). Never for real threads.
   bool serialized = false;
+  // With keep_full: the text kept holds at most about this many bytes (0: no bound). Past it the
+  // text stops growing (full_cut() says so): the hash, the count, the tail and the sink go on, so
+  // a long run is still judged whole, only its text is a prefix. Last, so that initialisations
+  // that name the fields above in order keep their meaning.
+  std::uint64_t full_bytes_max = 0;
 };
 
 // Receives every event of a Trace as it is recorded
@@ -140,9 +145,14 @@ class Trace {
   std::uint64_t projection_hash() const;
   std::uint64_t line_count() const;
   bool keeps_full() const { return options_.keep_full; }
+  // The memory the kept text holds, in bytes (0 without keep_full): for a bound on a run's trace.
+  std::uint64_t text_bytes() const;
+  // Whether the kept text stopped at TraceOptions::full_bytes_max (text() is then a prefix).
+  bool full_cut() const;
   // The full text. Asserts keep_full.
   std::string text() const;
-  // The full text if kept and no line is being recorded (never blocks): for a last report.
+  // The full text if kept whole (not cut at full_bytes_max) and no line is being recorded (never
+  // blocks): for a last report.
   bool try_text(std::string* text_out) const;
   // The last tail_lines_max lines (each with its '\n'), oldest first, rendered now.
   std::vector<std::string> tail() const;
@@ -163,6 +173,8 @@ class Trace {
   std::uint64_t& projection_locked(std::uint32_t thread);
   // The tail's entry to write next: a new one, or the oldest once the ring is full.
   TailEntry& tail_next_locked();
+  // Whether the next line goes into the kept text (keep_full, within full_bytes_max).
+  bool keep_text_locked();
 
   const TraceOptions options_;
   mutable std::mutex mutex_;
@@ -170,6 +182,7 @@ class Trace {
   std::uint64_t line_count_ = 0;              // guarded by mutex_
   std::vector<std::uint64_t> thread_hashes_;  // guarded by mutex_; index: the thread
   std::string text_;                          // guarded by mutex_; only with keep_full
+  bool full_cut_ = false;                     // guarded by mutex_; text_ stopped growing
   std::vector<TailEntry> tail_;               // guarded by mutex_; a ring of tail_lines_max
   std::size_t tail_oldest_ = 0;               // guarded by mutex_; tail_'s oldest, once full
   std::string line_;                          // guarded by mutex_; scratch, reused
