@@ -1,6 +1,6 @@
-// fuzz/fault_plan_fuzz.cpp: the fault plan's text (FaultPlan::parse, readyport/fake/fault_plan.hpp),
-// what `--faults PLAN`, bundles and corpus entries carry, and `--faults` itself
-// (stress_faults_set: drawn, off, none or a plan), on any text.
+// fuzz/fault_plan_fuzz.cpp: the fault plan's text (FaultPlan::parse,
+// readyport/fake/fault_plan.hpp), what `--faults PLAN`, bundles and corpus entries carry, and
+// `--faults` itself (stress_faults_set: drawn, off, none or a plan), on any text.
 //
 // Contract: a plan, or a kInvalidArgument Status naming the bad token, never a crash, a sanitizer
 // report, an assertion or a hang (at most FaultPlan::kHitsMax pinned hits). Checked here as well:
