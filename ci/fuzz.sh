@@ -7,11 +7,15 @@
 #
 # Options: --seconds N  CPU seconds a target (user + system of its process; on an idle machine
 #                       its wall time): at N the fuzzer is interrupted (SIGINT) and prints its final
-#                       figures; a wall-clock bound of 3N + 60 s stops a starved run;
+#                       figures;
+#          --wall-seconds W  a wall-clock bound a target, which stops a starved run (default
+#                       10N + 60: on a machine shared with other work a target gets a fraction of
+#                       a core; a run it stops says so in the table);
 #          --targets L  the targets to run (names of fuzz/corpus/<name>; default: all of them);
 #          --jobs J     targets run at once (default: the online CPUs);
 #          --out DIR    where everything goes (default build/fuzz-run, emptied first);
-#          --seed S     libFuzzer's -seed (default: 0, a new one each run, printed in the log).
+#          --seed S     libFuzzer's -seed (default: 0, a new one each run, printed in the log);
+#          --no-build   run the fuzz targets build/asan has (while another build runs there).
 # Builds the asan preset's fuzz targets first (ci/setup.sh installs what is missing). Each
 # target's run starts from a copy of its committed corpus (fuzz/corpus/<name>/ is never written)
 # with its dictionary, -max_len of fuzz/CMakeLists.txt, -timeout=25 a unit, -rss_limit_mb=2048.
@@ -28,37 +32,46 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 seconds=600
+wall_seconds=""
 targets=""
 jobs=$(nproc)
 out="build/fuzz-run"
 seed=0
+build=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
+    --wall-seconds) wall_seconds="$2"; shift 2 ;;
     --targets) targets="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (see the header of ci/fuzz.sh)"; exit 2 ;;
   esac
 done
-for number in "$seconds" "$jobs" "$seed"; do
+if [ -z "$wall_seconds" ] && [[ "$seconds" =~ ^[0-9]+$ ]]; then wall_seconds=$((10 * seconds + 60)); fi
+for number in "$seconds" "$wall_seconds" "$jobs" "$seed"; do
   if ! [[ "$number" =~ ^[0-9]+$ ]]; then echo "fuzz.sh: '$number' is not a whole number"; exit 2; fi
 done
 if [ "$seconds" -lt 1 ] || [ "$jobs" -lt 1 ]; then echo "fuzz.sh: --seconds and --jobs are at least 1"; exit 2; fi
 
-bash ci/setup.sh >/dev/null || { echo "fuzz.sh: ci/setup.sh failed"; exit 2; }
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
-export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
-mkdir -p build/logs
 manifest="build/asan/fuzz/fuzz_targets.txt"
-echo "==== fuzz: configure and build the asan preset's fuzz targets (log: build/logs/fuzz.build.log)"
-if ! cmake --preset asan >build/logs/fuzz.build.log 2>&1 || [ ! -f "$manifest" ]; then
-  tail -n 40 build/logs/fuzz.build.log; echo "fuzz.sh: configuring build/asan failed, or it has no fuzz targets"; exit 2
-fi
-mapfile -t binaries < <(awk '{ n = split($2, p, "/"); print p[n] }' "$manifest")
-if ! cmake --build build/asan -j "$(nproc)" --target "${binaries[@]}" >>build/logs/fuzz.build.log 2>&1; then
-  tail -n 60 build/logs/fuzz.build.log; echo "fuzz.sh: building the fuzz targets failed"; exit 2
+if [ "$build" -eq 1 ]; then
+  bash ci/setup.sh >/dev/null || { echo "fuzz.sh: ci/setup.sh failed"; exit 2; }
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+  export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+  mkdir -p build/logs
+  echo "==== fuzz: configure and build the asan preset's fuzz targets (log: build/logs/fuzz.build.log)"
+  if ! cmake --preset asan >build/logs/fuzz.build.log 2>&1 || [ ! -f "$manifest" ]; then
+    tail -n 40 build/logs/fuzz.build.log; echo "fuzz.sh: configuring build/asan failed, or it has no fuzz targets"; exit 2
+  fi
+  mapfile -t binaries < <(awk '{ n = split($2, p, "/"); print p[n] }' "$manifest")
+  if ! cmake --build build/asan -j "$(nproc)" --target "${binaries[@]}" >>build/logs/fuzz.build.log 2>&1; then
+    tail -n 60 build/logs/fuzz.build.log; echo "fuzz.sh: building the fuzz targets failed"; exit 2
+  fi
+elif [ ! -f "$manifest" ]; then
+  echo "fuzz.sh: --no-build, but $manifest is missing (configure the asan preset)"; exit 2
 fi
 
 rm -rf "$out"
@@ -79,7 +92,7 @@ run_target() {
   mkdir -p "$dir/corpus" "$dir/findings"
   cp -r "$corpus/." "$dir/corpus/"
   "$binary" -seed="$seed" -max_len="$max_len" -timeout=25 -rss_limit_mb=2048 \
-    -max_total_time=$((3 * seconds + 60)) -print_final_stats=1 -dict="$dict" \
+    -max_total_time="$wall_seconds" -print_final_stats=1 -dict="$dict" \
     -artifact_prefix="$dir/findings/" "$dir/corpus" >"$dir/log.txt" 2>&1 &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -105,7 +118,7 @@ row() {
   crashes=$(find "$dir/findings" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
   case "$rc" in
     72) end="the budget" ;;
-    0) end="its wall-clock bound" ;;
+    0) end="the wall-clock bound ($wall_seconds s)" ;;
     *) end="exit $rc: $(grep -m 1 -E 'ERROR: |deadly signal|property broken' "$log" | cut -c1-80)" ;;
   esac
   printf '| %s | %s | %s | %s | %s | %s | %s | %s MB | %s | %s |\n' "$name" "$used" "${execs:-?}" \
