@@ -22,7 +22,7 @@ fi
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t cpp_files < <(git ls-files '*.cpp' '*.hpp' '*.h')
 else
-  dirs=(core fakes properties stress tests examples ports)
+  dirs=(core fakes properties stress tests examples ports fuzz)
   mapfile -t cpp_files < <(find "${dirs[@]}" -name '*.cpp' -o -name '*.hpp' -o -name '*.h' | sort)
 fi
 

@@ -11,7 +11,8 @@
 #               folder each: runner (a property inside a GoogleTest test), psn (the model of
 #               PSN, the fake checked against it), engine (the engine as a property)
 #   stress      the stress driver and the main job (stress/)
-#   top         examples/, tests/ (consumers, docs programs)
+#   top         examples/, tests/ (consumers, docs programs), fuzz/ (the libFuzzer targets, which
+#               drive the readers of every layer below)
 #
 # Tests (a file under a test/ folder, or *_test.cpp) may also use the testing kit (fakes): it
 # exists for them. An include that crosses upwards today is listed in ci/layering_known.txt with why it stays;
@@ -53,7 +54,7 @@ known_path = sys.argv[1]
 entries = [line.strip() for line in open(sys.argv[2], encoding='utf-8') if line.strip()]
 read_from = {e.split('=')[0]: e.split('=', 1)[1] for e in entries if '=' in e}
 files = [e.split('=')[0] for e in entries]
-rank = {'core': 0, 'fakes': 1, 'properties': 2, 'stress': 3, 'examples': 4, 'tests': 4}
+rank = {'core': 0, 'fakes': 1, 'properties': 2, 'stress': 3, 'examples': 4, 'tests': 4, 'fuzz': 4}
 names = {0: 'core', 2: 'properties', 3: 'stress', 4: 'top'}
 # The kit's concepts, lowest first (fakes/CMakeLists.txt links each to those before it); the
 # oracle reads traces only. Anything else under fakes/ (test/) sits above them all.

@@ -5,8 +5,8 @@
 #
 # Reads README.md, CHANGELOG.md's first section, docs/*.md and stress/corpus/README.md. A path is
 # a `code span` or a Markdown link target that starts with one of the tree's top folders (core/,
-# fakes/, stress/, properties/, ci/, docs/, cmake/, tests/, examples/, ports/, .github/) and holds
-# no placeholder (<...>, *, ...) and no space; a trailing ":<line>" or "#anchor" is dropped; a
+# fakes/, stress/, properties/, ci/, docs/, cmake/, tests/, examples/, ports/, fuzz/, .github/) and
+# holds no placeholder (<...>, *, ...) and no space; a trailing ":<line>" or "#anchor" is dropped; a
 # link target is taken relative to its file. Each must exist. Fails listing every missing path with
 # the file that names it.
 #
@@ -20,7 +20,7 @@ endif()
 
 file(GLOB doc_files "${SOURCE_DIR}/docs/*.md")
 list(PREPEND doc_files "${SOURCE_DIR}/README.md" "${SOURCE_DIR}/stress/corpus/README.md")
-set(top "(core|fakes|stress|properties|ci|docs|cmake|tests|examples|ports|\\.github)/")
+set(top "(core|fakes|stress|properties|ci|docs|cmake|tests|examples|ports|fuzz|\\.github)/")
 set(missing "")
 set(checked 0)
 foreach(doc IN LISTS doc_files)

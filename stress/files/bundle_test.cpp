@@ -207,6 +207,33 @@ TEST_F(BundleTest, EveryWrongFieldIsAClearError) {
       std::string::npos);
 }
 
+// A bundle nested 200,000 levels deep overflowed the stack (the field error's dump() recursed once
+// a level; from 64,000 levels on, in the fuzz target readyport-fuzz-bundle): now any document
+// deeper than kJsonDepthMax is refused.
+TEST(BundleDepthTest, ADocumentNestedTooDeepIsAClearError) {
+  constexpr std::size_t kLevels = 200'000;
+  const std::string deep =
+      "{\"format\": " + std::string(kLevels, '[') + std::string(kLevels, ']') + "}";
+  const Result<StressBundle> bundle = stress_bundle_parse(deep, "deep.json");
+  ASSERT_FALSE(bundle.ok());
+  EXPECT_EQ(bundle.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bundle.status().message().find("deep.json: nested deeper than 64 levels"),
+            std::string::npos)
+      << bundle.status().message();
+  // The deepest document allowed still reads, and its wrong field is named as before.
+  const std::string allowed =
+      "{\"format\": " + std::string(kJsonDepthMax, '[') + std::string(kJsonDepthMax, ']') + "}";
+  EXPECT_NE(stress_bundle_parse(allowed, "x.json").status().message().find("x.json.format: "),
+            std::string::npos);
+  EXPECT_NE(stress_bundle_parse("{\"format\": " + std::string(kJsonDepthMax + 1, '[') +
+                                    std::string(kJsonDepthMax + 1, ']') + "}",
+                                "x.json")
+                .status()
+                .message()
+                .find("nested deeper"),
+            std::string::npos);
+}
+
 TEST(OptionsJsonTest, RunOptionsRoundTrip) {
   StressOptions options;
   options.strategy = StressStrategy::kPct;

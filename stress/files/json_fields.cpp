@@ -39,12 +39,29 @@ const Json* find(const Json& object, std::string_view where, const char* key, St
 }  // namespace
 
 Result<Json> json_parse_document(std::string_view text, std::string_view name) {
+  // Arrays and objects deeper than kJsonDepthMax are not kept (the callback drops them as they
+  // start) and the document is refused: nlohmann's parser is iterative, but dump() (an error
+  // message's shown()) and a copy recurse once a level, and a file of 64,000 '[' overflowed the
+  // stack. The files read here nest 4 levels.
+  bool too_deep = false;
+  const Json::parser_callback_t keep = [&too_deep](int depth, Json::parse_event_t event, Json&) {
+    if (depth > kJsonDepthMax &&
+        (event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start)) {
+      too_deep = true;
+      return false;
+    }
+    return true;
+  };
   // No exceptions: a discarded value says the text is not JSON; a second pass with a
   // non-throwing callback is not needed for the message, which names the file.
-  Json document = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  Json document = Json::parse(text.begin(), text.end(), keep, /*allow_exceptions=*/false);
   if (document.is_discarded()) {
     return Status(StatusCode::kInvalidArgument,
                   std::string(name) + ": not valid JSON (python3 -m json.tool shows where)");
+  }
+  if (too_deep) {
+    return Status(StatusCode::kInvalidArgument, std::string(name) + ": nested deeper than " +
+                                                    std::to_string(kJsonDepthMax) + " levels");
   }
   return document;
 }

@@ -26,9 +26,11 @@ namespace readyport {
 using Json = nlohmann::ordered_json;
 
 inline constexpr std::uint64_t kJsonU64Max = std::numeric_limits<std::uint64_t>::max();
+// Arrays and objects nested deeper than this are refused (the files read here nest 4 levels).
+inline constexpr int kJsonDepthMax = 64;
 
 // Parses `text` as one JSON document. Errors: kInvalidArgument with the parser's position and
-// `name` (a file name, for the message).
+// `name` (a file name, for the message), or saying it nests deeper than kJsonDepthMax.
 Result<Json> json_parse_document(std::string_view text, std::string_view name);
 
 // The field `key` of the object `object`: present and of the type asked, else an error.

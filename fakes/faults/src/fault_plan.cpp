@@ -202,10 +202,11 @@ Result<FaultPlan> FaultPlan::parse(std::string_view text) {
         return bad_token(token, "more than " + std::to_string(kHitsMax) + " pinned hits");
       }
       const FaultHit entry{site.value(), hit};
-      if (std::find(plan.hits_.begin(), plan.hits_.end(), entry) != plan.hits_.end()) {
+      if (std::binary_search(plan.hits_.begin(), plan.hits_.end(), entry)) {
         return bad_token(token, "the hit is given twice");
       }
-      plan.hits_.push_back(entry);
+      // Kept sorted as they come: pinned(), asked for each later rated token, binary-searches.
+      plan.hits_.insert(std::upper_bound(plan.hits_.begin(), plan.hits_.end(), entry), entry);
     } else {
       // site[@rate][!hits|~msms]
       std::string_view rest;
@@ -234,8 +235,7 @@ Result<FaultPlan> FaultPlan::parse(std::string_view text) {
     }
     start = comma + 1;
   }
-  std::sort(plan.hits_.begin(), plan.hits_.end());
-  return plan;
+  return plan;  // hits_ sorted as they were inserted
 }
 
 FaultPlan FaultPlan::of_hits(std::vector<FaultHit> hits) {
