@@ -1,7 +1,8 @@
 // fuzz/check_trace_fuzz.cpp: the whole `readyport-stress --check-trace FILE` path on any file:
 // the header line (stress/files/trace_header.hpp), then every line read by the LifetimeOracle
 // (observe_text) and its end-of-trace judgement (finish, or finish_cut for a run cut by an abort),
-// as check_trace() in stress/cli/stress_main.cpp does them, without the printing.
+// as check_trace() in stress/cli/stress_main.cpp does them, without the printing; for a harness's
+// trace (world=embedder) the EmbedderOracle's judgement of the embedder's code too.
 //
 // Contract: a header that does not parse is a kInvalidArgument Status with a message; anything
 // after it gets a judgement: ok, or a violation (kInternal with a sentence naming the rule or the
@@ -23,6 +24,7 @@
 
 #include "files/trace_header.hpp"
 #include "fuzz_support.hpp"
+#include "readyport/fake/embedder_oracle.hpp"
 #include "readyport/fake/lifetime_oracle.hpp"
 
 namespace readyport::fuzz {
@@ -50,6 +52,19 @@ void judge(std::string_view text, const StressTraceHeader& header) {
   (void)oracle.coverage();
   std::string open;
   (void)oracle.try_describe_open(&open);
+}
+
+// A harness's trace: the EmbedderOracle over the same lines, as check_trace_embedder() judges it.
+void judge_embedder(std::string_view text, const StressTraceHeader& header) {
+  EmbedderOracle embedder(/*exact=*/!stress_trace_header_real_threads(header));
+  embedder.observe_text(text.substr(header.length));
+  const Status verdict = embedder.finish(/*run_completed=*/!header.cut);
+  fuzz_require(verdict.ok() || verdict.code() == StatusCode::kInternal,
+               "an embedder verdict is ok or a violation", verdict.to_string());
+  fuzz_require_error(verdict, "EmbedderOracle::finish");
+  const EmbedderCounts counts = embedder.counts();
+  (void)embedder_judgement_headline(counts.judgement);
+  (void)embedder_rules_text(counts.judgement);
 }
 
 // The same lines given one at a time (on_trace_line, as a sink is given them), each from a copy
@@ -89,6 +104,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;  // check_trace() exits 2 here: the trace is not judged
   }
   fuzz::judge(text, header.value());
+  if (header.value().embedder) {
+    fuzz::judge_embedder(text, header.value());
+  }
   fuzz::judge_line_by_line(text, header.value());
   return 0;
 }

@@ -39,5 +39,15 @@ TEST(Trace, TextPastItsBoundIsAPrefixAndTheHashGoesOn) {
   EXPECT_TRUE(full.try_text(&whole));
 }
 
+// take_text() moves the kept text out, cut or whole, without a copy.
+TEST(Trace, TakeTextMovesTheKeptTextOut) {
+  Trace trace;
+  trace.record(1, 1, "event one");
+  trace.record(2, 1, "event two");
+  const std::string expected = trace.text();
+  EXPECT_EQ(trace.take_text(), expected);
+  EXPECT_EQ(trace.line_count(), 2u);
+}
+
 }  // namespace
 }  // namespace readyport

@@ -181,6 +181,11 @@ Result<HarnessOptions> harness_options_from_env(HarnessOptions defaults) {
     return s;
   }
   options.steps_max = number;
+  number = options.trace_mb_max;
+  if (Status s = read_number("READYPORT_TEST_TRACE_MB_MAX", 1, 1'000'000, &number); !s.ok()) {
+    return s;
+  }
+  options.trace_mb_max = static_cast<std::uint32_t>(number);
   for (Status s : {read_strategy(options), read_faults(options), read_runtime(options),
                    read_flag("READYPORT_TEST_DETERMINISM", &options.determinism),
                    read_flag("READYPORT_TEST_SHRINK", &options.shrink)}) {

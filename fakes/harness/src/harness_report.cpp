@@ -192,7 +192,7 @@ std::uint64_t first_difference(std::string_view a, std::string_view b, std::stri
 }
 
 Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSeed& seed,
-                                 std::string_view trace_text,
+                                 std::optional<std::string_view> trace_text,
                                  const std::vector<std::string>& window, const Shrunk& shrunk) {
   const std::filesystem::path dir = std::filesystem::path(options.bundle_dir) /
                                     (options.test_name.empty() ? "harness" : options.test_name);
@@ -203,7 +203,10 @@ Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSee
                   "cannot create '" + dir.string() + "': " + error.message());
   }
   const std::string stem = "seed-" + std::to_string(seed.run_case.seed);
-  const Status trace = write_trace_file(options, (dir / (stem + ".trace")).string(), trace_text);
+  const Status trace = trace_text.has_value() ? write_trace_file(
+                                                   options, (dir / (stem + ".trace")).string(),
+                                                   *trace_text)
+                                             : Status();
   std::string tail = "[";
   for (std::size_t i = 0; i < window.size(); ++i) {
     tail += (i == 0 ? "" : ", ") + json_string(window[i]);
@@ -222,7 +225,9 @@ Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSee
       ", \"signature\": " + json_string(seed.signature) +
       "},\n  \"trace\": {\"hash\": " + json_string(seed.trace_hash) +
       ", \"lines\": " + std::to_string(seed.trace_lines) +
-      ", \"file\": " + json_string(stem + ".trace") + ", \"tail\": " + tail + "},\n" +
+      ", \"file\": " + (trace_text.has_value() ? json_string(stem + ".trace") : "null") +
+      ", \"cut\": " + (trace_text.has_value() ? "false" : "true") + ", \"tail\": " + tail +
+      "},\n" +
       "  \"fired_hits\": " + json_string(seed.fired_hits) +
       ",\n  \"replay\": " + json_string(replay_command(options, seed.run_case, seed.trace_hash)) +
       ",\n  \"shrunk\": " + shrunk_json(options, shrunk) + "\n}\n";

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,10 +42,10 @@ struct Shrunk {
 };
 
 // Writes `<dir>/seed-<S>.json` and `<dir>/seed-<S>.trace` (with its header line: readyport-stress
-// --check-trace judges it), `<dir>` the options' bundle_dir and the test's name. Returns the JSON
-// file's path.
+// --check-trace judges it), `<dir>` the options' bundle_dir and the test's name; no .trace without
+// `trace_text` (a text cut at trace_mb_max: the JSON says so). Returns the JSON file's path.
 Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSeed& seed,
-                                 std::string_view trace_text,
+                                 std::optional<std::string_view> trace_text,
                                  const std::vector<std::string>& window, const Shrunk& shrunk);
 
 // Writes `trace_text` with its header line to `path` (readyport-stress --check-trace reads it).

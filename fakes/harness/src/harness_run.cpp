@@ -3,8 +3,10 @@
 // the summary. See harness.hpp.
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "harness_report.hpp"
 #include "last_words.hpp"
@@ -45,16 +47,45 @@ std::string faults_text(const HarnessOptions& options) {
   return "drawn per seed over the application's sites" + (off.empty() ? "" : " but " + off);
 }
 
+// A failing seed's trace text as kept: whole, or cut at trace_mb_max (its first part, and the
+// run's last lines apart).
+struct KeptTrace {
+  std::string text;
+  bool cut = false;
+  std::vector<std::string> tail;
+};
+
 // Runs the seed's case a second time with its text kept (the simulation is deterministic: the
 // same run), or uses the text the run kept (real threads).
-std::string trace_of(const HarnessOptions& options, const HarnessSeed& seed,
-                     const ScenarioFactory& make, std::string kept) {
+KeptTrace trace_of(const HarnessOptions& options, const HarnessSeed& seed,
+                   const ScenarioFactory& make, std::string kept) {
   if (!kept.empty() || options.runtime != HarnessRuntime::kSim) {
-    return kept;
+    return KeptTrace{std::move(kept), seed.trace_cut, seed.trace_tail};
   }
-  std::string text;
-  (void)harness_run_case(options, seed.run_case, make, &text);
-  return text;
+  KeptTrace trace;
+  const HarnessSeed again = harness_run_case(options, seed.run_case, make, &trace.text);
+  trace.cut = again.trace_cut;
+  trace.tail = again.trace_tail;
+  return trace;
+}
+
+// The lines around the violation: from the text, or from the last lines when the text was cut
+// before the violation's line; `around_out` says which.
+std::vector<std::string> window_of(const KeptTrace& trace, std::uint64_t at, bool* around_out) {
+  std::vector<std::string> window = harness_internal::trace_window(trace.text, at);
+  bool marked = false;  // the violation's line is in the text (trace_window marks it)
+  for (const std::string& line : window) {
+    marked = marked || line.rfind(">> ", 0) == 0;
+  }
+  *around_out = at != 0 && (!trace.cut || marked);
+  if (!trace.cut || marked) {
+    return window;
+  }
+  window.clear();
+  for (const std::string& line : trace.tail) {
+    window.push_back("   " + line.substr(0, line.empty() ? 0 : line.size() - 1));
+  }
+  return window;
 }
 
 // Shrinks a simulated failure to the faults and schedule that matter (case_shrinker.hpp).
@@ -137,11 +168,17 @@ void report_failure(Printer& out, const HarnessOptions& options, HarnessSeed& se
   out.line("  case: " + harness_internal::case_text(seed.run_case));
   out.line("  trace hash: " + seed.trace_hash + " (" + std::to_string(seed.trace_lines) +
            " lines)");
-  const std::string text = trace_of(options, seed, make, std::move(kept_text));
+  const KeptTrace trace = trace_of(options, seed, make, std::move(kept_text));
   const std::uint64_t at = harness_internal::violation_line(seed.status);
-  const std::vector<std::string> window = harness_internal::trace_window(text, at);
-  out.line(at != 0 ? "  the trace around line " + std::to_string(at) + ":"
-                   : "  the trace's last lines:");
+  bool around = false;
+  const std::vector<std::string> window = window_of(trace, at, &around);
+  if (trace.cut) {
+    out.line("  the trace's text passed " + std::to_string(options.trace_mb_max) +
+             " MiB (READYPORT_TEST_TRACE_MB_MAX): only its first part and its last lines were "
+             "kept, and no .trace file is written (a part would be judged as a whole run)");
+  }
+  out.line(around ? "  the trace around line " + std::to_string(at) + ":"
+                  : "  the trace's last lines:");
   for (const std::string& line : window) {
     out.line("  " + line);
   }
@@ -158,10 +195,13 @@ void report_failure(Printer& out, const HarnessOptions& options, HarnessSeed& se
     result.shrunk_replay =
         harness_internal::replay_command(options, shrunk.minimal, shrunk.minimal_seed.trace_hash);
   }
-  Result<std::string> bundle = harness_internal::write_bundle(options, seed, text, window, shrunk);
+  Result<std::string> bundle = harness_internal::write_bundle(
+      options, seed, trace.cut ? std::optional<std::string_view>() : trace.text, window, shrunk);
   result.bundle = bundle.ok() ? bundle.value() : "";
   out.line(bundle.ok() ? "  bundle: " + bundle.value() +
-                             " (its .trace beside it: readyport-stress --check-trace judges it)"
+                             (trace.cut ? std::string(" (no .trace: its text was cut)")
+                                        : " (its .trace beside it: readyport-stress "
+                                          "--check-trace judges it)")
                        : "  bundle not written: " + bundle.status().to_string());
 }
 
@@ -177,11 +217,14 @@ void check_determinism(const HarnessOptions& options, HarnessSeed& seed, const s
   if (at == 0 && again.trace_hash == seed.trace_hash) {
     return;
   }
+  const std::string where =
+      at != 0 ? "line " + std::to_string(at) + ":\n    first run:  " + line_a +
+                    "\n    second run: " + line_b
+              : "a line past the text kept (" + std::to_string(options.trace_mb_max) +
+                    " MiB, READYPORT_TEST_TRACE_MB_MAX): the hashes differ";
   seed.status = Status(StatusCode::kInternal,
-                       "not deterministic: the same seed ran twice and its traces differ first at "
-                       "line " +
-                           std::to_string(at) + ":\n    first run:  " + line_a +
-                           "\n    second run: " + line_b +
+                       "not deterministic: the same seed ran twice and its traces differ first at " +
+                           where +
                            "\n  (does the code read the wall clock, draw from an unseeded rng, "
                            "or depend on an unordered container's order?)");
 }
@@ -231,8 +274,14 @@ HarnessResult harness_run(const HarnessOptions& options, const ScenarioFactory& 
       check_determinism(options, seed, text, make);
     }
     if (!options.trace_out.empty()) {
-      if (Status written = harness_internal::write_trace_file(options, options.trace_out, text);
-          !written.ok()) {
+      const Status written =
+          seed.trace_cut
+              ? Status(StatusCode::kResourceExhausted,
+                       "seed " + std::to_string(run_case.seed) + "'s text passed " +
+                           std::to_string(options.trace_mb_max) +
+                           " MiB (READYPORT_TEST_TRACE_MB_MAX); a part would read as a whole run")
+              : harness_internal::write_trace_file(options, options.trace_out, text);
+      if (!written.ok()) {
         out.line("trace not written: " + written.to_string());
       }
     }

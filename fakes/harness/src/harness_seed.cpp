@@ -17,6 +17,8 @@ namespace {
 
 // The receive buffers a seed draws from: small ones make sends short and WSAEWOULDBLOCK real.
 constexpr std::uint32_t kReceiveBuffers[] = {64 * 1024, 64 * 1024, 4096, 512};
+// The last lines a kept trace also keeps, for a failure whose text was cut at trace_mb_max.
+constexpr std::uint32_t kHarnessTailLines = 40;
 
 // What the scenario's phases returned, and the faults that fired in each.
 struct Phases {
@@ -147,12 +149,16 @@ WorldOptions world_options(const HarnessOptions& options, const HarnessCase& run
   world.sim.delay_bound = run_case.depth - 1;
   world.sim.pct_steps_estimate = 4000;
   world.sim.steps_max = options.steps_max;
+  world.free.steps_max = options.steps_max;  // real threads: a livelock past it (free_runtime.hpp)
   Rng rng = SeedStreams(run_case.seed).stream(SeedStream::kHarness);
   (void)rng.chance(1, 2);  // faults_at_stop (harness_case_of)
   (void)rng.chance(1, 4);  // faults_at_start
   world.fake = fake_options_swarm(run_case.seed, kReceiveBuffers[rng.below(4)]);
-  // Real threads do not replay: their whole trace is kept for a failure to be read.
-  world.trace = TraceOptions{keep_text || options.runtime != HarnessRuntime::kSim, 0};
+  // Real threads do not replay: their whole trace is kept for a failure to be read. Kept within
+  // trace_mb_max, with the last lines for a text cut there.
+  const bool keep = keep_text || options.runtime != HarnessRuntime::kSim;
+  world.trace = TraceOptions{keep, keep ? kHarnessTailLines : 0};
+  world.trace.full_bytes_max = std::uint64_t{options.trace_mb_max} << 20;
   world.plan = run_case.plan;
   world.seed = run_case.seed;
   return world;
@@ -276,7 +282,11 @@ HarnessSeed harness_run_case(const HarnessOptions& options, const HarnessCase& r
   seed.lifetime = world.oracle().counts().judgement;
   seed.embedder = world.embedder_oracle()->counts().judgement;
   if (trace_text_out != nullptr) {
-    *trace_text_out = world.trace().text();
+    *trace_text_out = world.trace().take_text();
+    seed.trace_cut = world.trace().full_cut();
+    if (seed.trace_cut) {
+      seed.trace_tail = world.trace().tail();
+    }
   }
   if (!world.completed()) {
     world_keep_abandoned(std::move(run));  // its parked threads point into it (world.hpp)

@@ -203,8 +203,11 @@ bool Trace::full_cut() const {
 }
 
 bool Trace::keep_text_locked() {
-  // Room for the longest line, so that the text grows to its bound without doubling past it.
+  // Room for the longest line, so that the text grows to its bound without doubling past it: once
+  // a doubling would reach the bound, the bound is reserved instead (the old buffer and the new
+  // are held together only then, at most 1.5 times the bound).
   constexpr std::size_t kLineRoom = 64 * 1024;
+  READYPORT_ASSERT(!taken_);  // take_text() ends the recording
   const std::uint64_t max = options_.full_bytes_max;
   if (max == 0) {
     return true;
@@ -213,15 +216,24 @@ bool Trace::keep_text_locked() {
     full_cut_ = true;
     return false;
   }
-  if (text_.capacity() - text_.size() < kLineRoom && 2 * text_.capacity() > max) {
+  if (text_.capacity() - text_.size() < kLineRoom && 2 * text_.capacity() >= max &&
+      text_.capacity() < max + kLineRoom) {
     text_.reserve(static_cast<std::size_t>(max) + kLineRoom);
   }
   return true;
 }
 
+std::string Trace::take_text() {
+  READYPORT_ASSERT(options_.keep_full);
+  std::lock_guard<std::mutex> guard(mutex_);
+  taken_ = true;
+  return std::move(text_);
+}
+
 std::string Trace::text() const {
   READYPORT_ASSERT(options_.keep_full);
   std::lock_guard<std::mutex> guard(mutex_);
+  READYPORT_ASSERT(!taken_);
   return text_;
 }
 
@@ -261,6 +273,7 @@ void Trace::clear() {
   thread_hashes_.clear();
   text_.clear();
   full_cut_ = false;
+  taken_ = false;
   tail_.clear();
   tail_oldest_ = 0;
 }

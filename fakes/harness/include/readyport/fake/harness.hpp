@@ -54,7 +54,10 @@
 //   READYPORT_TEST_DETERMINISM=1   run every seed twice and compare the traces line by line
 //   READYPORT_TEST_SHRINK=0        do not shrink a failure (default: shrink the first)
 //   READYPORT_TEST_BUNDLES=DIR     where failure bundles go (default readyport-failures)
-//   READYPORT_TEST_STEPS_MAX=N     scheduler steps per seed at most (default 2,000,000)
+//   READYPORT_TEST_STEPS_MAX=N     scheduler steps (simulated) or seam calls (real threads: past
+//                                  it, a livelock report) per seed at most (default 2,000,000)
+//   READYPORT_TEST_TRACE_MB_MAX=N  MiB of a seed's trace text kept at most (default 64): past it
+//                                  only its first part and last lines are kept, no trace file
 //   READYPORT_TEST_EXPECT_HASH=H   the replayed seed must give this trace hash (a replay command
 //                                  sets it)
 //   READYPORT_TEST_TRACE=FILE      write each seed's whole trace to FILE (with its header line;
@@ -65,7 +68,8 @@
 // the world's first logical thread. Errors: bad options are a Status (harness_options_from_env);
 // a failing seed is the result's, never an exception. A simulated run that ends in a deadlock or
 // at its step limit leaves its logical threads parked: that world is kept, unreachable, until
-// the process exits (its memory is bounded by the steps).
+// the process exits (its memory is bounded by the steps). A seed's memory is bounded whatever
+// the code under test does: its steps by steps_max, its kept trace text by trace_mb_max.
 #pragma once
 
 #include <cstdint>
@@ -143,6 +147,10 @@ struct HarnessOptions {
   SimStrategy strategy = SimStrategy::kRandom;
   std::uint32_t depth = 3;  // PCT depth; the delay bound is depth - 1
   std::uint64_t steps_max = 2'000'000;
+  // The trace text a seed keeps (to show and bundle a failure, to compare in the determinism
+  // mode), in MiB: past it only its first part and its last lines are kept (the run is still
+  // judged whole, its hash still covers every line), and no trace file is written.
+  std::uint32_t trace_mb_max = 64;
   // Virtual time the world is given, faults off, before the liveness phase's drive (what the
   // faults left settles first: a connection the engine closes after a refused re-arm, its REMOVE
   // riding a driver's next port call, up to EngineOptions::wait_timeout_ms later), and again
@@ -201,6 +209,10 @@ struct HarnessSeed {
   std::string fired_hits;  // the faults that fired, as a plan of pinned hits ("" too many)
   std::uint64_t faults_fired = 0;
   std::uint64_t steps = 0;  // the scheduler's steps (0 on real threads)
+  // When the text was asked for: it passed trace_mb_max (the text is its first part), and the
+  // run's last lines, oldest first.
+  bool trace_cut = false;
+  std::vector<std::string> trace_tail;
   bool start_failed_under_faults = false;
   bool chaos_failed_under_faults = false;
   OracleJudgement lifetime;

@@ -149,8 +149,11 @@ class Trace {
   std::uint64_t text_bytes() const;
   // Whether the kept text stopped at TraceOptions::full_bytes_max (text() is then a prefix).
   bool full_cut() const;
-  // The full text. Asserts keep_full.
+  // The full text. Asserts keep_full, and that take_text() was not called.
   std::string text() const;
+  // The full text, moved out (no copy of a large text): for a run's owner once the run is over.
+  // Nothing may be recorded after it, and text() asserts. Asserts keep_full.
+  std::string take_text();
   // The full text if kept whole (not cut at full_bytes_max) and no line is being recorded (never
   // blocks): for a last report.
   bool try_text(std::string* text_out) const;
@@ -183,6 +186,7 @@ class Trace {
   std::vector<std::uint64_t> thread_hashes_;  // guarded by mutex_; index: the thread
   std::string text_;                          // guarded by mutex_; only with keep_full
   bool full_cut_ = false;                     // guarded by mutex_; text_ stopped growing
+  bool taken_ = false;                        // guarded by mutex_; take_text() moved text_ out
   std::vector<TailEntry> tail_;               // guarded by mutex_; a ring of tail_lines_max
   std::size_t tail_oldest_ = 0;               // guarded by mutex_; tail_'s oldest, once full
   std::string line_;                          // guarded by mutex_; scratch, reused
