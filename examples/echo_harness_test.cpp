@@ -1,6 +1,6 @@
 // The example echo server (echo_server.hpp, Microsoft's sample shape) as an embedder's server under
-// the harness (readyport/fake/harness.hpp): its default seeds with faults, judged by both oracles
-// and the end checks; the same on real threads.
+// the harness (readyport/fake/harness.hpp, as a GoogleTest test: harness_gtest.hpp): its default
+// seeds with faults, judged by both oracles and the end checks; the same on real threads.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -9,6 +9,7 @@
 #include "echo_server.hpp"
 #include "readyport/fake/echo_clients.hpp"
 #include "readyport/fake/harness.hpp"
+#include "readyport/fake/harness_gtest.hpp"
 
 namespace readyport {
 namespace {
@@ -59,21 +60,19 @@ class ExampleScenario final : public Scenario {
   Ipv4Address address_;
 };
 
-TEST(EchoServerUnderTheHarness, PassesItsDefaultSeeds) {
-  HarnessOptions options;
-  options.test_name = "EchoServerUnderTheHarness.PassesItsDefaultSeeds";
-  const HarnessResult result = harness_run<ExampleScenario>(options);
-  EXPECT_TRUE(result.ok()) << result.report;
-  EXPECT_EQ(result.passed, options.seeds);
-}
+// Its default seeds with faults. The options come from the environment (READYPORT_TEST_SEED,
+// READYPORT_TEST_SEEDS, ...), so the replay command a failure prints runs that seed again.
+READYPORT_HARNESS_TEST(EchoServerUnderTheHarness, PassesItsDefaultSeeds, ExampleScenario)
 
-TEST(EchoServerUnderTheHarness, PassesOnRealThreads) {
+// The same on real threads (under ThreadSanitizer in its leg): 20 seeds.
+HarnessOptions on_real_threads() {
   HarnessOptions options;
   options.seeds = 20;
   options.runtime = HarnessRuntime::kFree;
-  const HarnessResult result = harness_run<ExampleScenario>(options);
-  EXPECT_TRUE(result.ok()) << result.report;
+  return options;
 }
+READYPORT_HARNESS_TEST_WITH(EchoServerUnderTheHarness, PassesOnRealThreads, ExampleScenario,
+                            on_real_threads())
 
 }  // namespace
 }  // namespace readyport
