@@ -169,6 +169,7 @@ void report_failure(Printer& out, const HarnessOptions& options, HarnessSeed& se
   out.line("  trace hash: " + seed.trace_hash + " (" + std::to_string(seed.trace_lines) +
            " lines)");
   const KeptTrace trace = trace_of(options, seed, make, std::move(kept_text));
+  seed.trace_cut = trace.cut;
   const std::uint64_t at = harness_internal::violation_line(seed.status);
   bool around = false;
   const std::vector<std::string> window = window_of(trace, at, &around);

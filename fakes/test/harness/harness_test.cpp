@@ -4,6 +4,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -89,6 +92,30 @@ TEST(HarnessTest, AFailuresPrintedReplayCommandReproducesItsTraceHash) {
   EXPECT_EQ(again.failures[0].trace_hash, failed.failures[0].trace_hash);
   EXPECT_EQ(again.failures[0].signature, failed.failures[0].signature);
   EXPECT_NE(again.report.find("reproduced exactly"), std::string::npos) << again.report;
+}
+
+// A failing seed whose trace text passes trace_mb_max (a callback that spins to the step limit)
+// is still judged whole and named by its rule; its report shows the run's last lines, and its
+// bundle has no .trace (a part of a trace would be judged as a whole run) and says it was cut.
+TEST(HarnessTest, ATraceTextPastItsBoundIsCutAndTheFailureStillNamed) {
+  HarnessOptions options = quiet_options(1);
+  options.shrink = false;
+  options.trace_mb_max = 1;
+  options.bundle_dir = testing::TempDir() + "readyport-harness-cut";
+  const HarnessResult failed = harness_run(options, planted_scenario(PlantedBug::kBusyWait));
+  ASSERT_EQ(failed.failures.size(), 1u) << failed.report;
+  EXPECT_EQ(failed.failures[0].signature, "U9");
+  EXPECT_TRUE(failed.failures[0].trace_cut);
+  EXPECT_GT(failed.failures[0].trace_lines, 100'000u);  // far more than 1 MiB of text
+  EXPECT_NE(failed.report.find("passed 1 MiB"), std::string::npos) << failed.report;
+  EXPECT_NE(failed.report.find("the trace's last lines:"), std::string::npos) << failed.report;
+  EXPECT_NE(failed.report.find("sched.limit"), std::string::npos) << failed.report;
+  const std::string stem = options.bundle_dir + "/HarnessTest/seed-1";
+  EXPECT_FALSE(std::filesystem::exists(stem + ".trace"));
+  std::ifstream bundle(stem + ".json");
+  const std::string json((std::istreambuf_iterator<char>(bundle)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"file\": null, \"cut\": true"), std::string::npos) << json;
 }
 
 TEST(HarnessTest, BadEnvironmentValuesAreNamed) {

@@ -209,8 +209,8 @@ struct HarnessSeed {
   std::string fired_hits;  // the faults that fired, as a plan of pinned hits ("" too many)
   std::uint64_t faults_fired = 0;
   std::uint64_t steps = 0;  // the scheduler's steps (0 on real threads)
-  // When the text was asked for: it passed trace_mb_max (the text is its first part), and the
-  // run's last lines, oldest first.
+  // When the text was asked for (and for a reported failure): it passed trace_mb_max (the text
+  // is its first part); and then the run's last lines, oldest first.
   bool trace_cut = false;
   std::vector<std::string> trace_tail;
   bool start_failed_under_faults = false;
