@@ -221,7 +221,9 @@ TEST(FreeRuntimeDeathTest, ALivelockIsReportedPastStepsMaxWithWhatEachThreadDoes
   options.steps_max = 10'000;
   EXPECT_DEATH(repost_for_ever(options),
                "livelock: 10000 seam calls \\(FreeOptions::steps_max\\) passed");
-  EXPECT_DEATH(repost_for_ever(options), "T1 'reposter' running, last call [a-z_]+; [0-9]+ seam");
+  // No brackets, no \\d: the same pattern must hold as a POSIX regular expression (Linux) and as
+  // GoogleTest's simple one (its Windows builds).
+  EXPECT_DEATH(repost_for_ever(options), "T1 'reposter' running, last call .+; .+ seam");
   EXPECT_DEATH(repost_for_ever(options), "assertion failed: FreeRuntime: no livelock");
 }
 

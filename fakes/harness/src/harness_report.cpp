@@ -203,10 +203,10 @@ Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSee
                   "cannot create '" + dir.string() + "': " + error.message());
   }
   const std::string stem = "seed-" + std::to_string(seed.run_case.seed);
-  const Status trace = trace_text.has_value() ? write_trace_file(
-                                                   options, (dir / (stem + ".trace")).string(),
-                                                   *trace_text)
-                                             : Status();
+  const Status trace =
+      trace_text.has_value()
+          ? write_trace_file(options, (dir / (stem + ".trace")).string(), *trace_text)
+          : Status();
   std::string tail = "[";
   for (std::size_t i = 0; i < window.size(); ++i) {
     tail += (i == 0 ? "" : ", ") + json_string(window[i]);
@@ -226,8 +226,7 @@ Result<std::string> write_bundle(const HarnessOptions& options, const HarnessSee
       "},\n  \"trace\": {\"hash\": " + json_string(seed.trace_hash) +
       ", \"lines\": " + std::to_string(seed.trace_lines) +
       ", \"file\": " + (trace_text.has_value() ? json_string(stem + ".trace") : "null") +
-      ", \"cut\": " + (trace_text.has_value() ? "false" : "true") + ", \"tail\": " + tail +
-      "},\n" +
+      ", \"cut\": " + (trace_text.has_value() ? "false" : "true") + ", \"tail\": " + tail + "},\n" +
       "  \"fired_hits\": " + json_string(seed.fired_hits) +
       ",\n  \"replay\": " + json_string(replay_command(options, seed.run_case, seed.trace_hash)) +
       ",\n  \"shrunk\": " + shrunk_json(options, shrunk) + "\n}\n";

@@ -223,11 +223,11 @@ void check_determinism(const HarnessOptions& options, HarnessSeed& seed, const s
                     "\n    second run: " + line_b
               : "a line past the text kept (" + std::to_string(options.trace_mb_max) +
                     " MiB, READYPORT_TEST_TRACE_MB_MAX): the hashes differ";
-  seed.status = Status(StatusCode::kInternal,
-                       "not deterministic: the same seed ran twice and its traces differ first at " +
-                           where +
-                           "\n  (does the code read the wall clock, draw from an unseeded rng, "
-                           "or depend on an unordered container's order?)");
+  seed.status =
+      Status(StatusCode::kInternal,
+             "not deterministic: the same seed ran twice and its traces differ first at " + where +
+                 "\n  (does the code read the wall clock, draw from an unseeded rng, "
+                 "or depend on an unordered container's order?)");
 }
 
 void print_summary(Printer& out, const HarnessResult& result) {
