@@ -10,8 +10,12 @@
 # link target is taken relative to its file. Each must exist. Fails listing every missing path with
 # the file that names it.
 #
+# A text with more '[' than ']' is refused: in a CMake list an unmatched '[' would hide every path
+# after it from this check.
+#
 # -DPLANT=1 adds a path that does not exist to README.md's text (in memory): the test
-# docs.paths_catches_a_missing_file uses it to show that this check can fail.
+# docs.paths_catches_a_missing_file uses it to show that this check can fail. -DPLANT=bracket adds
+# an unmatched '[' (docs.paths_catches_an_unmatched_bracket).
 cmake_minimum_required(VERSION 3.25)
 
 if(NOT SOURCE_DIR)
@@ -25,8 +29,22 @@ set(missing "")
 set(checked 0)
 foreach(doc IN LISTS doc_files)
   file(READ "${doc}" text)
-  if(PLANT AND doc STREQUAL "${SOURCE_DIR}/README.md")
+  if(PLANT STREQUAL "bracket" AND doc STREQUAL "${SOURCE_DIR}/README.md")
+    string(APPEND text "\nan unmatched `[`\n")
+  elseif(PLANT AND doc STREQUAL "${SOURCE_DIR}/README.md")
     string(APPEND text "\n`docs/no-such-file-planted.md`\n")
+  endif()
+  # A '[' opens a bracket in a CMake list, inside which ';' does not separate elements: an
+  # unmatched one would merge every later span into one element and hide its paths from this
+  # check. Such a text is refused, never passed unseen.
+  string(REPLACE "[" "" without_opens "${text}")
+  string(REPLACE "]" "" without_closes "${text}")
+  string(LENGTH "${without_opens}" length_without_opens)
+  string(LENGTH "${without_closes}" length_without_closes)
+  if(length_without_opens LESS length_without_closes)
+    file(RELATIVE_PATH unmatched_doc "${SOURCE_DIR}" "${doc}")
+    message(FATAL_ERROR "doc paths: ${unmatched_doc} has more '[' than ']': the paths after an "
+                        "unmatched '[' cannot be checked (write it in words, or match it)")
   endif()
   get_filename_component(doc_dir "${doc}" DIRECTORY)
   file(RELATIVE_PATH doc_name "${SOURCE_DIR}" "${doc}")
