@@ -11,13 +11,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #if !defined(_WIN32)
 #include <sys/resource.h>
 #endif
 
-#include "echo_under_test.hpp"
-#include "readyport/fake/echo_clients.hpp"
+#include "planted_scenario.hpp"
 #include "readyport/fake/harness.hpp"
 
 namespace readyport::harness_test {
@@ -35,24 +35,6 @@ double cpu_seconds() {
 #endif
 }
 
-class TwoConnections final : public Scenario {
- public:
-  Status start(ScenarioContext& ctx) override {
-    server_ = std::make_unique<EchoUnderTest>(ctx.os(), PlantedBug::kNone);
-    return server_->start();
-  }
-  Status drive(ScenarioContext& ctx) override {
-    EchoClientsOptions clients;
-    clients.clients = 1;
-    clients.bytes = 2000;
-    return echo_clients(ctx, server_->address(), clients);
-  }
-  Status stop(ScenarioContext& /*ctx*/) override { return server_->stop(); }
-
- private:
-  std::unique_ptr<EchoUnderTest> server_;
-};
-
 int run(int argc, char** argv) {
   HarnessOptions options;
   options.seeds = 2000;
@@ -64,7 +46,10 @@ int run(int argc, char** argv) {
   options.test_name = "bench";
   const double cpu_before = cpu_seconds();
   const auto wall_before = std::chrono::steady_clock::now();
-  const HarnessResult result = harness_run<TwoConnections>(options);
+  const HarnessResult result = harness_run(options, [] {
+    // Two connections: one echo client in the chaos phase, one in the liveness phase.
+    return std::make_unique<PlantedScenario>(PlantedBug::kNone, 1);
+  });
   const double cpu = cpu_seconds() - cpu_before;
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
