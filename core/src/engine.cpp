@@ -165,6 +165,34 @@ EngineStats Engine::stats() const {
   return copy;
 }
 
+std::uint16_t Engine::contexts_locked() const {
+  const auto bit = [](EngineContext c) { return static_cast<std::uint16_t>(1u << static_cast<std::uint32_t>(c)); };
+  std::uint16_t bits = 0;
+  if (run_state_ == RunState::kRunning) {
+    bits |= bit(EngineContext::kRunning);
+  } else {
+    // Slots change only while running or stopping (stop() frees every one before kExiting).
+    READYPORT_ASSERT(run_state_ == RunState::kStopping);
+    bits |= bit(stop_sweeping_ ? EngineContext::kStopSweep : EngineContext::kStopDrain);
+  }
+  if (probes_out_ > 0) {
+    bits |= bit(EngineContext::kProbeOut);
+  }
+  if (deferred_head_ != kSlotNone) {
+    bits |= bit(EngineContext::kDeferredWaiting);
+  }
+  if (quarantine_open_ > 0) {
+    bits |= bit(EngineContext::kQuarantineOpen);
+  }
+  if (full_batches_ > 0) {
+    bits |= bit(EngineContext::kBatchFull);
+  }
+  if (drivers_claimed_ == 0) {
+    bits |= bit(EngineContext::kNoDriver);
+  }
+  return bits;
+}
+
 Status Engine::check_running(const char* call) const {
   if (run_state_ == RunState::kRunning) {
     return Status();
@@ -199,6 +227,7 @@ Status Engine::reserve_slot(Socket socket, Interest interest, Mode mode, Handler
   }
   Slot& slot = slots_->at(index);
   READYPORT_ASSERT(slot.link == kSlotNone);
+  note(SlotEvent::kAdd, index);
   internal::slot_on_add(slot, mode, interest);  // kFree -> kLive, its first ENABLE in flight
   slot.socket = socket;
   slot.handler = &handler;
@@ -268,6 +297,7 @@ Result<ConnId> Engine::add_inner(Socket socket, Interest interest, Mode mode, Ha
     // op_in_flight kept the slot ours: no REMOVE can be decided while it is set.
     READYPORT_ASSERT(slot.generation == ref.generation);
     const bool refused = reg.registration_result != 0;
+    note(SlotEvent::kAddResult, ref.slot);
     const ResultAction next = internal::slot_on_add_result(slot, refused);
     if (refused) {
       // Not applied (spec A3/A8): no registration, so no packet can carry this key; the slot
@@ -308,6 +338,7 @@ Status Engine::close_inner(ConnId id) {
       return no_connection("close()", id);
     }
     Slot& slot = slots_->at(index);
+    note(SlotEvent::kClose, index);
     // Closing already (idempotent), or a driver or a registration result decides the REMOVE.
     // Else from a handler or task the REMOVE rides the driver's next port call; else a direct one.
     if (internal::slot_on_close(slot) == CloseAction::kSettle) {

@@ -46,6 +46,7 @@ void Engine::release_locked(Driver& d) {
   d.claimed = false;
   d.thread = 0;
   --drivers_claimed_;
+  batch_over(d);
 }
 
 Driver* Engine::driver_of(std::uint64_t thread) {
@@ -61,10 +62,12 @@ Driver* Engine::driver_of(std::uint64_t thread) {
 }
 
 void Engine::begin_call(Driver& d) {
+  batch_over(d);
   // The deferred slots first. kDispatching: a packet came while the slot waited (a persistent
   // registration stays armed; a notify() posts one); its driver settles it on the return.
   while (deferred_head_ != kSlotNone && !d.pending.full()) {
     const std::uint32_t index = slots_->list_pop(deferred_head_);
+    note(SlotEvent::kUndeferred, index);
     if (internal::slot_on_undeferred(slots_->at(index))) {
       settle(index, d.pending);
     }
@@ -107,7 +110,18 @@ std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32
   return (error == kWaitTimeout) ? kErrorSuccess : error;
 }
 
+void Engine::batch_over(Driver& d) {
+  if (d.batch_full) {
+    d.batch_full = false;
+    --full_batches_;
+  }
+}
+
 void Engine::classify_entries(Driver& d, std::uint32_t received) {
+  if (received == options_.batch_count) {
+    d.batch_full = true;
+    ++full_batches_;
+  }
   d.dispatch_count = 0;
   d.task_count = 0;
   d.wasted = 0;
@@ -155,6 +169,7 @@ READYPORT_FORCE_INLINE void Engine::classify_socket_packet(Driver& d, std::uintp
   }
   Slot& slot = slots_->at(index);
   const ConnId id = slots_->id_of(index);
+  note((mask & kSockNotifyEventRemove) != 0 ? SlotEvent::kRemovePacket : SlotEvent::kPacket, index);
   const PacketAction action = internal::slot_on_packet(slot, mask, d.index);
   switch (action) {
     case PacketAction::kDispatch: {
@@ -192,6 +207,7 @@ READYPORT_FORCE_INLINE void Engine::classify_socket_packet(Driver& d, std::uintp
       return;
     case PacketAction::kProbeAnswered:
       // A probed REMOVE came after all: the drain under way ends the slot.
+      --probes_out_;
       if (options_.observer) {
         options_.observer->on_remove_seen(id);
       }
@@ -235,6 +251,7 @@ void Engine::finish_dispatches(Driver& d) {
     Slot& slot = slots_->at(x.id.slot);
     READYPORT_ASSERT(slot.dispatcher == d.index);
     READYPORT_ASSERT(slot.generation == x.id.generation);
+    note(SlotEvent::kHandlerReturned, x.id.slot);
     if (internal::slot_on_handler_returned(slot, x.result, &x.events) == ReturnAction::kRunAgain) {
       // Packets came while the handler ran: this driver runs it again with them, so no other
       // thread ever enters it.
@@ -456,6 +473,7 @@ void Engine::close_for_stop() {
         if (slot.state() != SlotState::kLive && slot.state() != SlotState::kDispatching) {
           continue;
         }
+        note(SlotEvent::kClose, cursor);
         if (internal::slot_on_close(slot) == CloseAction::kSettle) {
           settle(cursor, sink);
         }
@@ -485,6 +503,7 @@ Status Engine::stop_inner() {
       return status;
     }
     run_state_ = RunState::kStopping;
+    stop_sweeping_ = true;  // until the drive below begins (engine_coverage.hpp)
   }
   close_for_stop();
   // Drive the port until every slot is free (every REMOVE seen, every quarantine drained) and
@@ -493,6 +512,7 @@ Status Engine::stop_inner() {
     Driver* d = nullptr;
     {
       EngineLock lock(mutex_);
+      stop_sweeping_ = false;
       if (slots_->live_count() == 0 && tasks_outstanding_ == 0) {
         break;
       }
@@ -505,6 +525,7 @@ Status Engine::stop_inner() {
   {
     EngineLock lock(mutex_);
     READYPORT_ASSERT(deferred_head_ == kSlotNone);
+    READYPORT_ASSERT(probes_out_ == 0 && quarantine_open_ == 0);
     READYPORT_ASSERT(quarantine_head_ == kSlotNone);
     READYPORT_ASSERT(grace_head_ == kSlotNone);
     run_state_ = RunState::kExiting;

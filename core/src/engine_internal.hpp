@@ -88,6 +88,7 @@ struct Driver {
   std::uint32_t wasted_runs = 0;  // batches in a row made only of those (spin guard)
   bool spin_sleep_due = false;    // enough of them: sleep after this batch
   bool exit_seen = false;
+  bool batch_full = false;  // its last call dequeued batch_count entries (until its next call)
 };
 
 // The trigger bits of each mode (SOCK_NOTIFY_TRIGGER_*), indexed by Mode.
@@ -154,7 +155,17 @@ using namespace internal;  // a private header, included by the engine's sources
 // the sink has no room; a driver takes the slot before its next call (bounded buffers). kEnable:
 // the whole registration, all directions (spec C2). kRemove (kLive -> kRemoving): REMOVE is the
 // port's last operation on this key (spec B7).
+READYPORT_FORCE_INLINE void Engine::note(SlotEvent event, std::uint32_t index) {
+  if (options_.observer != nullptr) {
+    const Slot& slot = slots_->at(index);
+    options_.observer->on_slot_event(
+        ConnId{index, slot.generation},
+        SlotEventPoint{event, static_cast<std::uint8_t>(slot.state()), contexts_locked()});
+  }
+}
+
 READYPORT_FORCE_INLINE void Engine::settle(std::uint32_t index, RegSink& sink) {
+  note(SlotEvent::kSettle, index);
   const SettleAction action = internal::slot_settle(slots_->at(index), sink.full());
   if (action == SettleAction::kDefer) {
     slots_->list_push(deferred_head_, index);

@@ -31,6 +31,7 @@ void Engine::service_quarantine() {
         slot.socket = kInvalidSocket;
         close_socket_locked(id, socket);
       }
+      note(SlotEvent::kMarkerPosting, index);
       internal::slot_on_marker_posting(slot);  // before the post: it may be dequeued at once
     }
     const bool posted = os_.post_queued_completion_status(port_, 0, internal::kDrainKey, key);
@@ -41,6 +42,7 @@ void Engine::service_quarantine() {
       // next quiescent point.
       Slot& slot = slots_->at(index);
       READYPORT_ASSERT(slot.generation == id.generation);
+      note(SlotEvent::kMarkerPostFailed, index);
       internal::slot_on_marker_post_failed(slot);
       slots_->list_push(quarantine_head_, index);
       return;
@@ -54,6 +56,7 @@ void Engine::classify_marker(Driver& d, std::uintptr_t key) {
   READYPORT_ASSERT(index != kSlotNone);
   Slot& slot = slots_->at(index);
   READYPORT_ASSERT(slot.link == kSlotNone);
+  note(SlotEvent::kMarkerSeen, index);
   internal::slot_on_marker_seen(slot);  // kDraining -> kGrace
   // Every packet queued before the marker has been dequeued (FIFO). A driver whose call began
   // before now may hold one still: the grace period ends when each such driver is quiescent.
@@ -87,15 +90,21 @@ void Engine::check_grace(Driver& d) {
     // Every packet queued before the marker was dequeued (FIFO, spec F1) and every driver that
     // could hold one has finished its batch: kGrace -> kClosing.
     slots_->list_pop(*link);
+    note(SlotEvent::kGraceOver, index);
     if (internal::slot_on_grace_over(slot)) {
       ++stats_.removes_lost;
+      --probes_out_;
     }
+    --quarantine_open_;
     move_to_closing(index, d);
   }
 }
 
 void Engine::probe(std::uint32_t index) {
+  note(SlotEvent::kProbe, index);
   internal::slot_probe(slots_->at(index));  // kRemoving -> kQuarantined
+  ++probes_out_;
+  ++quarantine_open_;
   slots_->list_push(quarantine_head_, index);
   --removes_awaited_;
   ++stats_.removes_probed;
@@ -182,6 +191,7 @@ void Engine::dispose(Driver& d) {
     EngineLock lock(mutex_);
     ++stats_.connections_closed;
     // kClosing -> kFree: the generation changes, so any later packet is stale.
+    note(SlotEvent::kDisposed, index);
     internal::slot_on_disposed(slots_->at(index));
     release_slot(index);
   }

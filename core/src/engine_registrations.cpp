@@ -10,6 +10,7 @@ namespace readyport {
 
 void Engine::pause(std::uint32_t index, RegSink& sink) {
   // DISABLE keeps the registration (spec B4); the dispatcher's re-arm enables it again.
+  note(SlotEvent::kPause, index);
   if (internal::slot_pause(slots_->at(index), sink.full())) {
     append_registration(*slots_, sink, index, kSockNotifyOpDisable);
   }
@@ -39,6 +40,7 @@ void Engine::apply_results(const RegSink& done, RegSink& follow_ups) {
     if (failed) {
       ++stats_.registration_failures;
     }
+    note(SlotEvent::kOpResult, ref.slot);
     if (internal::slot_on_op_result(slot, failed) == ResultAction::kSettle) {
       settle(ref.slot, follow_ups);
     }
@@ -50,8 +52,10 @@ void Engine::apply_remove_failed(RegRef ref) {
   // packet for the key (spec E4): kRemoving -> kQuarantined.
   Slot& slot = slots_->at(ref.slot);
   READYPORT_ASSERT(slot.generation == ref.generation);
+  note(SlotEvent::kRemoveFailed, ref.slot);
   internal::slot_on_remove_failed(slot);
   slots_->list_push(quarantine_head_, ref.slot);
+  ++quarantine_open_;
   ++stats_.quarantined;
   if (options_.observer) {
     options_.observer->on_quarantined(slots_->id_of(ref.slot));

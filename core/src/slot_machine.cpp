@@ -32,6 +32,7 @@ void slot_audit_fail(const SlotMachine& m) {
 
 void slot_on_add(SlotMachine& m, Mode mode, Interest interest) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kAdd, m.state()));
   slot_transition(m, S::kLive);
   m.mode = mode;
   m.interest = interest;
@@ -41,6 +42,7 @@ void slot_on_add(SlotMachine& m, Mode mode, Interest interest) {
 
 ResultAction slot_on_add_result(SlotMachine& m, bool refused) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kAddResult, m.state()));
   // op_in_flight kept the slot ours: no REMOVE could be decided meanwhile.
   READYPORT_ASSERT(m.op_in_flight);
   m.op_in_flight = false;
@@ -54,6 +56,7 @@ ResultAction slot_on_add_result(SlotMachine& m, bool refused) {
 
 bool slot_on_undeferred(SlotMachine& m) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kUndeferred, m.state()));
   READYPORT_ASSERT(m.deferred);
   m.deferred = false;
   if (m.state() == S::kDispatching) {
@@ -65,6 +68,7 @@ bool slot_on_undeferred(SlotMachine& m) {
 
 bool slot_pause(SlotMachine& m, bool sink_full) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kPause, m.state()));
   READYPORT_ASSERT(m.state() == S::kDispatching);
   if (m.paused || m.op_in_flight || m.deferred || m.close_requested || sink_full) {
     return false;
@@ -76,6 +80,7 @@ bool slot_pause(SlotMachine& m, bool sink_full) {
 
 void slot_on_remove_failed(SlotMachine& m) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kRemoveFailed, m.state()));
   slot_transition(m, S::kQuarantined);
 }
 
@@ -104,6 +109,7 @@ PacketAction slot_on_packet_closing(SlotMachine& m, std::uint32_t mask,
 
 CloseAction slot_on_close(SlotMachine& m) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kClose, m.state()));
   READYPORT_ASSERT(m.state() != S::kFree);  // the engine never closes a free slot
   if (m.state() == S::kDispatching) {
     m.close_requested = true;  // the dispatcher sees it when the handler returns
@@ -122,6 +128,7 @@ CloseAction slot_on_close(SlotMachine& m) {
 
 void slot_probe(SlotMachine& m) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kProbe, m.state()));
   READYPORT_ASSERT(m.state() == S::kRemoving && m.remove_applied && !m.probe);
   m.probe = true;
   slot_transition(m, S::kQuarantined);
@@ -129,18 +136,22 @@ void slot_probe(SlotMachine& m) {
 
 void slot_on_marker_posting(SlotMachine& m) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kMarkerPosting, m.state()));
   slot_transition(m, S::kDraining);
 }
 void slot_on_marker_post_failed(SlotMachine& m) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kMarkerPostFailed, m.state()));
   slot_transition(m, S::kQuarantined);
 }
 void slot_on_marker_seen(SlotMachine& m) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kMarkerSeen, m.state()));
   slot_transition(m, S::kGrace);
 }
 bool slot_on_grace_over(SlotMachine& m) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kGraceOver, m.state()));
   slot_transition(m, S::kClosing);
   const bool lost = m.probe;
   m.probe = false;  // a REMOVE after the drain would break FIFO (spec F1): asserted, not taken
@@ -148,7 +159,38 @@ bool slot_on_grace_over(SlotMachine& m) {
 }
 void slot_on_disposed(SlotMachine& m) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kDisposed, m.state()));
   slot_transition(m, S::kFree);
 }
 
 }  // namespace readyport::internal
+
+namespace readyport {
+
+const char* slot_event_name(std::uint32_t event) {
+  constexpr const char* kNames[kSlotEventCount] = {
+      "add",         "add_result",    "settle",         "undeferred",         "pause",
+      "op_result",   "remove_failed", "packet",         "remove_packet",      "handler_returned",
+      "close",       "probe",         "marker_posting", "marker_post_failed", "marker_seen",
+      "grace_over",  "disposed"};
+  return event < kSlotEventCount ? kNames[event] : "unknown";
+}
+
+const char* slot_state_name_at(std::uint32_t state) {
+  return internal::slot_state_name(static_cast<internal::SlotState>(state));
+}
+
+const char* engine_context_name(std::uint32_t context) {
+  constexpr const char* kNames[kEngineContextCount] = {
+      "running",    "stop_sweep", "stop_drain", "probe_out", "deferred_waiting", "quarantine_open",
+      "batch_full", "no_driver"};
+  return context < kEngineContextCount ? kNames[context] : "unknown";
+}
+
+bool slot_event_allowed(std::uint32_t event, std::uint32_t state) {
+  return event < kSlotEventCount && state < internal::kSlotStateCount &&
+         internal::slot_event_accepts(static_cast<SlotEvent>(event),
+                                      static_cast<internal::SlotState>(state));
+}
+
+}  // namespace readyport

@@ -762,6 +762,13 @@ int finish_job(Job& job) {
     std::printf("coverage: %zu row(s) never reached (--require-coverage)\n", zero_rows);
     exit_status = 1;
   }
+  if (options.require_coverage && job.summary.tuple_problems != 0) {
+    std::printf(
+        "coverage: %zu tuple(s) of states in context never reached, listed yet reached, or a "
+        "stale reason (--require-coverage)\n",
+        job.summary.tuple_problems);
+    exit_status = 1;
+  }
   // A bound hit or an unjudged event is judgement lost: the coverage check asks for none.
   if (options.require_coverage && job.summary.oracle_not_judged != 0) {
     std::printf(

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "runs/slot_tuple_reasons.hpp"
+
 namespace readyport {
 namespace {
 
@@ -20,6 +22,31 @@ std::size_t print_coverage(const StressTotals& totals) {
     }
   }
   return zero;
+}
+
+// Coverage of states in context; returns the number of problems (slot_tuple_reasons.hpp).
+std::size_t print_tuples(const StressTotals& totals) {
+  const SlotTupleCheck check = slot_tuple_check(totals.tuples);
+  std::printf(
+      "\nstates in context (slot state, event, engine context; docs/coverage.md)\n"
+      "  tuples reached         %u of %u the code allows (%u listed unreachable, with reasons; "
+      "%u to reach)\n",
+      check.reached, check.allowed, check.listed, check.allowed - check.listed);
+  constexpr std::size_t kListedMax = 40;
+  const auto list = [](const char* what, const std::vector<std::uint32_t>& tuples) {
+    for (std::size_t i = 0; i < tuples.size() && i < kListedMax; ++i) {
+      std::printf("  %-22s %s\n", what, slot_tuple_name(tuples[i]).c_str());
+    }
+    if (tuples.size() > kListedMax) {
+      std::printf("  %-22s (%zu more)\n", what, tuples.size() - kListedMax);
+    }
+  };
+  list("never reached", check.unreached);
+  list("listed, yet reached", check.listed_reached);
+  for (const std::string& rule : check.rules_stale) {
+    std::printf("  stale reason           '%s' names no allowed tuple it decides\n", rule.c_str());
+  }
+  return check.unreached.size() + check.listed_reached.size() + check.rules_stale.size();
 }
 
 void print_failures(const StressRunSummary& summary) {
@@ -161,6 +188,7 @@ StressSeedShare stress_seed_share(const SeedReport& report) {
   totals.steps = report.sim.steps;
   totals.switches = report.sim.switches;
   totals.coverage = report.coverage;
+  totals.tuples = report.tuples;
   totals.judgement = report.oracle.judgement;
   return share;
 }
@@ -189,6 +217,7 @@ void stress_totals_add(StressTotals& totals, const StressTotals& more) {
     totals.*counter += more.*counter;
   }
   totals.judgement.add(more.judgement);
+  totals.tuples.add(more.tuples);
   // Rows are matched by name: the summary's rows are stress_coverage_rows(); a seed's rows are
   // those, then one per fault site fired (not summed).
   for (const auto& [name, count] : more.coverage) {
@@ -302,6 +331,7 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
                 stress_summary_steps_per_second(summary), static_cast<ull>(summary.steps_all));
   }
   summary.coverage_zero_rows = print_coverage(totals);
+  summary.tuple_problems = print_tuples(totals);
   return summary.coverage_zero_rows;
 }
 

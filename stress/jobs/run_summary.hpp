@@ -57,6 +57,7 @@ struct StressTotals {
   // judged only up to the death; none of their counts is in these totals.
   std::uint64_t seeds_cut = 0;
   NamedCounts coverage;       // stress_coverage_rows() order, summed over seeds
+  SlotTuples tuples;          // states in context (slot_tuples.hpp), summed over seeds
   OracleJudgement judgement;  // each rule's judged/violated/ambiguous/unjudged and bounds, summed
 };
 
@@ -107,6 +108,9 @@ struct StressRunSummary {
   // run (corpus entries included) over `seconds`, the run's speed.
   std::uint64_t steps_all = 0;
   std::size_t coverage_zero_rows = 0;   // filled by stress_summary_print
+  // Allowed tuples neither reached nor listed unreachable, listed ones reached, stale rules
+  // (slot_tuple_reasons.hpp): filled by stress_summary_print.
+  std::size_t tuple_problems = 0;
   std::uint64_t oracle_not_judged = 0;  // bounds hit + unjudged events (stress_summary_print)
   int exit_status = 0;                  // filled by the driver at the end
 };

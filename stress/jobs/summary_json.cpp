@@ -4,6 +4,7 @@
 
 #include "cli/build_info.hpp"
 #include "files/options_json.hpp"
+#include "runs/slot_tuple_reasons.hpp"
 
 namespace readyport {
 namespace {
@@ -33,6 +34,33 @@ Json totals_json(const StressTotals& t) {
   object["scheduler_steps"] = t.steps;
   object["scheduler_switches"] = t.switches;
   object["seeds_cut"] = t.seeds_cut;
+  return object;
+}
+
+// Coverage of states in context: the check's figures and lists, and every reached tuple's count.
+Json tuples_json(const SlotTuples& tuples) {
+  const SlotTupleCheck check = slot_tuple_check(tuples);
+  Json object = Json::object();
+  object["allowed"] = check.allowed;
+  object["listed_unreachable"] = check.listed;
+  object["reached"] = check.reached;
+  const auto names = [](const std::vector<std::uint32_t>& list) {
+    Json array = Json::array();
+    for (const std::uint32_t index : list) {
+      array.push_back(slot_tuple_name(index));
+    }
+    return array;
+  };
+  object["never_reached"] = names(check.unreached);
+  object["listed_yet_reached"] = names(check.listed_reached);
+  object["stale_reasons"] = check.rules_stale;
+  Json counts = Json::object();
+  for (std::uint32_t i = 0; i < kSlotTupleCount; ++i) {
+    if (tuples.counts[i] != 0) {
+      counts[slot_tuple_name(i)] = tuples.counts[i];
+    }
+  }
+  object["counts"] = std::move(counts);
   return object;
 }
 
@@ -154,6 +182,7 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   }
   document["coverage"] = std::move(coverage);
   document["coverage_zero_rows"] = std::move(zero_rows);
+  document["slot_tuples"] = tuples_json(summary.totals.tuples);
   document["faults_fired"] = std::move(faults);
   document["os"] = stress_os_name(options.os);
   document["figures"] = stress_figures_json(figures);

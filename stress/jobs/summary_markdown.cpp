@@ -93,6 +93,10 @@ std::string stress_summary_markdown(const StressOptions& options, const StressRu
   if (summary.coverage_zero_rows != 0) {
     text += " " + std::to_string(summary.coverage_zero_rows) + " coverage row(s) never reached.";
   }
+  if (summary.tuple_problems != 0) {
+    text += " " + std::to_string(summary.tuple_problems) +
+            " tuple(s) of states in context never reached, listed yet reached, or stale.";
+  }
   if (summary.stopped_early) {
     text += " Stopped at the first failure.";
   }

@@ -54,6 +54,28 @@ Status array_from_json(const Json& object, const char* key, std::array<std::uint
   return Status();
 }
 
+// "tuples": [index, count, ...]: each index below kSlotTupleCount.
+Status tuples_from_json(const Json& object, SlotTuples* tuples) {
+  const char* what = "sweep record.share.tuples";
+  if (!object.contains("tuples") || !object["tuples"].is_array() ||
+      object["tuples"].size() % 2 != 0) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(what) + ": expected an array of index and count pairs");
+  }
+  const Json& pairs = object["tuples"];
+  for (std::size_t i = 0; i < pairs.size(); i += 2) {
+    if (!pairs[i].is_number_unsigned() || !pairs[i + 1].is_number_unsigned() ||
+        pairs[i].get<std::uint64_t>() >= kSlotTupleCount) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(what) + ": pair " + std::to_string(i / 2) +
+                        " is not an index below " + std::to_string(kSlotTupleCount) +
+                        " and a count");
+    }
+    tuples->counts[pairs[i].get<std::size_t>()] += pairs[i + 1].get<std::uint64_t>();
+  }
+  return Status();
+}
+
 Json share_json(const StressSeedShare& share, StressRecordNames* sent) {
   Json object = Json::object();
   object["seed"] = share.seed;
@@ -78,6 +100,15 @@ Json share_json(const StressSeedShare& share, StressRecordNames* sent) {
     object["coverage_names"] = sent->coverage;
   }
   object["coverage"] = std::move(counts);
+  // The tuples reached, as index and count pairs (one binary on both ends: the same indices).
+  Json tuples = Json::array();
+  for (std::uint32_t i = 0; i < kSlotTupleCount; ++i) {
+    if (share.totals.tuples.counts[i] != 0) {
+      tuples.push_back(i);
+      tuples.push_back(share.totals.tuples.counts[i]);
+    }
+  }
+  object["tuples"] = std::move(tuples);
   const OracleJudgement& judgement = share.totals.judgement;
   object["judged"] = array_json(judgement.judged);
   object["violated"] = array_json(judgement.violated);
@@ -121,6 +152,9 @@ Status share_from_json(const Json& object, StressSeedShare* share, StressRecordN
   }
   for (std::size_t i = 0; i < counts.size(); ++i) {
     share->totals.coverage.emplace_back(seen->coverage[i], counts[i]);
+  }
+  if (Status s = tuples_from_json(object, &share->totals.tuples); !s.ok()) {
+    return s;
   }
   OracleJudgement& judgement = share->totals.judgement;
   if (Status s = array_from_json(object, "judged", &judgement.judged); !s.ok()) {

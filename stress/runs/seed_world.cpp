@@ -22,6 +22,7 @@ void stress_fill_report(const StressOptions& options, World& world, const ChaosR
   report.engine = result.engine;
   report.oracle = world.oracle().counts();
   report.coverage = world.coverage();
+  report.tuples = world.tuples();
   report.coverage.emplace_back("deep.listener_add_retries_exhausted",
                                result.counts.listener_retries_exhausted);
   if (world.os().fired_hits_complete()) {

@@ -35,6 +35,7 @@
 #include "readyport/fake/fault_plan.hpp"
 #include "readyport/fake/lifetime_oracle.hpp"
 #include "readyport/fake/sim_scheduler.hpp"
+#include "readyport/fake/slot_tuples.hpp"
 #include "readyport/status.hpp"
 #include "workload/chaos_workload.hpp"
 
@@ -72,6 +73,7 @@ struct SeedReport {
   EngineStats engine;  // after stop()
   OracleCounts oracle;
   NamedCounts coverage;    // the oracle's coverage rows, then one row per fault site fired
+  SlotTuples tuples;       // (slot state, event, engine context) tuples the engine reported
   SimStats sim;            // zero in the free runtime
   std::string trace_hash;  // 16 hex digits
   std::uint64_t trace_lines = 0;

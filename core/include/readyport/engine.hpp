@@ -32,6 +32,7 @@
 #include <memory>
 #include <vector>
 
+#include "readyport/engine_coverage.hpp"
 #include "readyport/engine_os.hpp"
 #include "readyport/internal/engine_lock.hpp"
 #include "readyport/internal/thread_annotations.hpp"
@@ -147,6 +148,9 @@ class EngineObserver {
   virtual void on_packet_stale(std::uintptr_t /*key*/, std::uint32_t /*events*/) {}
   // A packet for a connection that is being closed (dropped).
   virtual void on_packet_dropped(ConnId /*id*/, std::uint32_t /*events*/) {}
+  // An event of the connection's state machine, its state before it and the engine's contexts
+  // then (engine_coverage.hpp), under the lock: for coverage of states in context.
+  virtual void on_slot_event(ConnId /*id*/, SlotEventPoint /*point*/) {}
 };
 
 // ---- Options and counters ---------------------------------------------------------------------
@@ -338,6 +342,8 @@ class Engine final {
   std::uint32_t call_port(internal::Driver& d, std::uint32_t timeout_ms, std::uint32_t* received,
                           bool begun) READYPORT_EXCLUDES(mutex_);
   void classify_entries(internal::Driver& d, std::uint32_t received) READYPORT_REQUIRES(mutex_);
+  // The driver's full batch (coverage's kBatchFull) is over: its next call, or its release.
+  void batch_over(internal::Driver& d) READYPORT_REQUIRES(mutex_);
   // Inline (once per packet): defined in, and used by, engine_drivers.cpp only.
   inline void classify_socket_packet(internal::Driver& d, std::uintptr_t key, std::uint32_t mask)
       READYPORT_REQUIRES(mutex_);
@@ -386,6 +392,11 @@ class Engine final {
   void close_for_stop() READYPORT_EXCLUDES(mutex_);
   void backoff(std::uint32_t attempt);
 
+  // Reports slot `slot`'s event to the observer with the contexts that hold now (no observer:
+  // one branch). Called just before the slot machine handles the event.
+  inline void note(SlotEvent event, std::uint32_t slot) READYPORT_REQUIRES(mutex_);
+  std::uint16_t contexts_locked() const READYPORT_REQUIRES(mutex_);
+
   // The slot leaves the table.
   void move_to_closing(std::uint32_t slot, internal::Driver& d) READYPORT_REQUIRES(mutex_);
   void release_slot(std::uint32_t slot) READYPORT_REQUIRES(mutex_);
@@ -408,6 +419,12 @@ class Engine final {
   std::uint64_t epoch_ READYPORT_GUARDED_BY(mutex_) = 1;  // grace periods (spec E4)
   // Slots in kRemoving whose REMOVE was applied (a probe's candidates).
   std::uint32_t removes_awaited_ READYPORT_GUARDED_BY(mutex_) = 0;
+  // Coverage of states in context (engine_coverage.hpp): stop() is sweeping; probes whose
+  // answer has not come; slots quarantined, draining or in grace; drivers handling a full batch.
+  bool stop_sweeping_ READYPORT_GUARDED_BY(mutex_) = false;
+  std::uint32_t probes_out_ READYPORT_GUARDED_BY(mutex_) = 0;
+  std::uint32_t quarantine_open_ READYPORT_GUARDED_BY(mutex_) = 0;
+  std::uint32_t full_batches_ READYPORT_GUARDED_BY(mutex_) = 0;
   // Slots whose next registration waits for a driver.
   std::uint32_t deferred_head_ READYPORT_GUARDED_BY(mutex_);
   // Quarantined slots whose marker is not posted yet.

@@ -52,4 +52,10 @@ void TraceObserver::on_packet_dropped(ConnId id, std::uint32_t events) {
   record(trace_event_conn(event, "id", id).hex("ev", events));
 }
 
+void TraceObserver::on_slot_event(ConnId /*id*/, SlotEventPoint point) {
+  if (tuples_ != nullptr) {
+    tuples_->add(point);
+  }
+}
+
 }  // namespace readyport

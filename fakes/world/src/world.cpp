@@ -113,7 +113,7 @@ World::World(WorldOptions options)
     SimScheduler* sim = sim_.get();
     faulty_->set_chooser([sim](FaultSite) { return sim->choose(); });
   }
-  observer_ = std::make_unique<TraceObserver>(trace_, *context_);
+  observer_ = std::make_unique<TraceObserver>(trace_, *context_, &tuples_);
   if (options.embedder) {
     boundary_ = std::make_unique<BoundaryRecorder>(trace_, *context_, observer_.get());
     recording_->set_boundary(boundary_.get());

@@ -34,6 +34,7 @@
 #include <cstdint>
 
 #include "readyport/engine.hpp"
+#include "readyport/engine_coverage.hpp"
 
 namespace readyport::internal {
 
@@ -48,6 +49,7 @@ enum class SlotState : std::uint8_t {
   kClosing,
 };
 inline constexpr std::uint32_t kSlotStateCount = 8;
+static_assert(kSlotStateCount == kSlotStatesCovered);
 
 const char* slot_state_name(SlotState state);
 
@@ -79,6 +81,10 @@ struct SlotMachine {
   friend void slot_transition(SlotMachine& m, SlotState to);
   SlotState state_ = SlotState::kFree;
 };
+
+// Whether `event` may happen to a slot in `state` (the table kSlotEventStates): every event
+// asserts it on entry.
+inline bool slot_event_accepts(SlotEvent event, SlotState state);
 
 // The edge table and the one function that changes a state (asserts a forbidden edge).
 inline bool slot_edge_allowed(SlotState from, SlotState to);

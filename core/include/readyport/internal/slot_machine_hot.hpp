@@ -23,6 +23,40 @@ inline constexpr auto kSlotEdges = [] {
       to(kFree)};                          // from kClosing
 }();
 
+// The states each event accepts (indexed by SlotEvent, readyport/engine_coverage.hpp): each event
+// asserts it on entry (slot_event_accepts), and coverage of states in context counts its tuples
+// over these (slot_event_allowed).
+inline constexpr auto kSlotEventStates = [] {
+  using enum SlotState;
+  const auto in = [](auto... states) { return ((1u << static_cast<std::uint32_t>(states)) | ...); };
+  const std::uint32_t not_free =
+      in(kLive, kDispatching, kRemoving, kQuarantined, kDraining, kGrace, kClosing);
+  return std::array<std::uint32_t, kSlotEventCount>{
+      in(kFree),                                    // kAdd
+      in(kLive, kDispatching),                      // kAddResult: its ENABLE holds the slot
+      in(kLive),                                    // kSettle
+      in(kLive, kDispatching),                      // kUndeferred
+      in(kDispatching),                             // kPause
+      in(kLive, kDispatching),                      // kOpResult: its ENABLE/DISABLE holds it
+      in(kRemoving),                                // kRemoveFailed
+      not_free,                                     // kPacket
+      in(kRemoving, kQuarantined, kDraining, kGrace),  // kRemovePacket: issued, or probed
+      in(kDispatching),                             // kHandlerReturned
+      not_free,                                     // kClose
+      in(kRemoving),                                // kProbe
+      in(kQuarantined),                             // kMarkerPosting
+      in(kDraining),                                // kMarkerPostFailed
+      in(kDraining),                                // kMarkerSeen
+      in(kGrace),                                   // kGraceOver
+      in(kClosing)};                                // kDisposed
+}();
+
+inline bool slot_event_accepts(SlotEvent event, SlotState state) {
+  const auto e = static_cast<std::uint32_t>(event);
+  const auto s = static_cast<std::uint32_t>(state);
+  return e < kSlotEventCount && s < kSlotStateCount && (kSlotEventStates[e] & (1u << s)) != 0;
+}
+
 inline bool slot_edge_allowed(SlotState from, SlotState to) {
   const auto i = static_cast<std::uint32_t>(from);
   const auto j = static_cast<std::uint32_t>(to);
@@ -80,7 +114,7 @@ inline bool is_oneshot(Mode mode) {
 
 inline SettleAction slot_settle(SlotMachine& m, bool sink_full) {
   const SlotAuditOnReturn audit(m);
-  READYPORT_ASSERT(m.state() == SlotState::kLive);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kSettle, m.state()));
   // A registration in flight: its result settles again (one in flight per slot keeps the port's
   // order of operations equal to ours). Deferred: the driver that takes it settles it.
   if (m.op_in_flight || m.deferred) {
@@ -108,6 +142,7 @@ inline SettleAction slot_settle(SlotMachine& m, bool sink_full) {
 
 inline ResultAction slot_on_op_result(SlotMachine& m, bool failed) {
   const SlotAuditOnReturn audit(m);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kOpResult, m.state()));
   // An ENABLE or DISABLE in flight keeps its slot: REMOVE waits for op_in_flight to clear.
   READYPORT_ASSERT(m.op_in_flight);
   m.op_in_flight = false;
@@ -145,6 +180,8 @@ inline PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint
   // after kLive -> kRemoving, so kLive and kDispatching never see one (slot_on_packet_closing
   // asserts it).
   const bool remove = (mask & kSockNotifyEventRemove) != 0;
+  READYPORT_ASSERT(
+      slot_event_accepts(remove ? SlotEvent::kRemovePacket : SlotEvent::kPacket, m.state()));
   const std::uint32_t events = mask & kEventsForHandler;
   if (m.state() == SlotState::kLive && !m.close_requested && !remove) {
     return slot_on_live_packet(m, events, driver);
@@ -168,7 +205,7 @@ inline PacketAction slot_on_packet(SlotMachine& m, std::uint32_t mask, std::uint
 inline ReturnAction slot_on_handler_returned(SlotMachine& m, Interest result,
                                              std::uint32_t* events_out) {
   const SlotAuditOnReturn audit(m);
-  READYPORT_ASSERT(m.state() == SlotState::kDispatching);
+  READYPORT_ASSERT(slot_event_accepts(SlotEvent::kHandlerReturned, m.state()));
   if (result == kInterestClose) {
     m.close_requested = true;
   } else {

@@ -18,8 +18,10 @@
 //   obs.remove_seen id=<id>             obs.quarantined id=<id>
 //   obs.socket_closed id=<id> s=<s>     obs.stale key=<k> ev=0x<e>
 //   obs.dropped id=<id> ev=0x<e>
+// The slot machine's events (on_slot_event) write no line: they are counted in `tuples`, when
+// given, for coverage of states in context (slot_tuples.hpp).
 //
-// Ownership: borrows `trace` and `context`, which must outlive it; it must outlive the engine.
+// Ownership: borrows `trace`, `context` and `tuples`, which must outlive it; it must outlive the engine.
 // Threading: any thread (the engine calls some methods under its lock: recording takes only the
 // trace's mutex and makes no seam call, so it never blocks on the engine). Errors: none.
 #pragma once
@@ -28,13 +30,15 @@
 #include <string_view>
 
 #include "readyport/engine.hpp"
+#include "readyport/fake/slot_tuples.hpp"
 #include "readyport/fake/trace.hpp"
 
 namespace readyport {
 
 class TraceObserver final : public EngineObserver {
  public:
-  TraceObserver(Trace& trace, const TraceContext& context) : trace_(trace), context_(context) {}
+  TraceObserver(Trace& trace, const TraceContext& context, SlotTuples* tuples = nullptr)
+      : trace_(trace), context_(context), tuples_(tuples) {}
   TraceObserver(const TraceObserver&) = delete;
   TraceObserver& operator=(const TraceObserver&) = delete;
 
@@ -47,12 +51,14 @@ class TraceObserver final : public EngineObserver {
   void on_socket_closed(ConnId id, Socket socket) override;
   void on_packet_stale(std::uintptr_t key, std::uint32_t events) override;
   void on_packet_dropped(ConnId id, std::uint32_t events) override;
+  void on_slot_event(ConnId id, SlotEventPoint point) override;
 
  private:
   void record(TraceEvent& event) { trace_.record(context_, event); }
 
   Trace& trace_;
   const TraceContext& context_;
+  SlotTuples* const tuples_;
 };
 
 }  // namespace readyport

@@ -130,6 +130,8 @@ class World {
   // `outage.<site>` (started), then the `deep.*` rows of coverage_names().
   std::vector<std::pair<std::string, std::uint64_t>> coverage() const;
   static std::vector<std::string> coverage_names();
+  // The (slot state, event, engine context) tuples the engine reported (slot_tuples.hpp).
+  const SlotTuples& tuples() const { return tuples_; }
 
  private:
   // The trace's sink: the oracle, and on_violation once.
@@ -177,6 +179,7 @@ class World {
   std::unique_ptr<SocketLedgerOs> ledger_;
   std::unique_ptr<RecordingOs> recording_;
   std::unique_ptr<FaultyOs> faulty_;
+  SlotTuples tuples_;  // before observer_, which counts into it
   std::unique_ptr<TraceObserver> observer_;
   std::unique_ptr<BoundaryRecorder> boundary_;       // an embedder's world
   std::unique_ptr<EmbedderOracle> embedder_oracle_;  // an embedder's world

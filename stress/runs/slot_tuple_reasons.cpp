@@ -1,0 +1,89 @@
+// The unreachable tuples and their reasons; the check (slot_tuple_reasons.hpp).
+#include "runs/slot_tuple_reasons.hpp"
+
+#include <string_view>
+
+namespace readyport {
+namespace {
+
+bool in_set(std::string_view set, std::string_view name) {
+  if (set == "*") {
+    return true;
+  }
+  while (!set.empty()) {
+    const std::size_t bar = set.find('|');
+    if (set.substr(0, bar) == name) {
+      return true;
+    }
+    if (bar == std::string_view::npos) {
+      break;
+    }
+    set.remove_prefix(bar + 1);
+  }
+  return false;
+}
+
+bool matches(const SlotTupleReason& rule, std::uint32_t index) {
+  const SlotTuple t = slot_tuple_at(index);
+  return in_set(rule.states, slot_state_name_at(t.state)) &&
+         in_set(rule.events, slot_event_name(t.event)) &&
+         in_set(rule.contexts, engine_context_name(t.context));
+}
+
+}  // namespace
+
+const std::vector<SlotTupleReason>& slot_tuple_reasons() {
+  static const std::vector<SlotTupleReason> reasons = {
+      {"free", "add", "stop_sweep|stop_drain",
+       "add() takes a free slot only in the lock section that finds the engine running "
+       "(check_running in reserve_slot); stop() sets kStopping under the same lock"},
+      {"*", "packet|remove_packet|handler_returned|pause|undeferred|marker_seen|grace_over|"
+       "disposed|probe", "no_driver",
+       "these run on a thread that holds a claimed driver: its batch (packets, handlers, "
+       "pauses, markers), its call's start (the deferred list, probes) or its quiescent point "
+       "and disposal; a driver is released only after them (quiesce, drive_once)"},
+  };
+  return reasons;
+}
+
+int slot_tuple_reason_of(std::uint32_t index, const std::vector<SlotTupleReason>& reasons) {
+  for (std::size_t i = 0; i < reasons.size(); ++i) {
+    if (matches(reasons[i], index)) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+SlotTupleCheck slot_tuple_check(const SlotTuples& tuples,
+                                const std::vector<SlotTupleReason>& reasons) {
+  SlotTupleCheck check;
+  std::vector<bool> rule_used(reasons.size(), false);
+  for (std::uint32_t i = 0; i < kSlotTupleCount; ++i) {
+    if (!slot_tuple_allowed(i)) {
+      continue;
+    }
+    ++check.allowed;
+    const bool reached = tuples.counts[i] != 0;
+    check.reached += reached ? 1 : 0;
+    const int rule = slot_tuple_reason_of(i, reasons);
+    if (rule >= 0) {
+      rule_used[static_cast<std::size_t>(rule)] = true;
+      ++check.listed;
+      if (reached) {
+        check.listed_reached.push_back(i);
+      }
+    } else if (!reached) {
+      check.unreached.push_back(i);
+    }
+  }
+  for (std::size_t i = 0; i < reasons.size(); ++i) {
+    if (!rule_used[i]) {
+      const SlotTupleReason& r = reasons[i];
+      check.rules_stale.push_back(std::string(r.states) + " " + r.events + " " + r.contexts);
+    }
+  }
+  return check;
+}
+
+}  // namespace readyport
