@@ -647,6 +647,38 @@ TEST(LifetimeOracleIntervals, ADrainWaitsForTheDequeuesOpenWhenItsPacketCameOut)
   EXPECT_TRUE(status.ok()) << status.message();
 }
 
+// A lost REMOVE's probe (engine.md): the REMOVE was applied, the port looked idle, the engine
+// posted a marker, and then the socket was closed behind its back. Nothing follows an applied
+// REMOVE for its key but its packet, queued by the REMOVE's call (spec B5), so the marker posted
+// after that call is behind it (F1): dequeued, the key is drained, though the close came later.
+// A marker posted before the REMOVE proves nothing: the REMOVE packet may come after it.
+TEST(LifetimeOracleIntervals, AMarkerPostedAfterAnAppliedRemoveDrainsTheKeyOfALaterClose) {
+  const std::vector<Event> idle = {
+      {2, "dequeue.begin port=1000"},
+      {2, "psn port=1000 timeout=0 count=4 -> WAIT_TIMEOUT n=0"},
+  };
+  const std::vector<Event> marker = {
+      {2, "post.begin port=1000 bytes=0x0 key=3"},
+      {2, "post port=1000 bytes=0x0 key=3 -> 1"},
+  };
+  const std::vector<Event> behind_then_drained = {
+      {1, "wl.close_behind s=256"},
+      {1, "closesocket.begin s=256"},
+      {1, "closesocket s=256 -> 0"},
+      {2, "dequeue.begin port=1000"},
+      {2, "psn port=1000 timeout=0 count=4 -> ERROR_SUCCESS n=1 entries=[key=3/mask=0x0]"},
+      {2, "closesocket.begin s=256"},
+      {2, "closesocket s=256 -> -1"},
+      {2, "hnd.closed s=256 id=1/1"},
+      {1, "close_port port=1000 -> 1"},
+  };
+  const Status after = judge(kAdded + kHandled + kRemoveApplied + idle + marker +
+                             behind_then_drained);
+  EXPECT_TRUE(after.ok()) << after.message();
+  expect_rule(judge(kAdded + kHandled + marker + kRemoveApplied + idle + behind_then_drained),
+              "O9");
+}
+
 // A trace cut by an abort has no end: what only the end decides (O11) is unjudged, not violated.
 TEST(LifetimeOracleRules, ACutTraceLeavesTheEndOfRunUnjudged) {
   LifetimeOracle whole;

@@ -125,7 +125,12 @@ void LifetimeOracle::State::close_unremoved(Reg& reg) {
   }
   reg.state = RegState::kClosedUnremoved;
   reg.close_seq = line->seq;
-  reg.close_post = posts_made;
+  // After an applied REMOVE nothing is queued for its key but the REMOVE packet, which its call
+  // queued (spec B5); a packet posted after that call is behind it (F1). Dequeued, such a packet
+  // shows the key drained whether the close then dropped the REMOVE packet or not (the fake's two
+  // readings of "closesocket after REMOVE, before its packet"): the probe of a lost REMOVE posts
+  // its marker after the REMOVE, before or after a close behind the engine's back.
+  reg.close_post = reg.remove_applied ? reg.remove_post : posts_made;
   reg.drain_post_seen = false;
   closed_unremoved.insert(reg.number);
   ++counts.closed_unremoved;

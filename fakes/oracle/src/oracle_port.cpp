@@ -230,6 +230,7 @@ void LifetimeOracle::State::settle_element(ThreadState& t, std::uintptr_t port,
   settle_pending(target->number, applied);
   if (applied) {
     target->remove_applied = true;
+    target->remove_post = posts_made;
     if (target->state == RegState::kLive || target->state == RegState::kTentative) {
       target->state = RegState::kRemovePending;
     }

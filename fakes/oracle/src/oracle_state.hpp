@@ -106,7 +106,10 @@ struct Reg {
   bool out_since_enable = false;  // a packet with OUT since the last ENABLE (coverage)
   std::uint64_t conn = 0;         // the workload connection it belongs to (0: none)
   std::uint64_t close_seq = 0;    // closed-unremoved: the closesocket line
-  std::uint64_t close_post = 0;   // closed-unremoved: posts made before the closesocket
+  // Closed-unremoved: posts that began before the point from which a dequeued post shows the key
+  // drained: the closesocket, or, when its REMOVE was applied first, the REMOVE's call.
+  std::uint64_t close_post = 0;
+  std::uint64_t remove_post = 0;  // REMOVE applied: posts that began before its psn line
   bool drain_post_seen = false;   // a packet posted after the close was dequeued (its port)
   std::map<std::uint32_t, std::uint64_t> dequeuers;  // thread -> line of its latest dequeue
   // Threads whose dequeue was open when the drain's packet was dequeued: each may hold a packet
