@@ -42,6 +42,9 @@ const std::vector<SlotTupleReason>& slot_tuple_reasons() {
        "these run on a thread that holds a claimed driver: its batch (packets, handlers, "
        "pauses, markers), its call's start (the deferred list, probes) or its quiescent point "
        "and disposal; a driver is released only after them (quiesce, drive_once)"},
+      {"dispatching", "*", "no_driver",
+       "a dispatching slot's dispatcher is a claimed driver: it settles the slot when the handler "
+       "returned (finish_dispatches) before its quiescent point can release it"},
   };
   return reasons;
 }

@@ -100,6 +100,13 @@ ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
   w.faults_at_stop = ((w.seed >> 62) & 1) != 0;
   // One or two racers (every public call from threads of their own), from the next bit.
   w.racers = 1 + static_cast<std::uint32_t>((w.seed >> 61) & 1);
+  // Traffic flowing into stop() in half the seeds, from the next bit.
+  w.traffic_at_stop = ((w.seed >> 60) & 1) != 0;
+  // A poller and no worker in half the seeds with a poller, from the next bit: an embedder that
+  // drives the engine with poll() alone, so that every moment between two polls has no driver.
+  if (w.pollers == 1 && ((w.seed >> 59) & 1) != 0) {
+    w.workers = 0;
+  }
   return w;
 }
 
@@ -129,7 +136,7 @@ WorldOptions world_options(const StressOptions& options, const SeedParameters& p
   WorldOptions world;
   world.backend = options.runtime == StressRuntime::kSim ? WorldOptions::Backend::kSim
                                                          : WorldOptions::Backend::kFree;
-  world.sim.seed = parameters.seed;
+  world.sim.seed = parameters.schedule_seed;
   world.sim.strategy = parameters.strategy;
   world.sim.pct_depth = options.pct_depth;
   world.sim.delay_bound = options.pct_depth - 1;  // depth d: d - 1 preemptions, as PCT
@@ -231,6 +238,7 @@ SeedParameters stress_parameters(const StressOptions& options, std::uint64_t see
   static constexpr std::uint32_t kReceiveBuffers[] = {64, 512, 4096, 65536};
   SeedParameters parameters;
   parameters.seed = seed;
+  parameters.schedule_seed = options.schedule_seed != 0 ? options.schedule_seed : seed;
   parameters.strategy = strategy_for(options, seed);
   Rng rng = SeedStreams(seed).stream(SeedStream::kWorkload);
   parameters.batch_count = pick(rng, kBatches);
@@ -269,7 +277,9 @@ StressStrategy stress_strategy_of(SimStrategy strategy) {
 std::string stress_parameters_line(const SeedParameters& p) {
   const ChaosWorkload& w = p.workload;
   const FakeOptions& f = p.fake;
-  return "seed=" + std::to_string(p.seed) + " strategy=" + sim_strategy_name(p.strategy) +
+  return "seed=" + std::to_string(p.seed) +
+         (p.schedule_seed != p.seed ? " schedule_seed=" + std::to_string(p.schedule_seed) : "") +
+         " strategy=" + sim_strategy_name(p.strategy) +
          " clients=" + std::to_string(w.clients) +
          " concurrent=" + std::to_string(w.clients_concurrent) +
          " peers=" + std::to_string(w.peers) + " liveness=" + std::to_string(w.liveness_clients) +
@@ -278,6 +288,7 @@ std::string stress_parameters_line(const SeedParameters& p) {
          " server_buffer=" + std::to_string(w.buffer_bytes) + " mode=" + mode_name(w.mode) +
          " workers=" + std::to_string(w.workers) + " pollers=" + std::to_string(w.pollers) +
          " racers=" + std::to_string(w.racers) + " stop_faults=" + (w.faults_at_stop ? "1" : "0") +
+         " stop_traffic=" + (w.traffic_at_stop ? "1" : "0") +
          " batch=" + std::to_string(p.batch_count) + " table=" + std::to_string(w.connections_max) +
          " actions=" + std::to_string(w.actions) + " weights=" + std::to_string(w.weight_close) +
          "/" + std::to_string(w.weight_notify) + "/" + std::to_string(w.weight_post) + "/" +
@@ -397,6 +408,9 @@ std::string stress_replay_command(const StressOptions& options, const SeedReport
   }
   if (options.peers_max != kNoCap) {
     command += " --peers-max " + std::to_string(options.peers_max);
+  }
+  if (options.schedule_seed != 0) {
+    command += " --schedule-seed " + std::to_string(options.schedule_seed);
   }
   command += " --verbose --trace";
   if (options.runtime == StressRuntime::kFree) {

@@ -19,6 +19,9 @@ using chaos::WorkloadState;
 constexpr std::uint32_t kPollerWaitMs = 20;
 constexpr std::uint32_t kPollerBurst = 4;
 constexpr std::uint32_t kPollerPollsMax = 1'000'000;
+// The streamer's steps and bytes at most (it normally ends when stop() returned).
+constexpr std::uint32_t kStreamerStepsMax = 100'000;
+constexpr std::uint32_t kStreamerBytesMax = 1u << 24;
 
 // ---- Raw peers: plain sockets the director drives -----------------------------------------------
 
@@ -27,6 +30,7 @@ struct Peer {
   State state = State::kIdle;
   Socket socket = kInvalidSocket;
   std::uint32_t stream = 0;  // payload stream (after the clients')
+  std::uint32_t bytes = 0;   // it sends this many at most
   std::uint32_t sent = 0;
   std::uint32_t received = 0;
 };
@@ -42,10 +46,10 @@ void peer_close(WorkloadState& world, Peer& peer) {
 // Sends one chunk (when open) and reads what is there, checking it.
 void peer_pump(WorkloadState& world, Peer& peer) {
   const ChaosWorkload& w = world.workload;
-  if (peer.state == Peer::State::kOpen && peer.sent < w.bytes_per_client) {
+  if (peer.state == Peer::State::kOpen && peer.sent < peer.bytes) {
     char chunk[256];
     const std::uint32_t size =
-        std::min<std::uint32_t>({w.bytes_per_client - peer.sent, w.chunk_bytes_max,
+        std::min<std::uint32_t>({peer.bytes - peer.sent, w.chunk_bytes_max,
                                  static_cast<std::uint32_t>(sizeof chunk)});
     chaos::payload_fill(w.seed, peer.stream, peer.sent, chunk, size);
     const int n = world.os.send(peer.socket, chunk, static_cast<int>(size), 0);
@@ -443,6 +447,33 @@ Status check_end(WorkloadState& world) {
   return Status();
 }
 
+// The streamer (ChaosWorkload::traffic_at_stop): connects, then sends and reads its echo once
+// every virtual millisecond until stop() returned, it ends, or kStreamerStepsMax. Started beside
+// the workers (joined with them); not started if its thread cannot be.
+void streamer_main(WorkloadState& world, Peer& peer) {
+  peer_connect(world, peer);
+  for (std::uint32_t step = 0; step < kStreamerStepsMax && peer.state == Peer::State::kOpen;
+       ++step) {
+    {
+      Guard guard(*world.mutex);
+      if (world.stop_returned) {
+        break;
+      }
+    }
+    peer_pump(world, peer);
+    world.os.sleep_ms(1);
+  }
+  peer_close(world, peer);
+}
+
+void streamer_start(WorkloadState& world, Peer& peer, std::vector<std::unique_ptr<Thread>>& threads) {
+  Result<std::unique_ptr<Thread>> thread =
+      world.os.thread_start("streamer", [&world, &peer] { streamer_main(world, peer); });
+  if (thread.ok()) {
+    threads.push_back(std::move(thread).value());
+  }
+}
+
 // The director's stop() (faults on again for it in half the seeds), then every thread joined
 // (the racers end once a stop() returned); the stop() calls' outcome (stop_outcome).
 Status stop_and_join(WorkloadState& world, std::vector<std::unique_ptr<Thread>>& threads) {
@@ -474,10 +505,10 @@ Status stop_and_join(WorkloadState& world, std::vector<std::unique_ptr<Thread>>&
 
 Status chaos_workload_check(const ChaosWorkload& w) {
   if (w.clients_concurrent < 1 || w.bytes_per_client < 1 || w.chunk_bytes_max < 1 ||
-      w.buffer_bytes < 1 || w.workers < 1 || w.action_gap_ms_max < 1) {
+      w.buffer_bytes < 1 || w.workers + w.pollers < 1 || w.action_gap_ms_max < 1) {
     return Status(StatusCode::kInvalidArgument,
                   "ChaosWorkload: clients_concurrent, bytes_per_client, chunk_bytes_max, "
-                  "buffer_bytes, workers and action_gap_ms_max must be >= 1");
+                  "buffer_bytes, workers + pollers and action_gap_ms_max must be >= 1");
   }
   if (w.connections_max < 2 + w.clients_concurrent) {
     return Status(StatusCode::kInvalidArgument,
@@ -557,6 +588,7 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
   std::vector<Peer> peers(workload.peers);
   for (std::uint32_t i = 0; i < workload.peers; ++i) {
     peers[i].stream = workload.clients + workload.liveness_clients + i;
+    peers[i].bytes = workload.bytes_per_client;
   }
   if (result.status.ok()) {
     if (!chaos_skipped) {
@@ -566,6 +598,12 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
   }
   for (Peer& peer : peers) {
     peer_close(world, peer);
+  }
+  Peer streamer;
+  streamer.stream = workload.clients + workload.liveness_clients + workload.peers;
+  streamer.bytes = kStreamerBytesMax;
+  if (workload.traffic_at_stop) {
+    streamer_start(world, streamer, workers);
   }
   const Status stopped = stop_and_join(world, workers);
   if (result.status.ok() && !stopped.ok()) {

@@ -58,11 +58,15 @@ struct ChaosWorkload {
   std::uint32_t chunk_bytes_max = 512;    // each send is 1..this many bytes
   std::uint32_t buffer_bytes = 1024;      // server connection buffer
   Mode mode = Mode::kOneshotLevel;        // clients' and server connections' mode
-  std::uint32_t workers = 2;              // run_worker() threads
+  std::uint32_t workers = 2;              // run_worker() threads (0: the pollers drive it alone)
   std::uint32_t pollers = 0;              // threads calling poll() beside them until it fails
   // Faults fire again while stop() runs (the listener's REMOVE, stop()'s own port calls, the exit
   // packet's posts): the paths behind a failure during stop().
   bool faults_at_stop = false;
+  // A streamer: a raw peer on a thread of its own that keeps sending (and reading its echo) from
+  // just before stop() until stop() returned, so that packets for live, dispatching and closing
+  // connections meet stop()'s sweep and its drain (coverage of states in context).
+  bool traffic_at_stop = false;
   // Racer threads (chaos_world.hpp, racer_main): each calls add(), close() (also twice, and of
   // ids that just ended), notify(), post(), poll() and, while stop() runs, stop() itself, beside
   // everything else, in every phase and while stop() runs. Their connections are their own
