@@ -32,6 +32,7 @@
 #include "files/trace_header.hpp"
 #include "jobs/abort_report.hpp"
 #include "jobs/failure_report.hpp"
+#include "jobs/guided_search.hpp"
 #include "jobs/main_job.hpp"
 #include "jobs/replay_main.hpp"
 #include "jobs/run_summary.hpp"
@@ -256,6 +257,9 @@ int main(int argc, char** argv) {
   }
   if (options.scale) {
     return readyport::stress_scale_main(options);
+  }
+  if (options.guided_runs != 0 || options.guided_seconds != 0) {
+    return readyport::stress_guided_main(options, command_line);
   }
   return readyport::stress_main_job(options, command_line);
 }

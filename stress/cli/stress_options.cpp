@@ -164,6 +164,10 @@ struct Parser {
     CLI::Option* preemptions = nullptr;
     CLI::Option* schedules_max = nullptr;
     CLI::Option* schedule = nullptr;
+    CLI::Option* schedule_seed = nullptr;
+    CLI::Option* guided = nullptr;
+    CLI::Option* guided_seconds = nullptr;
+    CLI::Option* unguided = nullptr;
   } h;
 
   Parser() {
@@ -203,6 +207,21 @@ struct Parser {
                 },
                 "", "shard"));
     h.one->excludes(h.seeds)->excludes(h.first)->excludes(h.shard);
+    h.schedule_seed = cli_add_number(
+        app, "--schedule-seed", &o.schedule_seed, 1, kCliNumberMax,
+        "the scheduler's seed for every seed run (default: each seed's own; the workload, its "
+        "draws and the fault plan still come from the seed)");
+    h.guided = cli_add_number(app, "--guided", &o.guided_runs, 1, kSeedsMax,
+                              "the guided search: N inputs, starting from seeds S.. "
+                              "(--first-seed), then mutations of those that reached new coverage");
+    h.guided_seconds = cli_add_number(
+        app, "--guided-seconds", &o.guided_seconds, 1, 7 * 24 * 3600,
+        "the guided search for S seconds of CPU time (not deterministic: comparisons, nightly)");
+    h.unguided = app.add_flag("--unguided", o.unguided,
+                              "with --guided or --guided-seconds: seeds S, S+1, ... with no "
+                              "mutation (the baseline the search is compared with)");
+    h.guided->excludes(h.guided_seconds)->excludes(h.one)->excludes(h.seeds)->excludes(h.shard);
+    h.guided_seconds->excludes(h.one)->excludes(h.seeds)->excludes(h.shard);
   }
 
   // How each seed runs.
@@ -420,7 +439,8 @@ struct Parser {
         h.peers,         h.coverage,        h.stop,         h.corpus,       h.bundle_dir,
         h.json,          h.markdown,        h.shrink,       h.corpus_entry, h.os,
         h.seconds_max,   h.connections_max, h.jobs,         h.scale,        h.scale_connections,
-        h.scale_workers, h.in_process,      h.hang_seconds, h.memory,       h.trace_memory};
+        h.scale_workers, h.in_process,      h.hang_seconds, h.memory,       h.trace_memory,
+        h.schedule_seed, h.guided,          h.guided_seconds};
     for (CLI::Option* option : run_options) {
       h.replay->excludes(option);
       h.check->excludes(option);
@@ -448,8 +468,16 @@ struct Parser {
          {h.one,          h.shard,  h.faults,      h.actions, h.clients,   h.peers,
           h.coverage,     h.stop,   h.corpus,      h.json,    h.markdown,  h.shrink,
           h.corpus_entry, h.os,     h.jobs,        h.trace,   h.trace_out, h.in_process,
-          h.hang_seconds, h.memory, h.trace_memory}) {
+          h.hang_seconds, h.memory, h.trace_memory, h.schedule_seed, h.guided,
+          h.guided_seconds}) {
       h.scale->excludes(option);
+    }
+    // The guided search runs its inputs one at a time in its own process: no shard, no child
+    // processes, no corpus of the main job's, no shrink.
+    for (CLI::Option* option : {h.corpus, h.jobs, h.hang_seconds, h.memory, h.shrink,
+                                h.corpus_entry, h.os, h.schedule_seed, h.trace_out}) {
+      h.guided->excludes(option);
+      h.guided_seconds->excludes(option);
     }
   }
 
@@ -552,6 +580,9 @@ struct Parser {
       o.seed_given = true;
       o.first_seed = seed;
       o.seeds = 1;
+    }
+    if (o.unguided && o.guided_runs == 0 && o.guided_seconds == 0) {
+      return "--unguided: goes with --guided N or --guided-seconds S only";
     }
     if (o.scale && app.count("--seeds") == 0) {
       o.seeds = 1;

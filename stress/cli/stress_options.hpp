@@ -17,6 +17,10 @@
 //                    [--runtime sim|free]   the engine at scale (scale_run.hpp): 10,000
 //                    connections and 8 workers by default, one seed, its figures
 //   readyport-stress --seed S [run options]                       one seed (no corpus)
+//   readyport-stress --guided N | --guided-seconds S [--first-seed S] [run options]
+//                    the guided search (guided_search.hpp): seeds S.. as its start, then
+//                    mutations of the inputs that reached new coverage
+//   [--schedule-seed N]   the scheduler's seed for every seed (default: the seed's own)
 //   readyport-stress --seed S --trace-out FILE [--trace-format text|chrome]
 //   readyport-stress --seed S [...] --shrink [--corpus-entry FILE] [--actions-max N] ...
 //   readyport-stress --replay BUNDLE [--trace] [--verbose] [--trace-out FILE [--trace-format F]]
@@ -136,6 +140,15 @@ struct StressOptions {
   std::uint32_t actions_max = kNoCap;
   std::uint32_t clients_max = kNoCap;
   std::uint32_t peers_max = kNoCap;
+  // --schedule-seed: the scheduler's seed for every seed run (0: each seed's own). A seed's
+  // workload, its draws and its fault plan come from the seed; its interleaving from this. The
+  // guided search (guided_search.hpp) moves it to try another schedule of the same world.
+  std::uint64_t schedule_seed = 0;
+  // --guided N: the guided search (guided_search.hpp) runs N inputs, or for --guided-seconds S
+  // of this process's CPU time (not deterministic: for the comparison and the nightly).
+  std::uint64_t guided_runs = 0;
+  std::uint32_t guided_seconds = 0;
+  bool unguided = false;  // --unguided: the same loop over seeds S, S+1, ... with no mutation
   // --replay FILE: run a failure bundle's (or corpus entry's) seed with its options exactly.
   std::string replay;
   // --engine-case LINE: replay one case of the engine property

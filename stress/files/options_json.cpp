@@ -39,13 +39,16 @@ Json stress_run_options_json(const StressOptions& options) {
   object["actions_max"] = cap_json(options.actions_max);
   object["clients_max"] = cap_json(options.clients_max);
   object["peers_max"] = cap_json(options.peers_max);
+  if (options.schedule_seed != 0) {  // absent: each seed's own (as before the field existed)
+    object["schedule_seed"] = options.schedule_seed;
+  }
   return object;
 }
 
 Result<StressOptions> stress_run_options_from_json(const Json& object, std::string_view where) {
   if (Status s = json_fields_known(object, where,
                                    {"strategy", "pct_depth", "runtime", "os", "steps_max", "faults",
-                                    "actions_max", "clients_max", "peers_max"});
+                                    "actions_max", "clients_max", "peers_max", "schedule_seed"});
       !s.ok()) {
     return s;
   }
@@ -103,6 +106,13 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
   if (Status s = read_cap(object, where, "peers_max", &options.peers_max); !s.ok()) {
     return s;
   }
+  if (object.contains("schedule_seed")) {
+    if (Status s = json_field_u64(object, where, "schedule_seed", 1, kJsonU64Max,
+                                  &options.schedule_seed);
+        !s.ok()) {
+      return s;
+    }
+  }
   return options;
 }
 
@@ -145,6 +155,9 @@ std::string stress_run_flags(const StressOptions& options, std::uint64_t seed) {
   }
   if (options.peers_max != kNoCap) {
     flags += " --peers-max " + std::to_string(options.peers_max);
+  }
+  if (options.schedule_seed != 0) {
+    flags += " --schedule-seed " + std::to_string(options.schedule_seed);
   }
   return flags;
 }

@@ -44,6 +44,7 @@ namespace readyport {
 // What a seed draws, besides its schedule.
 struct SeedParameters {
   std::uint64_t seed = 0;
+  std::uint64_t schedule_seed = 0;  // the scheduler's (StressOptions::schedule_seed, or seed)
   SimStrategy strategy = SimStrategy::kRandom;
   ChaosWorkload workload;
   std::uint32_t batch_count = 64;  // EngineOptions::batch_count
