@@ -8,7 +8,8 @@
 # must run every seed and write --json
 # and --markdown even when seeds abort; systematic exploration of the pinned small worlds
 # (readyport-stress --explore all, two preemptions, one fault) must find it too, and the random
-# and PCT strategies' first failing seeds are printed beside it. The same default run passes
+# and PCT strategies' first failing seeds are printed beside it; the guided search must catch it
+# within 20,000 runs (about a CPU-minute) and its bundle must replay. The same default run passes
 # without a canary (ctest stress.default_coverage in the native leg). Then the engine property (properties/, when
 # RapidCheck is installed) must catch the canary too and shrink it to at most 10 commands: its
 # pinned test EngineProperty.Canary_<name>_ShrinksToAtMost10 (docs/properties.md).
@@ -99,8 +100,44 @@ compare_strategies() {
       grep -oE '[0-9]+$' || true)
     sweep+="; $strategy: seed ${seed:-none in 2000} ($(elapsed "$start") s)"
   done
+  guided_canary "$canary" "$dir" "$out"
+  sweep+="; $guided_line"
   seed=$(echo "$portfolio_first" | grep -oE 'seed [0-9]+' | head -n 1 || true)
   echo "canary $canary: first failure: $line; portfolio: ${seed:-none} (${portfolio_s} s)$sweep"
+}
+
+# guided_canary CANARY DIR OUT: the guided search (stress/jobs/guided_search.hpp) must catch the
+# canary within 20,000 runs, about its first CPU-minute (the main job runs about 330 seeds per
+# CPU-second): a budget in runs, so that the verdict does not depend on the machine's speed. Its
+# bundle must replay: exactly (verdict and trace hash), or, when the run aborted, by aborting in
+# the same seed. Sets guided_line.
+guided_canary() {
+  local canary="$1" dir="$2" out="$3" start bundle run seed
+  start=$(date +%s.%N)
+  rm -rf "$out.guided"
+  "$dir/stress/readyport-stress" --guided 20000 --stop-on-failure --bundle-dir "$out.guided" \
+    >"$out.guided.log" 2>&1
+  bundle=$(find "$out.guided" -name '*-guided-*.json' 2>/dev/null | sort | head -n 1)
+  if [ -z "$bundle" ]; then
+    echo "canary $canary: SURVIVED 20,000 runs of the guided search"
+    tail -n 8 "$out.guided.log"
+    survived+=("$canary(guided)")
+    guided_line="guided: none in 20000 runs"
+    return
+  fi
+  run=$(basename "$bundle" | sed -nE 's/.*-guided-([0-9]+)\.json$/\1/p')
+  seed=$(sed -n 's/^  "seed": \([0-9][0-9]*\),$/\1/p' "$bundle" | head -n 1)
+  guided_line="guided: run ${run:-?} ($(elapsed "$start") s)"
+  "$dir/stress/readyport-stress" --replay "$bundle" >"$out.guided.replay.log" 2>&1
+  if grep -q '^replay: reproduced exactly' "$out.guided.replay.log" ||
+    { grep -q '"status": "aborted"' "$bundle" &&
+      grep -q "aborted during seed $seed " "$out.guided.replay.log"; }; then
+    guided_line+=", its bundle replays"
+  else
+    echo "canary $canary: the guided search's bundle $bundle did NOT replay"
+    tail -n 6 "$out.guided.replay.log"
+    survived+=("$canary(guided replay)")
+  fi
 }
 
 # build_canary CANARY: its tree (ci/canary_tree.sh), configured and built (readyport-stress and,
