@@ -168,6 +168,7 @@ struct Parser {
     CLI::Option* guided = nullptr;
     CLI::Option* guided_seconds = nullptr;
     CLI::Option* unguided = nullptr;
+    CLI::Option* guided_corpus = nullptr;
   } h;
 
   Parser() {
@@ -220,6 +221,10 @@ struct Parser {
     h.unguided = app.add_flag("--unguided", o.unguided,
                               "with --guided or --guided-seconds: seeds S, S+1, ... with no "
                               "mutation (the baseline the search is compared with)");
+    h.guided_corpus = app.add_option(
+        "--guided-corpus-out", o.guided_corpus_out,
+        "with --guided: write the fewest kept inputs that reach tuples seeds 1..300 do not, as "
+        "corpus entries, to DIR");
     h.guided->excludes(h.guided_seconds)->excludes(h.one)->excludes(h.seeds)->excludes(h.shard);
     h.guided_seconds->excludes(h.one)->excludes(h.seeds)->excludes(h.shard);
   }
@@ -583,6 +588,9 @@ struct Parser {
     }
     if (o.unguided && o.guided_runs == 0 && o.guided_seconds == 0) {
       return "--unguided: goes with --guided N or --guided-seconds S only";
+    }
+    if (!o.guided_corpus_out.empty() && (o.guided_runs == 0 && o.guided_seconds == 0)) {
+      return "--guided-corpus-out: goes with --guided N or --guided-seconds S only";
     }
     if (o.scale && app.count("--seeds") == 0) {
       o.seeds = 1;

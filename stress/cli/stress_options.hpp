@@ -148,7 +148,10 @@ struct StressOptions {
   // of this process's CPU time (not deterministic: for the comparison and the nightly).
   std::uint64_t guided_runs = 0;
   std::uint32_t guided_seconds = 0;
-  bool unguided = false;  // --unguided: the same loop over seeds S, S+1, ... with no mutation
+  bool unguided = false;
+  // --guided-corpus-out DIR: the fewest kept inputs that reach the tuples seeds 1..300 do not,
+  // written there as corpus entries.
+  std::string guided_corpus_out;  // --unguided: the same loop over seeds S, S+1, ... with no mutation
   // --replay FILE: run a failure bundle's (or corpus entry's) seed with its options exactly.
   std::string replay;
   // --engine-case LINE: replay one case of the engine property

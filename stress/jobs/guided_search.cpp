@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "files/bundle.hpp"
+#include "files/corpus.hpp"
+#include "files/file_io.hpp"
 #include "jobs/abort_report.hpp"
 #include "jobs/failure_report.hpp"
 #include "jobs/run_summary.hpp"
@@ -47,6 +49,7 @@ inline constexpr std::uint32_t kBuckets = 8;
 
 struct Kept {
   Input input;
+  std::uint64_t run = 0;              // the search's run that kept it
   std::vector<std::uint32_t> tuples;  // the tuples it reached (their indices)
   std::vector<std::uint8_t> buckets;  // each one's count bucket
   std::vector<std::string> rows;      // the coverage rows it reached
@@ -257,7 +260,7 @@ struct Search {
       }
       return false;
     }
-    Kept kept{input, tuples_of(report), {}, rows_of(report), report.fired_hits};
+    Kept kept{input, runs, tuples_of(report), {}, rows_of(report), report.fired_hits};
     for (const std::uint32_t t : kept.tuples) {
       kept.buckets.push_back(static_cast<std::uint8_t>(count_bucket(report.tuples.counts[t])));
     }
@@ -308,6 +311,80 @@ void print_summary(const Search& search) {
               static_cast<ull>(search.first_failure_run), search.first_failure_seconds);
 }
 
+// The tuples seeds 1..kBaselineSeeds reach with `options`' defaults (the main job's seed range).
+constexpr std::uint64_t kBaselineSeeds = 300;
+std::vector<bool> baseline_tuples(const StressOptions& options) {
+  StressOptions base;
+  base.mechanism = options.mechanism;
+  std::vector<bool> reached(kSlotTupleCount, false);
+  for (std::uint64_t seed = 1; seed <= kBaselineSeeds; ++seed) {
+    const SeedReport report = stress_run_seed(base, seed);
+    for (const std::uint32_t t : tuples_of(report)) {
+      reached[t] = true;
+    }
+  }
+  return reached;
+}
+
+// --guided-corpus-out: the fewest kept inputs (greedy) that reach every tuple the search reached
+// and seeds 1..300 do not, each written as a corpus entry (corpus.hpp) for the main job's
+// default run to replay. Returns the entries written, or -1 when one could not be.
+int write_corpus(const Search& search) {
+  const std::vector<bool> baseline = baseline_tuples(search.options);
+  std::set<std::uint32_t> wanted;
+  for (const Kept& kept : search.corpus) {
+    for (const std::uint32_t t : kept.tuples) {
+      if (!baseline[t]) {
+        wanted.insert(t);
+      }
+    }
+  }
+  int written = 0;
+  while (!wanted.empty() && written < 64) {
+    const Kept* best = nullptr;
+    std::size_t best_count = 0;
+    for (const Kept& kept : search.corpus) {
+      std::size_t count = 0;
+      for (const std::uint32_t t : kept.tuples) {
+        count += wanted.count(t);
+      }
+      if (count > best_count) {
+        best = &kept;
+        best_count = count;
+      }
+    }
+    if (best == nullptr) {
+      break;
+    }
+    std::string names;
+    for (const std::uint32_t t : best->tuples) {
+      if (wanted.erase(t) != 0) {
+        names += (names.empty() ? "" : ", ") + slot_tuple_name(t);
+      }
+    }
+    StressCorpusEntry entry;
+    entry.name = "guided-" + std::to_string(best->input.seed) + "-run-" +
+                 std::to_string(best->run) + ".json";
+    entry.seed = best->input.seed;
+    entry.options = best->input.options;
+    entry.why = "Kept by the guided search (--guided from seed " +
+                std::to_string(search.options.first_seed) + ", run " +
+                std::to_string(best->run) + "): it reaches what seeds 1.." +
+                std::to_string(kBaselineSeeds) + " do not: " + names + ".";
+    const std::string path = search.options.guided_corpus_out + "/" + entry.name;
+    const Status status =
+        stress_file_write(path, stress_corpus_entry_json(entry).dump(2) + "\n",
+                          StressWriteMode::kReplace);
+    if (!status.ok()) {
+      std::printf("guided: corpus entry not written: %s\n", status.message().c_str());
+      return -1;
+    }
+    std::printf("guided: corpus entry %s: %s\n", path.c_str(), names.c_str());
+    ++written;
+  }
+  return written;
+}
+
 }  // namespace
 
 int stress_guided_main(const StressOptions& options, const std::vector<std::string>& command_line) {
@@ -343,6 +420,9 @@ int stress_guided_main(const StressOptions& options, const std::vector<std::stri
     }
   }
   print_summary(search);
+  if (!options.guided_corpus_out.empty() && write_corpus(search) < 0) {
+    return 1;
+  }
   const SlotTupleCheck check = slot_tuple_check(search.summary.totals.tuples);
   int status = search.failures == 0 ? 0 : 1;
   if (options.require_coverage && !check.ok()) {

@@ -41,6 +41,9 @@ std::size_t print_tuples(const StressTotals& totals) {
       std::printf("  %-22s (%zu more)\n", what, tuples.size() - kListedMax);
     }
   };
+  std::printf(
+      "  not seen               a generation's wrap (2^32 reuses of one slot; no engine option "
+      "narrows a 64-bit host's generations: ci/coverage_reasons.txt)\n");
   list("never reached", check.unreached);
   list("listed, yet reached", check.listed_reached);
   for (const std::string& rule : check.rules_stale) {

@@ -107,6 +107,9 @@ ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
   if (w.pollers == 1 && ((w.seed >> 59) & 1) != 0) {
     w.workers = 0;
   }
+  // The engine's limits at their edge in a quarter of the seeds each, from the next two bits.
+  w.tasks_tight = ((w.seed >> 57) & 3) == 0;
+  w.drivers_tight = ((w.seed >> 55) & 3) == 0;
   return w;
 }
 
@@ -289,6 +292,7 @@ std::string stress_parameters_line(const SeedParameters& p) {
          " workers=" + std::to_string(w.workers) + " pollers=" + std::to_string(w.pollers) +
          " racers=" + std::to_string(w.racers) + " stop_faults=" + (w.faults_at_stop ? "1" : "0") +
          " stop_traffic=" + (w.traffic_at_stop ? "1" : "0") +
+         " tight=" + (w.tasks_tight ? "tasks" : "") + (w.drivers_tight ? "+drivers" : "") +
          " batch=" + std::to_string(p.batch_count) + " table=" + std::to_string(w.connections_max) +
          " actions=" + std::to_string(w.actions) + " weights=" + std::to_string(w.weight_close) +
          "/" + std::to_string(w.weight_notify) + "/" + std::to_string(w.weight_post) + "/" +

@@ -22,6 +22,8 @@ constexpr std::uint32_t kPollerPollsMax = 1'000'000;
 // The streamer's steps and bytes at most (it normally ends when stop() returned).
 constexpr std::uint32_t kStreamerStepsMax = 100'000;
 constexpr std::uint32_t kStreamerBytesMax = 1u << 24;
+// run_worker() tries at most (refused only while the other threads hold every driver).
+constexpr std::uint32_t kWorkerAttemptsMax = 1'000'000;
 
 // ---- Raw peers: plain sockets the director drives -----------------------------------------------
 
@@ -226,11 +228,18 @@ void poll_until_stopped(WorkloadState& world) {
   }
 }
 
-// A run_worker() thread's body.
+// A run_worker() thread's body. Refused while every driver is taken (drivers_tight), it tries
+// again a virtual millisecond later, as an embedder would.
 void run_worker(WorkloadState& world) {
-  world.record(workload_line_begin(ApiCall::kRunWorker));
-  const Status status = world.engine.run_worker();
-  world.record(workload_line_end(ApiCall::kRunWorker, status));
+  for (std::uint32_t attempt = 0; attempt < kWorkerAttemptsMax; ++attempt) {
+    world.record(workload_line_begin(ApiCall::kRunWorker));
+    const Status status = world.engine.run_worker();
+    world.record(workload_line_end(ApiCall::kRunWorker, status));
+    if (status.code() != StatusCode::kResourceExhausted) {
+      return;
+    }
+    world.os.sleep_ms(1);
+  }
 }
 
 // The run_worker() threads, then the pollers, then the racers.
@@ -539,7 +548,13 @@ EngineOptions chaos_engine_options(const ChaosWorkload& workload) {
   // Racers poll too, and hold their own connections beside the table the workload uses.
   options.connections_max =
       workload.connections_max + workload.racers * chaos::WorkloadState::kRacerConnsMax;
-  options.workers_max = workload.workers + workload.pollers + workload.racers + 1;
+  // Every thread that drives, and one to spare; with drivers_tight one short of them all (there
+  // is always a racer beside a worker or a poller), so that one of them is refused now and then.
+  const std::uint32_t drivers = workload.workers + workload.pollers + workload.racers;
+  options.workers_max = workload.drivers_tight && drivers > 1 ? drivers - 1 : drivers + 1;
+  if (workload.tasks_tight) {
+    options.tasks_max = 2;
+  }
   options.wait_timeout_ms = 200;
   return options;
 }

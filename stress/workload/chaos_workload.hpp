@@ -67,6 +67,11 @@ struct ChaosWorkload {
   // just before stop() until stop() returned, so that packets for live, dispatching and closing
   // connections meet stop()'s sweep and its drain (coverage of states in context).
   bool traffic_at_stop = false;
+  // The engine's limits at their edge (boundary values): tasks_max of 2 (posts beyond it are
+  // refused, resource_exhausted), and workers_max one short of the threads that drive (a poll()
+  // or run_worker() is refused while the others hold every driver; a worker tries again).
+  bool tasks_tight = false;
+  bool drivers_tight = false;
   // Racer threads (chaos_world.hpp, racer_main): each calls add(), close() (also twice, and of
   // ids that just ended), notify(), post(), poll() and, while stop() runs, stop() itself, beside
   // everything else, in every phase and while stop() runs. Their connections are their own

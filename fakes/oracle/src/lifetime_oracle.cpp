@@ -148,6 +148,11 @@ std::vector<std::string> LifetimeOracle::coverage_names() {
   for (std::string& name : race_coverage_names()) {
     names.push_back(std::move(name));
   }
+  for (const char* name :
+       {"boundary.socket_reused_at_once", "boundary.key_lowest", "boundary.table_full",
+        "boundary.tasks_full", "boundary.drivers_full"}) {
+    names.emplace_back(name);
+  }
   return names;
 }
 
@@ -188,6 +193,11 @@ std::vector<std::pair<std::string, std::uint64_t>> LifetimeOracle::coverage() co
   rows.emplace_back(names[rows.size()], c.race_same_close_close);
   rows.emplace_back(names[rows.size()], c.race_same_close_notify);
   rows.emplace_back(names[rows.size()], c.race_same_close_handler);
+  for (const std::uint64_t value :
+       {c.boundary_socket_reused_at_once, c.boundary_key_lowest, c.boundary_table_full,
+        c.boundary_tasks_full, c.boundary_drivers_full}) {
+    rows.emplace_back(names[rows.size()], value);
+  }
   READYPORT_ASSERT(rows.size() == names.size());
   for (const auto& [site, count] : state_->fault_sites) {
     rows.emplace_back("fault." + site, count);

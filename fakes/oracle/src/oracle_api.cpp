@@ -159,6 +159,9 @@ void LifetimeOracle::State::on_api_end(ThreadState& t) {
     return;
   }
   judge_after_stop(interval, api_call_name(call));
+  if ((call == ApiCall::kPoll || call == ApiCall::kRunWorker) && result_is("resource_exhausted")) {
+    ++coverage.boundary_drivers_full;
+  }
   if (call == ApiCall::kStop && result_is("ok")) {
     on_stop_returned();
   }

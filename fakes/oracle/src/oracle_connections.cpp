@@ -100,6 +100,9 @@ void LifetimeOracle::State::on_wl_task(ThreadState& t, bool posted) {
   if (ApiInterval interval; end_api_call(t, ApiCall::kPost, &interval)) {
     judge_after_stop(interval, "post");
   }
+  if (result_is("resource_exhausted")) {
+    ++coverage.boundary_tasks_full;
+  }
   if (!result_is("ok")) {
     return;
   }
@@ -123,6 +126,9 @@ void LifetimeOracle::State::on_wl_add(ThreadState& t) {
   Socket socket = kInvalidSocket;
   if (!need_socket("s", &socket) || !need_result()) {
     return;
+  }
+  if (result_is("resource_exhausted")) {
+    ++coverage.boundary_table_full;
   }
   Conn* conn = nullptr;
   if (t.adding != 0) {

@@ -416,6 +416,9 @@ void LifetimeOracle::State::take_entries(ThreadState& t, std::uintptr_t port) {
 void LifetimeOracle::State::socket_packet(ThreadState& t, Reg& reg, const TraceEntry& entry) {
   ++counts.packets;
   reg.dequeuers[t.id] = line->seq;
+  if (reg.key == kKeyLowest) {
+    ++coverage.boundary_key_lowest;
+  }
   const bool remove = (entry.mask & kSockNotifyEventRemove) != 0;
   if (reg.state == RegState::kClosedUnremoved && !remove) {
     ++counts.stale_packets;

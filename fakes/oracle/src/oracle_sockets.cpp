@@ -23,13 +23,18 @@ void LifetimeOracle::State::on_new_socket() {
     return unparsable("the result is not a socket");
   }
   const Socket socket = static_cast<Socket>(value);
-  // The value came back, so a closesocket of it that has not returned yet has taken effect.
+  const Socket closed_before = last_closed;
   for (auto& [id, other] : threads) {
     if (other.close_open && !other.close_applied && other.close_socket == socket) {
       other.close_applied = true;
       apply_close(other, socket, true);
     }
   }
+  // The first socket after a close has the closed one's value (spec E5's reuse, at once).
+  if (socket == last_closed || socket == closed_before) {
+    ++coverage.boundary_socket_reused_at_once;
+  }
+  last_closed = kInvalidSocket;
   auto old = lives.find(socket);
   if (old != lives.end()) {
     // The trace never showed this value's close: its registration can only be unremoved.
@@ -108,6 +113,9 @@ void LifetimeOracle::State::apply_close(ThreadState& t, Socket socket, bool clos
   Conn* conn = open_conn(socket);
   Life* life = find_life(socket);
   Reg* reg = life == nullptr ? nullptr : find_reg(life->reg);
+  if (closed) {
+    last_closed = socket;
+  }
   if (!behind) {
     close_judged(t, socket, conn, reg);
   }

@@ -36,6 +36,9 @@ inline constexpr std::size_t kTombstonesPerSocketMax = 1024;
 inline constexpr std::size_t kEndedKeysMax = 65536;
 inline constexpr std::size_t kOrphansMax = 65536;
 inline constexpr std::size_t kClosedUnremovedMax = 65536;
+// The lowest key a connection can have: the engine keeps 0..7 for its own packets (a boundary
+// coverage row counts packets for it).
+inline constexpr std::uintptr_t kKeyLowest = 8;
 inline constexpr std::size_t kQuotedCharsMax = 160;
 inline constexpr std::size_t kNameClassesMax = 2048;  // a power of two; half of it remembered
 inline constexpr std::size_t kThreadIndexMax = 4096;
@@ -275,6 +278,15 @@ struct Coverage {
   std::uint64_t race_same_close_close = 0;
   std::uint64_t race_same_close_notify = 0;
   std::uint64_t race_same_close_handler = 0;
+  // Boundary values: a socket value handed out again by the first socket()/accept() after its
+  // close; a packet for key 8, next to the keys 0..7 the engine keeps for its own packets; add()
+  // refused with a full table, post() with tasks_max outstanding, poll() or run_worker() with
+  // workers_max drivers (resource_exhausted).
+  std::uint64_t boundary_socket_reused_at_once = 0;
+  std::uint64_t boundary_key_lowest = 0;
+  std::uint64_t boundary_table_full = 0;
+  std::uint64_t boundary_tasks_full = 0;
+  std::uint64_t boundary_drivers_full = 0;
 };
 
 // The row of a pair of calls in Coverage::race_pairs, either order; its coverage row's name
@@ -511,6 +523,7 @@ struct LifetimeOracle::State {
   // Posts not dequeued yet, by (port, key, bytes): their numbers in post order.
   std::map<PostPacket, std::deque<std::uint64_t>> posts;
   std::uint64_t posts_made = 0;
+  Socket last_closed = kInvalidSocket;  // the latest closed socket value, until the next socket
   std::uint32_t open_posts = 0;  // threads with open_post
   std::map<std::uint64_t, Conn> conns;
   std::uint64_t conns_made = 0;

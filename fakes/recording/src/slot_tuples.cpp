@@ -47,6 +47,8 @@ void SlotTuples::add(const SlotTuples& other) {
   for (std::uint32_t i = 0; i < kSlotTupleCount; ++i) {
     counts[i] += other.counts[i];
   }
+  slot_last += other.slot_last;
+  last_free_taken += other.last_free_taken;
 }
 
 std::uint32_t SlotTuples::reached() const {

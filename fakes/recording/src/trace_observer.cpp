@@ -8,11 +8,16 @@
 namespace readyport {
 
 void TraceObserver::on_slot_acquired(ConnId id, Socket socket) {
+  ++slots_live_;
+  if (tuples_ != nullptr && table_slots_ != 0 && slots_live_ == table_slots_) {
+    ++tuples_->last_free_taken;
+  }
   TraceEvent event("obs.acquired");
   record(trace_event_conn(event, "id", id).num("s", socket));
 }
 
 void TraceObserver::on_slot_freed(ConnId id) {
+  --slots_live_;
   TraceEvent event("obs.freed");
   record(trace_event_conn(event, "id", id));
 }
@@ -52,9 +57,13 @@ void TraceObserver::on_packet_dropped(ConnId id, std::uint32_t events) {
   record(trace_event_conn(event, "id", id).hex("ev", events));
 }
 
-void TraceObserver::on_slot_event(ConnId /*id*/, SlotEventPoint point) {
-  if (tuples_ != nullptr) {
-    tuples_->add(point);
+void TraceObserver::on_slot_event(ConnId id, SlotEventPoint point) {
+  if (tuples_ == nullptr) {
+    return;
+  }
+  tuples_->add(point);
+  if (table_slots_ != 0 && id.slot == table_slots_ - 1) {
+    ++tuples_->slot_last;
   }
 }
 

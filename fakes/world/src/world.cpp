@@ -14,7 +14,8 @@ namespace {
 constexpr const char* kDeepRows[] = {
     "deep.psn_regs_failed_8_in_a_row", "deep.psn_dequeue_failed_8_in_a_row",
     "deep.post_failed_3_in_a_row",     "deep.thread_start_failed_3_in_a_row",
-    "deep.outage_cut_by_liveness",     "deep.remove_dropped_by_close"};
+    "deep.outage_cut_by_liveness",     "deep.remove_dropped_by_close",
+    "boundary.slot_last",              "boundary.last_free_slot_taken"};
 
 std::string fake_stats_text(const FakeStats& stats) {
   return "sockets=" + std::to_string(stats.sockets_open) +
@@ -125,6 +126,7 @@ World::World(WorldOptions options)
   }
   trace_.set_sink(&sink_);
   if (!options.embedder) {
+    observer_->set_table_slots(options.engine.connections_max);
     options.engine.observer = observer_.get();
     engine_ = std::make_unique<Engine>(*faulty_, options.engine);
   }
@@ -254,7 +256,8 @@ std::vector<std::pair<std::string, std::uint64_t>> World::coverage() const {
   }
   const std::uint64_t deep[] = {faults.psn_regs_runs, faults.psn_dequeue_runs,
                                 faults.post_runs,     faults.thread_start_runs,
-                                outages_cut,          fake_ ? fake_->stats().removes_dropped : 0};
+                                outages_cut,          fake_ ? fake_->stats().removes_dropped : 0,
+                                tuples_.slot_last,    tuples_.last_free_taken};
   static_assert(std::size(deep) == std::size(kDeepRows));
   for (std::size_t i = 0; i < std::size(kDeepRows); ++i) {
     rows.emplace_back(kDeepRows[i], deep[i]);

@@ -49,6 +49,10 @@ std::uint32_t slot_tuples_allowed();
 
 struct SlotTuples {
   std::array<std::uint64_t, kSlotTupleCount> counts{};
+  // The table's edges (boundary values): events on its last slot, and add()s that took its last
+  // free slot (counted by TraceObserver when it knows the table's size).
+  std::uint64_t slot_last = 0;
+  std::uint64_t last_free_taken = 0;
 
   // Counts `point` in each of its contexts' tuples.
   void add(const SlotEventPoint& point);

@@ -52,6 +52,9 @@ class TraceObserver final : public EngineObserver {
   void on_packet_stale(std::uintptr_t key, std::uint32_t events) override;
   void on_packet_dropped(ConnId id, std::uint32_t events) override;
   void on_slot_event(ConnId id, SlotEventPoint point) override;
+  // The engine's EngineOptions::connections_max, for the table's edges in `tuples` (0: unknown,
+  // not counted).
+  void set_table_slots(std::uint32_t slots) { table_slots_ = slots; }
 
  private:
   void record(TraceEvent& event) { trace_.record(context_, event); }
@@ -59,6 +62,8 @@ class TraceObserver final : public EngineObserver {
   Trace& trace_;
   const TraceContext& context_;
   SlotTuples* const tuples_;
+  std::uint32_t table_slots_ = 0;
+  std::uint32_t slots_live_ = 0;  // acquired and not freed (under the engine's lock)
 };
 
 }  // namespace readyport
