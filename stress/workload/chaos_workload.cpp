@@ -225,6 +225,11 @@ void poll_until_stopped(WorkloadState& world) {
     if (!got.ok() && got.status().code() == StatusCode::kFailedPrecondition) {
       return;
     }
+    // Every driver taken (ChaosWorkload::drivers_tight): another thread drives meanwhile; try
+    // again a virtual millisecond later, not at once (that would spend the polls in a moment).
+    if (!got.ok() && got.status().code() == StatusCode::kResourceExhausted) {
+      world.os.sleep_ms(1);
+    }
   }
 }
 
