@@ -103,7 +103,10 @@ std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32
   // are posted at this batch's end (quiesce: whoever adds to the quarantine services it).
   d.idle_calls = error == kWaitTimeout ? d.idle_calls + 1 : 0;
   if (d.idle_calls >= internal::kIdleCallsToProbe && removes_awaited_ > 0) {
-    probe_awaited(d);
+    probe_awaited(d, 0);
+  } else if (removes_awaited_ > 0 && stats_.port_calls % internal::kAwaitedScanCalls == 0) {
+    // A busy port: only the REMOVEs awaited for long.
+    probe_awaited(d, internal::kAwaitedCallsToProbe);
   }
   classify_entries(d, *received);
   spin_check(d, *received);

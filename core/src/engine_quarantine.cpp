@@ -110,12 +110,16 @@ void Engine::probe(std::uint32_t index) {
   ++stats_.removes_probed;
 }
 
-void Engine::probe_awaited(Driver& d) {
-  // Bounded by the table; only after idle calls with REMOVEs awaited.
-  d.idle_calls = 0;
+void Engine::probe_awaited(Driver& d, std::uint64_t calls_min) {
+  // Bounded by the table; only after idle calls, or every kAwaitedScanCalls port calls, with
+  // REMOVEs awaited.
+  if (calls_min == 0) {
+    d.idle_calls = 0;
+  }
   for (std::uint32_t i = 0; i < options_.connections_max && removes_awaited_ > 0; ++i) {
     const Slot& slot = slots_->at(i);
-    if (slot.state() == SlotState::kRemoving && slot.remove_applied) {
+    if (slot.state() == SlotState::kRemoving && slot.remove_applied &&
+        stats_.port_calls - slot.remove_call >= calls_min) {
       probe(i);
     }
   }

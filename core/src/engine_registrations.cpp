@@ -70,6 +70,7 @@ void Engine::note_remove_applied(RegRef ref) {
     return;
   }
   slot.remove_applied = true;
+  slot.remove_call = stats_.port_calls;
   ++removes_awaited_;
 }
 

@@ -296,7 +296,8 @@ class Engine final {
   // task (returns kFailedPrecondition). Errors: kFailedPrecondition (not started, already
   // stopped or stopping, or called from a driver thread).
   // Not bounded in time: stop() returns only once every REMOVE was seen or found lost (a probe,
-  // docs/engine.md, when its polls find the port idle) and every handler returned. A handler
+  // docs/engine.md, when its polls find the port idle or a REMOVE was awaited for 256 port
+  // calls) and every handler returned. A handler
   // that never returns, or a port whose every call fails for good (spec A3 without end), keeps it
   // retrying with the capped backoff; it never closes a socket or frees a slot on a guess.
   Status stop();
@@ -376,7 +377,8 @@ class Engine final {
   void note_remove_applied(internal::RegRef ref) READYPORT_REQUIRES(mutex_);
   // A lost REMOVE (docs/engine.md): one slot's probe, and the probes of every awaited one.
   void probe(std::uint32_t slot) READYPORT_REQUIRES(mutex_);
-  void probe_awaited(internal::Driver& d) READYPORT_REQUIRES(mutex_);
+  // Those applied at least `calls_min` port calls ago (0: every one).
+  void probe_awaited(internal::Driver& d, std::uint64_t calls_min) READYPORT_REQUIRES(mutex_);
   // One port call retried while it fails as a whole (spec A3); `d` null: registrations only.
   std::uint32_t call_retrying(SockNotifyRegistration* regs, std::uint32_t count,
                               internal::Driver* d, std::uint32_t timeout_ms,

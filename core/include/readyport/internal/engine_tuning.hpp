@@ -27,6 +27,12 @@ static_assert(kStopPollMs <= kRetryBackoffMaxMs, "stop() polls at least as often
 // probe after one idle call would mostly ask after REMOVEs on their way (harmless, a marker each).
 inline constexpr std::uint32_t kIdleCallsToProbe = 2;
 static_assert(kIdleCallsToProbe >= 1, "an idle engine must probe at some point, or stop() hangs");
+// A port that is never idle (other connections' packets keep coming) must not hide a lost REMOVE
+// for ever: a REMOVE still awaited after this many port calls of the engine's drivers since it
+// was applied is probed too. Checked every kAwaitedScanCalls calls (a scan of the table).
+inline constexpr std::uint64_t kAwaitedCallsToProbe = 256;
+inline constexpr std::uint64_t kAwaitedScanCalls = 64;
+static_assert(kAwaitedScanCalls <= kAwaitedCallsToProbe, "a scan between two probe ages");
 
 // Spin guard. A persistent level registration re-queues its packet while its condition holds
 // (spec C4); while another driver is about to apply its DISABLE, ENABLE or REMOVE, a driver can

@@ -34,6 +34,7 @@ struct Slot : SlotMachine {
   Socket socket = kInvalidSocket;  // kInvalidSocket once the quarantine closed it early
   Handler* handler = nullptr;
   std::uint64_t grace_epoch = 0;   // the quarantine's grace period (engine epoch)
+  std::uint64_t remove_call = 0;   // remove_applied: EngineStats::port_calls when it was applied
   std::uint32_t link = kSlotNone;  // free, deferred, quarantine, grace or dispose list
   // dispose() calls on_closed now or called it: close() and notify() of the id answer kNotFound
   // (engine.hpp), though the slot is released only after on_closed returned.
