@@ -166,7 +166,9 @@ EngineStats Engine::stats() const {
 }
 
 std::uint16_t Engine::contexts_locked() const {
-  const auto bit = [](EngineContext c) { return static_cast<std::uint16_t>(1u << static_cast<std::uint32_t>(c)); };
+  const auto bit = [](EngineContext c) {
+    return static_cast<std::uint16_t>(1u << static_cast<std::uint32_t>(c));
+  };
   std::uint16_t bits = 0;
   if (run_state_ == RunState::kRunning) {
     bits |= bit(EngineContext::kRunning);

@@ -169,10 +169,10 @@ namespace readyport {
 
 const char* slot_event_name(std::uint32_t event) {
   constexpr const char* kNames[kSlotEventCount] = {
-      "add",         "add_result",    "settle",         "undeferred",         "pause",
-      "op_result",   "remove_failed", "packet",         "remove_packet",      "handler_returned",
-      "close",       "probe",         "marker_posting", "marker_post_failed", "marker_seen",
-      "grace_over",  "disposed"};
+      "add",        "add_result",    "settle",         "undeferred",         "pause",
+      "op_result",  "remove_failed", "packet",         "remove_packet",      "handler_returned",
+      "close",      "probe",         "marker_posting", "marker_post_failed", "marker_seen",
+      "grace_over", "disposed"};
   return event < kSlotEventCount ? kNames[event] : "unknown";
 }
 
@@ -182,8 +182,8 @@ const char* slot_state_name_at(std::uint32_t state) {
 
 const char* engine_context_name(std::uint32_t context) {
   constexpr const char* kNames[kEngineContextCount] = {
-      "running",    "stop_sweep", "stop_drain", "probe_out", "deferred_waiting", "quarantine_open",
-      "batch_full", "no_driver"};
+      "running",          "stop_sweep",      "stop_drain", "probe_out",
+      "deferred_waiting", "quarantine_open", "batch_full", "no_driver"};
   return context < kEngineContextCount ? kNames[context] : "unknown";
 }
 

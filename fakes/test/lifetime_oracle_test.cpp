@@ -672,8 +672,8 @@ TEST(LifetimeOracleIntervals, AMarkerPostedAfterAnAppliedRemoveDrainsTheKeyOfALa
       {2, "hnd.closed s=256 id=1/1"},
       {1, "close_port port=1000 -> 1"},
   };
-  const Status after = judge(kAdded + kHandled + kRemoveApplied + idle + marker +
-                             behind_then_drained);
+  const Status after =
+      judge(kAdded + kHandled + kRemoveApplied + idle + marker + behind_then_drained);
   EXPECT_TRUE(after.ok()) << after.message();
   expect_rule(judge(kAdded + kHandled + marker + kRemoveApplied + idle + behind_then_drained),
               "O9");

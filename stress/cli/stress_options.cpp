@@ -439,12 +439,12 @@ struct Parser {
     // None goes with --replay (the bundle holds them), --check-trace (nothing runs) or
     // --engine-case (another world).
     const std::vector<CLI::Option*> run_options = {
-        h.seeds,         h.first,           h.one,          h.shard,        h.strategy,
-        h.depth,         h.steps,           h.faults,       h.actions,      h.clients,
-        h.peers,         h.coverage,        h.stop,         h.corpus,       h.bundle_dir,
-        h.json,          h.markdown,        h.shrink,       h.corpus_entry, h.os,
-        h.seconds_max,   h.connections_max, h.jobs,         h.scale,        h.scale_connections,
-        h.scale_workers, h.in_process,      h.hang_seconds, h.memory,       h.trace_memory,
+        h.seeds,         h.first,           h.one,           h.shard,        h.strategy,
+        h.depth,         h.steps,           h.faults,        h.actions,      h.clients,
+        h.peers,         h.coverage,        h.stop,          h.corpus,       h.bundle_dir,
+        h.json,          h.markdown,        h.shrink,        h.corpus_entry, h.os,
+        h.seconds_max,   h.connections_max, h.jobs,          h.scale,        h.scale_connections,
+        h.scale_workers, h.in_process,      h.hang_seconds,  h.memory,       h.trace_memory,
         h.schedule_seed, h.guided,          h.guided_seconds};
     for (CLI::Option* option : run_options) {
       h.replay->excludes(option);
@@ -469,12 +469,14 @@ struct Parser {
       h.shrink->excludes(option);
     }
     // --scale is its own run: one workload of its own size, not the main job's.
-    for (CLI::Option* option :
-         {h.one,          h.shard,  h.faults,      h.actions, h.clients,   h.peers,
-          h.coverage,     h.stop,   h.corpus,      h.json,    h.markdown,  h.shrink,
-          h.corpus_entry, h.os,     h.jobs,        h.trace,   h.trace_out, h.in_process,
-          h.hang_seconds, h.memory, h.trace_memory, h.schedule_seed, h.guided,
-          h.guided_seconds}) {
+    for (CLI::Option* option : {h.one,           h.shard,     h.faults,
+                                h.actions,       h.clients,   h.peers,
+                                h.coverage,      h.stop,      h.corpus,
+                                h.json,          h.markdown,  h.shrink,
+                                h.corpus_entry,  h.os,        h.jobs,
+                                h.trace,         h.trace_out, h.in_process,
+                                h.hang_seconds,  h.memory,    h.trace_memory,
+                                h.schedule_seed, h.guided,    h.guided_seconds}) {
       h.scale->excludes(option);
     }
     // The guided search runs its inputs one at a time in its own process: no shard, no child

@@ -107,8 +107,8 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
     return s;
   }
   if (object.contains("schedule_seed")) {
-    if (Status s = json_field_u64(object, where, "schedule_seed", 1, kJsonU64Max,
-                                  &options.schedule_seed);
+    if (Status s =
+            json_field_u64(object, where, "schedule_seed", 1, kJsonU64Max, &options.schedule_seed);
         !s.ok()) {
       return s;
     }

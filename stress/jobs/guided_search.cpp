@@ -119,7 +119,8 @@ std::uint64_t rarity(const Reached& reached, const Kept& kept) {
   }
   for (const std::string& row : kept.rows) {
     const auto it = reached.row_inputs.find(row);
-    score += 1'000'000 / std::max<std::uint64_t>(1, it == reached.row_inputs.end() ? 1 : it->second);
+    score +=
+        1'000'000 / std::max<std::uint64_t>(1, it == reached.row_inputs.end() ? 1 : it->second);
   }
   return std::max<std::uint64_t>(score, 1);
 }
@@ -164,7 +165,8 @@ std::string mutate_faults(Rng& rng, const Kept& parent) {
   } else if (!hits.empty()) {  // move one a few draws earlier or later
     FaultHit& hit = hits[rng.below(hits.size())];
     const std::uint64_t step = 1 + rng.below(3);
-    const std::uint64_t moved = rng.below(2) == 0 && hit.hit > step ? hit.hit - step : hit.hit + step;
+    const std::uint64_t moved =
+        rng.below(2) == 0 && hit.hit > step ? hit.hit - step : hit.hit + step;
     FaultHit candidate{hit.site, moved};
     if (std::find(hits.begin(), hits.end(), candidate) == hits.end()) {
       hit = candidate;
@@ -237,8 +239,8 @@ struct Search {
   // Runs one input, judges it and keeps it when it reached new coverage; false when it failed.
   bool run(const Input& input) {
     ++runs;
-    const std::string bundle_path = stress_bundle_path(
-        options.bundle_dir, input.seed, "-guided-" + std::to_string(runs));
+    const std::string bundle_path =
+        stress_bundle_path(options.bundle_dir, input.seed, "-guided-" + std::to_string(runs));
     const StressBundleContext context{command_line, bundle_path, "guided search"};
     stress_abort_arm(input.options, input.seed, &context);
     SeedReport report = stress_run_seed(input.options, input.seed);
@@ -250,9 +252,9 @@ struct Search {
       stress_tail_fill(input.options, report);
       const std::string written = stress_bundle_write(input.options, report, context);
       std::printf("guided: run %llu failed\n", static_cast<ull>(runs));
-      stress_failure_print(input.options, report, written,
-                           command_line.empty() ? std::string("readyport-stress")
-                                                : command_line.front());
+      stress_failure_print(
+          input.options, report, written,
+          command_line.empty() ? std::string("readyport-stress") : command_line.front());
       stress_summary_add_failure(summary, stress_failure_record(report, "", written));
       if (failures++ == 0) {
         first_failure_run = runs;
@@ -294,8 +296,7 @@ void print_summary(const Search& search) {
       static_cast<ull>(search.kept_mutants));
   std::printf("  tuples reached         %u of %u allowed (%u listed unreachable)\n", check.reached,
               check.allowed, check.listed);
-  std::printf("  coverage rows reached  %zu of %zu\n", rows,
-              search.summary.totals.coverage.size());
+  std::printf("  coverage rows reached  %zu of %zu\n", rows, search.summary.totals.coverage.size());
   if (search.failures == 0) {
     std::printf("  failures               0\n");
   } else {
@@ -304,11 +305,12 @@ void print_summary(const Search& search) {
                 search.first_failure_seconds);
   }
   // One line for scripts (ci/compare_search.sh).
-  std::printf("search: mode=%s runs=%llu tuples=%u allowed=%u rows=%zu failures=%llu "
-              "first_failure_run=%llu first_failure_cpu_s=%.1f\n",
-              search.options.unguided ? "unguided" : "guided", static_cast<ull>(search.runs),
-              check.reached, check.allowed, rows, static_cast<ull>(search.failures),
-              static_cast<ull>(search.first_failure_run), search.first_failure_seconds);
+  std::printf(
+      "search: mode=%s runs=%llu tuples=%u allowed=%u rows=%zu failures=%llu "
+      "first_failure_run=%llu first_failure_cpu_s=%.1f\n",
+      search.options.unguided ? "unguided" : "guided", static_cast<ull>(search.runs), check.reached,
+      check.allowed, rows, static_cast<ull>(search.failures),
+      static_cast<ull>(search.first_failure_run), search.first_failure_seconds);
 }
 
 // The tuples seeds 1..kBaselineSeeds reach with `options`' defaults (the main job's seed range).
@@ -368,13 +370,12 @@ int write_corpus(const Search& search) {
     entry.seed = best->input.seed;
     entry.options = best->input.options;
     entry.why = "Kept by the guided search (--guided from seed " +
-                std::to_string(search.options.first_seed) + ", run " +
-                std::to_string(best->run) + "): it reaches what seeds 1.." +
-                std::to_string(kBaselineSeeds) + " do not: " + names + ".";
+                std::to_string(search.options.first_seed) + ", run " + std::to_string(best->run) +
+                "): it reaches what seeds 1.." + std::to_string(kBaselineSeeds) +
+                " do not: " + names + ".";
     const std::string path = search.options.guided_corpus_out + "/" + entry.name;
-    const Status status =
-        stress_file_write(path, stress_corpus_entry_json(entry).dump(2) + "\n",
-                          StressWriteMode::kReplace);
+    const Status status = stress_file_write(path, stress_corpus_entry_json(entry).dump(2) + "\n",
+                                            StressWriteMode::kReplace);
     if (!status.ok()) {
       std::printf("guided: corpus entry not written: %s\n", status.message().c_str());
       return -1;

@@ -37,8 +37,10 @@ const std::vector<SlotTupleReason>& slot_tuple_reasons() {
       {"free", "add", "stop_sweep|stop_drain",
        "add() takes a free slot only in the lock section that finds the engine running "
        "(check_running in reserve_slot); stop() sets kStopping under the same lock"},
-      {"*", "packet|remove_packet|handler_returned|pause|undeferred|marker_seen|grace_over|"
-       "disposed|probe", "no_driver",
+      {"*",
+       "packet|remove_packet|handler_returned|pause|undeferred|marker_seen|grace_over|"
+       "disposed|probe",
+       "no_driver",
        "these run on a thread that holds a claimed driver: its batch (packets, handlers, "
        "pauses, markers), its call's start (the deferred list, probes) or its quiescent point "
        "and disposal; a driver is released only after them (quiesce, drive_once)"},

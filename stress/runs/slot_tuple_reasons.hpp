@@ -41,10 +41,10 @@ int slot_tuple_reason_of(std::uint32_t index,
                          const std::vector<SlotTupleReason>& reasons = slot_tuple_reasons());
 
 struct SlotTupleCheck {
-  std::uint32_t allowed = 0;  // tuples the code allows
-  std::uint32_t listed = 0;   // of those, named by a rule (unreachable, with its reason)
-  std::uint32_t reached = 0;  // of those, reached by the run
-  std::vector<std::uint32_t> unreached;       // allowed, not listed, not reached
+  std::uint32_t allowed = 0;             // tuples the code allows
+  std::uint32_t listed = 0;              // of those, named by a rule (unreachable, with its reason)
+  std::uint32_t reached = 0;             // of those, reached by the run
+  std::vector<std::uint32_t> unreached;  // allowed, not listed, not reached
   std::vector<std::uint32_t> listed_reached;  // listed as unreachable, yet reached
   std::vector<std::string> rules_stale;       // rules that match no allowed tuple
   bool ok() const { return unreached.empty() && listed_reached.empty() && rules_stale.empty(); }

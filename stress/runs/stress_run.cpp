@@ -282,8 +282,7 @@ std::string stress_parameters_line(const SeedParameters& p) {
   const FakeOptions& f = p.fake;
   return "seed=" + std::to_string(p.seed) +
          (p.schedule_seed != p.seed ? " schedule_seed=" + std::to_string(p.schedule_seed) : "") +
-         " strategy=" + sim_strategy_name(p.strategy) +
-         " clients=" + std::to_string(w.clients) +
+         " strategy=" + sim_strategy_name(p.strategy) + " clients=" + std::to_string(w.clients) +
          " concurrent=" + std::to_string(w.clients_concurrent) +
          " peers=" + std::to_string(w.peers) + " liveness=" + std::to_string(w.liveness_clients) +
          " bytes=" + std::to_string(w.bytes_per_client) +

@@ -50,9 +50,8 @@ void peer_pump(WorkloadState& world, Peer& peer) {
   const ChaosWorkload& w = world.workload;
   if (peer.state == Peer::State::kOpen && peer.sent < peer.bytes) {
     char chunk[256];
-    const std::uint32_t size =
-        std::min<std::uint32_t>({peer.bytes - peer.sent, w.chunk_bytes_max,
-                                 static_cast<std::uint32_t>(sizeof chunk)});
+    const std::uint32_t size = std::min<std::uint32_t>(
+        {peer.bytes - peer.sent, w.chunk_bytes_max, static_cast<std::uint32_t>(sizeof chunk)});
     chaos::payload_fill(w.seed, peer.stream, peer.sent, chunk, size);
     const int n = world.os.send(peer.socket, chunk, static_cast<int>(size), 0);
     if (n > 0) {
@@ -480,7 +479,8 @@ void streamer_main(WorkloadState& world, Peer& peer) {
   peer_close(world, peer);
 }
 
-void streamer_start(WorkloadState& world, Peer& peer, std::vector<std::unique_ptr<Thread>>& threads) {
+void streamer_start(WorkloadState& world, Peer& peer,
+                    std::vector<std::unique_ptr<Thread>>& threads) {
   Result<std::unique_ptr<Thread>> thread =
       world.os.thread_start("streamer", [&world, &peer] { streamer_main(world, peer); });
   if (thread.ok()) {
@@ -513,6 +513,23 @@ Status stop_and_join(WorkloadState& world, std::vector<std::unique_ptr<Thread>>&
   }
   world.record(phase_line("end"));
   return stop_outcome(world, stopped);
+}
+
+// The raw peers closed, the streamer started (traffic_at_stop), then stop_and_join. The streamer
+// is joined with the workers, before this returns.
+Status close_peers_and_stop(WorkloadState& world, std::vector<Peer>& peers,
+                            std::vector<std::unique_ptr<Thread>>& threads) {
+  for (Peer& peer : peers) {
+    peer_close(world, peer);
+  }
+  const ChaosWorkload& w = world.workload;
+  Peer streamer;
+  streamer.stream = w.clients + w.liveness_clients + w.peers;
+  streamer.bytes = kStreamerBytesMax;
+  if (w.traffic_at_stop) {
+    streamer_start(world, streamer, threads);
+  }
+  return stop_and_join(world, threads);
 }
 
 }  // namespace
@@ -616,16 +633,7 @@ ChaosResult run_chaos_workload(Os& os, Engine& engine, const ChaosWorkload& work
     }
     result.status = liveness_phase(world, peers, chaos_skipped);
   }
-  for (Peer& peer : peers) {
-    peer_close(world, peer);
-  }
-  Peer streamer;
-  streamer.stream = workload.clients + workload.liveness_clients + workload.peers;
-  streamer.bytes = kStreamerBytesMax;
-  if (workload.traffic_at_stop) {
-    streamer_start(world, streamer, workers);
-  }
-  const Status stopped = stop_and_join(world, workers);
+  const Status stopped = close_peers_and_stop(world, peers, workers);
   if (result.status.ok() && !stopped.ok()) {
     result.status = stopped;
   }

@@ -27,23 +27,23 @@ namespace readyport {
 // The slot machine's events (readyport/internal/slot_machine.hpp), one per entry point; a
 // packet is split by whether it carries REMOVE.
 enum class SlotEvent : std::uint8_t {
-  kAdd = 0,          // add() took a free slot
-  kAddResult,        // add()'s ENABLE came back (applied or refused)
-  kSettle,           // a live slot's next registration is decided
-  kUndeferred,       // a driver took the slot off the deferred list
-  kPause,            // a persistent level slot dispatched elsewhere (a DISABLE is weighed)
-  kOpResult,         // an ENABLE or DISABLE came back
-  kRemoveFailed,     // the port refused the REMOVE (spec B6)
-  kPacket,           // a packet (or notify()) without REMOVE for the current generation
-  kRemovePacket,     // a packet with REMOVE for the current generation
-  kHandlerReturned,  // on_events returned
-  kClose,            // close(), or stop()'s sweep, asked the slot to close
-  kProbe,            // a probe asks whether an applied REMOVE was lost
-  kMarkerPosting,    // a quarantine's drain marker is about to be posted
-  kMarkerPostFailed, // its post failed
-  kMarkerSeen,       // the marker was dequeued
-  kGraceOver,        // every driver passed a quiescent point after the marker
-  kDisposed,         // the socket was closed and on_closed returned
+  kAdd = 0,           // add() took a free slot
+  kAddResult,         // add()'s ENABLE came back (applied or refused)
+  kSettle,            // a live slot's next registration is decided
+  kUndeferred,        // a driver took the slot off the deferred list
+  kPause,             // a persistent level slot dispatched elsewhere (a DISABLE is weighed)
+  kOpResult,          // an ENABLE or DISABLE came back
+  kRemoveFailed,      // the port refused the REMOVE (spec B6)
+  kPacket,            // a packet (or notify()) without REMOVE for the current generation
+  kRemovePacket,      // a packet with REMOVE for the current generation
+  kHandlerReturned,   // on_events returned
+  kClose,             // close(), or stop()'s sweep, asked the slot to close
+  kProbe,             // a probe asks whether an applied REMOVE was lost
+  kMarkerPosting,     // a quarantine's drain marker is about to be posted
+  kMarkerPostFailed,  // its post failed
+  kMarkerSeen,        // the marker was dequeued
+  kGraceOver,         // every driver passed a quiescent point after the marker
+  kDisposed,          // the socket was closed and on_closed returned
 };
 inline constexpr std::uint32_t kSlotEventCount = 17;
 

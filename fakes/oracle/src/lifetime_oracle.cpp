@@ -148,9 +148,8 @@ std::vector<std::string> LifetimeOracle::coverage_names() {
   for (std::string& name : race_coverage_names()) {
     names.push_back(std::move(name));
   }
-  for (const char* name :
-       {"boundary.socket_reused_at_once", "boundary.key_lowest", "boundary.table_full",
-        "boundary.tasks_full", "boundary.drivers_full"}) {
+  for (const char* name : {"boundary.socket_reused_at_once", "boundary.key_lowest",
+                           "boundary.table_full", "boundary.tasks_full", "boundary.drivers_full"}) {
     names.emplace_back(name);
   }
   return names;

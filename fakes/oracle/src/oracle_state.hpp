@@ -524,7 +524,7 @@ struct LifetimeOracle::State {
   std::map<PostPacket, std::deque<std::uint64_t>> posts;
   std::uint64_t posts_made = 0;
   Socket last_closed = kInvalidSocket;  // the latest closed socket value, until the next socket
-  std::uint32_t open_posts = 0;  // threads with open_post
+  std::uint32_t open_posts = 0;         // threads with open_post
   std::map<std::uint64_t, Conn> conns;
   std::uint64_t conns_made = 0;
   std::map<Socket, std::vector<std::uint64_t>> conns_by_socket;  // oldest first

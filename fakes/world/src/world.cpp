@@ -11,11 +11,14 @@ namespace readyport {
 namespace {
 
 // The rows behind a spent retry budget and a dropped REMOVE (coverage_names()).
-constexpr const char* kDeepRows[] = {
-    "deep.psn_regs_failed_8_in_a_row", "deep.psn_dequeue_failed_8_in_a_row",
-    "deep.post_failed_3_in_a_row",     "deep.thread_start_failed_3_in_a_row",
-    "deep.outage_cut_by_liveness",     "deep.remove_dropped_by_close",
-    "boundary.slot_last",              "boundary.last_free_slot_taken"};
+constexpr const char* kDeepRows[] = {"deep.psn_regs_failed_8_in_a_row",
+                                     "deep.psn_dequeue_failed_8_in_a_row",
+                                     "deep.post_failed_3_in_a_row",
+                                     "deep.thread_start_failed_3_in_a_row",
+                                     "deep.outage_cut_by_liveness",
+                                     "deep.remove_dropped_by_close",
+                                     "boundary.slot_last",
+                                     "boundary.last_free_slot_taken"};
 
 std::string fake_stats_text(const FakeStats& stats) {
   return "sockets=" + std::to_string(stats.sockets_open) +

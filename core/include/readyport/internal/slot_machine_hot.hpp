@@ -32,23 +32,23 @@ inline constexpr auto kSlotEventStates = [] {
   const std::uint32_t not_free =
       in(kLive, kDispatching, kRemoving, kQuarantined, kDraining, kGrace, kClosing);
   return std::array<std::uint32_t, kSlotEventCount>{
-      in(kFree),                                    // kAdd
-      in(kLive, kDispatching),                      // kAddResult: its ENABLE holds the slot
-      in(kLive),                                    // kSettle
-      in(kLive, kDispatching),                      // kUndeferred
-      in(kDispatching),                             // kPause
-      in(kLive, kDispatching),                      // kOpResult: its ENABLE/DISABLE holds it
-      in(kRemoving),                                // kRemoveFailed
-      not_free,                                     // kPacket
+      in(kFree),                                       // kAdd
+      in(kLive, kDispatching),                         // kAddResult: its ENABLE holds the slot
+      in(kLive),                                       // kSettle
+      in(kLive, kDispatching),                         // kUndeferred
+      in(kDispatching),                                // kPause
+      in(kLive, kDispatching),                         // kOpResult: its ENABLE/DISABLE holds it
+      in(kRemoving),                                   // kRemoveFailed
+      not_free,                                        // kPacket
       in(kRemoving, kQuarantined, kDraining, kGrace),  // kRemovePacket: issued, or probed
-      in(kDispatching),                             // kHandlerReturned
-      not_free,                                     // kClose
-      in(kRemoving),                                // kProbe
-      in(kQuarantined),                             // kMarkerPosting
-      in(kDraining),                                // kMarkerPostFailed
-      in(kDraining),                                // kMarkerSeen
-      in(kGrace),                                   // kGraceOver
-      in(kClosing)};                                // kDisposed
+      in(kDispatching),                                // kHandlerReturned
+      not_free,                                        // kClose
+      in(kRemoving),                                   // kProbe
+      in(kQuarantined),                                // kMarkerPosting
+      in(kDraining),                                   // kMarkerPostFailed
+      in(kDraining),                                   // kMarkerSeen
+      in(kGrace),                                      // kGraceOver
+      in(kClosing)};                                   // kDisposed
 }();
 
 inline bool slot_event_accepts(SlotEvent event, SlotState state) {

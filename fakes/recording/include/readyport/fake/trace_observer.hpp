@@ -21,7 +21,8 @@
 // The slot machine's events (on_slot_event) write no line: they are counted in `tuples`, when
 // given, for coverage of states in context (slot_tuples.hpp).
 //
-// Ownership: borrows `trace`, `context` and `tuples`, which must outlive it; it must outlive the engine.
+// Ownership: borrows `trace`, `context` and `tuples`, which must outlive it; it must outlive the
+// engine.
 // Threading: any thread (the engine calls some methods under its lock: recording takes only the
 // trace's mutex and makes no seam call, so it never blocks on the engine). Errors: none.
 #pragma once
