@@ -294,8 +294,8 @@ void print_summary(const Search& search) {
       search.options.unguided ? "unguided" : "guided", static_cast<ull>(search.runs),
       cpu_seconds() - search.start_seconds, search.corpus.size(),
       static_cast<ull>(search.kept_mutants));
-  std::printf("  tuples reached         %u of %u allowed (%u listed unreachable)\n", check.reached,
-              check.allowed, check.listed);
+  std::printf("  tuples reached         %u of %u allowed (%u listed unreachable, %u pending)\n",
+              check.reached, check.allowed, check.listed - check.pending, check.pending);
   std::printf("  coverage rows reached  %zu of %zu\n", rows, search.summary.totals.coverage.size());
   if (search.failures == 0) {
     std::printf("  failures               0\n");

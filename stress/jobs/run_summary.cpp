@@ -25,20 +25,22 @@ std::size_t print_coverage(const StressTotals& totals) {
 }
 
 // Coverage of states in context; returns the number of problems (slot_tuple_reasons.hpp).
-std::size_t print_tuples(const StressTotals& totals) {
-  const SlotTupleCheck check = slot_tuple_check(totals.tuples);
+std::size_t print_tuples(const SlotTuples& tuples) {
+  const SlotTupleCheck check = slot_tuple_check(tuples);
   std::printf(
       "\nstates in context (slot state, event, engine context; docs/coverage.md)\n"
       "  tuples reached         %u of %u the code allows (%u listed unreachable, with reasons; "
-      "%u to reach)\n",
-      check.reached, check.allowed, check.listed, check.allowed - check.listed);
+      "%u to reach; %u of those pending: reachable, not reached by the default run yet, listed "
+      "with what they need)\n",
+      check.reached, check.allowed, check.listed - check.pending,
+      check.allowed - check.listed + check.pending, check.pending);
   constexpr std::size_t kListedMax = 40;
-  const auto list = [](const char* what, const std::vector<std::uint32_t>& tuples) {
-    for (std::size_t i = 0; i < tuples.size() && i < kListedMax; ++i) {
-      std::printf("  %-22s %s\n", what, slot_tuple_name(tuples[i]).c_str());
+  const auto list = [](const char* what, const std::vector<std::uint32_t>& names) {
+    for (std::size_t i = 0; i < names.size() && i < kListedMax; ++i) {
+      std::printf("  %-22s %s\n", what, slot_tuple_name(names[i]).c_str());
     }
-    if (tuples.size() > kListedMax) {
-      std::printf("  %-22s (%zu more)\n", what, tuples.size() - kListedMax);
+    if (names.size() > kListedMax) {
+      std::printf("  %-22s (%zu more)\n", what, names.size() - kListedMax);
     }
   };
   std::printf(
@@ -334,7 +336,9 @@ std::size_t stress_summary_print(const StressOptions& options, StressRunSummary&
                 stress_summary_steps_per_second(summary), static_cast<ull>(summary.steps_all));
   }
   summary.coverage_zero_rows = print_coverage(totals);
-  summary.tuple_problems = print_tuples(totals);
+  SlotTuples tuples = totals.tuples;
+  tuples.add(summary.corpus_tuples);
+  summary.tuple_problems = print_tuples(tuples);
   return summary.coverage_zero_rows;
 }
 

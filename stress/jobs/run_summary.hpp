@@ -107,6 +107,8 @@ struct StressRunSummary {
   // Scheduler steps (scheduled calls) of every seed run, the corpus's included: with the seeds
   // run (corpus entries included) over `seconds`, the run's speed.
   std::uint64_t steps_all = 0;
+  // The corpus entries' tuples (the range's are in totals): states in context counts both.
+  SlotTuples corpus_tuples;
   std::size_t coverage_zero_rows = 0;  // filled by stress_summary_print
   // Allowed tuples neither reached nor listed unreachable, listed ones reached, stale rules
   // (slot_tuple_reasons.hpp): filled by stress_summary_print.

@@ -42,7 +42,8 @@ Json tuples_json(const SlotTuples& tuples) {
   const SlotTupleCheck check = slot_tuple_check(tuples);
   Json object = Json::object();
   object["allowed"] = check.allowed;
-  object["listed_unreachable"] = check.listed;
+  object["listed_unreachable"] = check.listed - check.pending;
+  object["listed_pending"] = check.pending;
   object["reached"] = check.reached;
   const auto names = [](const std::vector<std::uint32_t>& list) {
     Json array = Json::array();
@@ -182,7 +183,9 @@ Json stress_summary_json(const StressOptions& options, const StressRunSummary& s
   }
   document["coverage"] = std::move(coverage);
   document["coverage_zero_rows"] = std::move(zero_rows);
-  document["slot_tuples"] = tuples_json(summary.totals.tuples);
+  SlotTuples tuples = summary.totals.tuples;  // the range's and the corpus's
+  tuples.add(summary.corpus_tuples);
+  document["slot_tuples"] = tuples_json(tuples);
   document["faults_fired"] = std::move(faults);
   document["os"] = stress_os_name(options.os);
   document["figures"] = stress_figures_json(figures);

@@ -76,6 +76,19 @@ Status tuples_from_json(const Json& object, SlotTuples* tuples) {
   return Status();
 }
 
+// The tuples reached, as index and count pairs (one binary on both ends: the same indices), then
+// the table's edges.
+Json tuples_json(const SlotTuples& tuples) {
+  Json pairs = Json::array();
+  for (std::uint32_t i = 0; i < kSlotTupleCount; ++i) {
+    if (tuples.counts[i] != 0) {
+      pairs.push_back(i);
+      pairs.push_back(tuples.counts[i]);
+    }
+  }
+  return pairs;
+}
+
 Json share_json(const StressSeedShare& share, StressRecordNames* sent) {
   Json object = Json::object();
   object["seed"] = share.seed;
@@ -100,15 +113,7 @@ Json share_json(const StressSeedShare& share, StressRecordNames* sent) {
     object["coverage_names"] = sent->coverage;
   }
   object["coverage"] = std::move(counts);
-  // The tuples reached, as index and count pairs (one binary on both ends: the same indices).
-  Json tuples = Json::array();
-  for (std::uint32_t i = 0; i < kSlotTupleCount; ++i) {
-    if (share.totals.tuples.counts[i] != 0) {
-      tuples.push_back(i);
-      tuples.push_back(share.totals.tuples.counts[i]);
-    }
-  }
-  object["tuples"] = std::move(tuples);
+  object["tuples"] = tuples_json(share.totals.tuples);
   const OracleJudgement& judgement = share.totals.judgement;
   object["judged"] = array_json(judgement.judged);
   object["violated"] = array_json(judgement.violated);
@@ -217,6 +222,8 @@ StressTaskRecord stress_task_record(std::size_t task, bool entry, const SeedRepo
   if (!entry) {
     record.share = stress_seed_share(report);
     stress_figures_add(record.figures, report);
+  } else {
+    record.entry_tuples = report.tuples;
   }
   record.failure = std::move(failure);
   return record;
@@ -232,6 +239,7 @@ void stress_task_record_apply(const StressTaskRecord& record, StressRunSummary& 
     }
   }
   if (record.entry) {
+    summary.corpus_tuples.add(record.entry_tuples);
     summary.corpus.entries++;
     if (record.passed) {
       summary.corpus.passed++;
@@ -257,6 +265,9 @@ Json stress_task_record_json(const StressTaskRecord& record, StressRecordNames* 
   }
   object["figures"] = std::move(figures);
   object["failure"] = record.failure.has_value() ? failure_json(*record.failure) : Json();
+  if (record.entry) {
+    object["tuples"] = tuples_json(record.entry_tuples);
+  }
   return object;
 }
 
@@ -301,6 +312,11 @@ Result<StressTaskRecord> stress_task_record_from_json(const Json& object, Stress
       return s;
     }
     record.failure = std::move(failure);
+  }
+  if (record.entry) {
+    if (Status s = tuples_from_json(object, &record.entry_tuples); !s.ok()) {
+      return s;
+    }
   }
   return record;
 }

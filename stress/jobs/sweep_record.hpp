@@ -44,6 +44,9 @@ struct StressTaskRecord {
   std::optional<StressSeedShare> share;  // seeds of the range only
   StressFigures figures{};               // seeds of the range only (zero otherwise)
   std::optional<StressFailure> failure;  // when it failed
+  // A corpus entry's tuples (the range's are in share): coverage of states in context counts the
+  // corpus too, where the guided search's finds are kept (docs/coverage.md).
+  SlotTuples entry_tuples;
 };
 
 // The record of task `task` from its report; `failure` when it failed.

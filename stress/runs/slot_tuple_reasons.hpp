@@ -25,12 +25,15 @@
 namespace readyport {
 
 // One rule: each field is a set of names separated by '|', or "*" for any; a tuple matches when
-// its state, event and context are each in the rule's set.
+// its state, event and context are each in the rule's set. A pending rule names tuples the code
+// can reach that the default run does not reach yet, with what they need: they are counted and
+// printed apart from the unreachable ones, and checked the same way (reached, the rule is stale).
 struct SlotTupleReason {
   const char* states;
   const char* events;
   const char* contexts;
   const char* reason;
+  bool pending = false;
 };
 
 // The rules, in order: the first that matches a tuple gives its reason.
@@ -43,6 +46,7 @@ int slot_tuple_reason_of(std::uint32_t index,
 struct SlotTupleCheck {
   std::uint32_t allowed = 0;             // tuples the code allows
   std::uint32_t listed = 0;              // of those, named by a rule (unreachable, with its reason)
+  std::uint32_t pending = 0;             // of those listed, by a pending rule (reachable, not yet)
   std::uint32_t reached = 0;             // of those, reached by the run
   std::vector<std::uint32_t> unreached;  // allowed, not listed, not reached
   std::vector<std::uint32_t> listed_reached;  // listed as unreachable, yet reached
