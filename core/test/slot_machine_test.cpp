@@ -212,11 +212,14 @@ TEST(SlotMachineDeathTest, ForbiddenTransitionsAbort) {
     SlotMachine m = machine_in(from);
     EXPECT_DEATH(slot_transition(m, to), "slot_edge_allowed") << slot_state_name(from);
   }
-  // Events a state cannot take: a REMOVE packet for a live slot, a marker for a removing one.
+  // Events a state cannot take: a REMOVE packet for a live slot, a marker for a removing one, a
+  // settle of a dispatching one. Each event asserts its states on entry (kSlotEventStates).
   SlotMachine live = machine_in(S::kLive);
-  EXPECT_DEATH(slot_on_packet(live, kSockNotifyEventRemove, kSelf), "remove");
+  EXPECT_DEATH(slot_on_packet(live, kSockNotifyEventRemove, kSelf), "slot_event_accepts");
   SlotMachine removing = machine_in(S::kRemoving);
-  EXPECT_DEATH(slot_on_marker_seen(removing), "slot_edge_allowed");
+  EXPECT_DEATH(slot_on_marker_seen(removing), "slot_event_accepts");
+  SlotMachine dispatching = machine_in(S::kDispatching);
+  EXPECT_DEATH((void)slot_settle(dispatching, false), "slot_event_accepts");
 }
 
 // Decisions that keep the state: settle, pause, results, merges, drops, close.

@@ -940,6 +940,36 @@ TEST(LifetimeOracleRules, FirstViolationIsKept) {
   expect_rule(judge(kAdded + kHandled + two), "O1");
 }
 
+// The boundary rows, from the trace: a socket value handed out again by the first socket()
+// after its close, and add() refused by a full table (resource_exhausted).
+TEST(LifetimeOracleCoverage, BoundaryRowsCountTheEdgesTheTraceShows) {
+  const std::vector<Event> events = {
+      {1, "socket af=2 type=1 proto=6 -> 300"},
+      {1, "closesocket.begin s=300"},
+      {1, "closesocket s=300 -> 0"},
+      {1, "socket af=2 type=1 proto=6 -> 300"},
+      {1, "socket af=2 type=1 proto=6 -> 304"},
+      {1, "wl.adding s=304"},
+      {1, "wl.add s=304 -> resource_exhausted"},
+  };
+  LifetimeOracle oracle;
+  oracle.observe_text(trace_text(events));
+  const auto rows = oracle.coverage();
+  const auto row = [&rows](const std::string& name) {
+    for (const auto& [row_name, count] : rows) {
+      if (row_name == name) {
+        return count;
+      }
+    }
+    ADD_FAILURE() << "no row " << name;
+    return std::uint64_t{0};
+  };
+  EXPECT_EQ(row("boundary.socket_reused_at_once"), 1u);
+  EXPECT_EQ(row("boundary.table_full"), 1u);
+  EXPECT_EQ(row("boundary.tasks_full"), 0u);
+  EXPECT_EQ(row("boundary.key_lowest"), 0u);
+}
+
 TEST(LifetimeOracleCoverage, FixedRowsThenFaultSitesByName) {
   const std::vector<Event> events = {
       {2, "fault recv.wouldblock s=260"},
@@ -974,12 +1004,17 @@ TEST(LifetimeOracleCoverage, FixedRowsThenFaultSitesByName) {
   for (const std::string& race : races) {
     expected.emplace_back(race, 0);
   }
+  // Then the boundary rows (none here: no socket, packet or public call).
+  for (const char* row : {"boundary.socket_reused_at_once", "boundary.key_lowest",
+                          "boundary.table_full", "boundary.tasks_full", "boundary.drivers_full"}) {
+    expected.emplace_back(row, 0);
+  }
   expected.emplace_back("fault.close.abortive", 1);
   expected.emplace_back("fault.psn.call_fails", 1);
   expected.emplace_back("fault.recv.wouldblock", 2);
   EXPECT_EQ(oracle.coverage(), expected);
   const std::vector<std::string> names = LifetimeOracle::coverage_names();
-  ASSERT_EQ(names.size(), 10u + races.size());
+  ASSERT_EQ(names.size(), 10u + races.size() + 5u);
   for (std::size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(names[i], expected[i].first);
   }
