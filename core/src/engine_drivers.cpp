@@ -104,8 +104,9 @@ std::uint32_t Engine::call_port(Driver& d, std::uint32_t timeout_ms, std::uint32
   d.idle_calls = error == kWaitTimeout ? d.idle_calls + 1 : 0;
   if (d.idle_calls >= internal::kIdleCallsToProbe && removes_awaited_ > 0) {
     probe_awaited(d, 0);
-  } else if (removes_awaited_ > 0 && stats_.port_calls % internal::kAwaitedScanCalls == 0) {
+  } else if (removes_awaited_ > 0 && ++calls_since_scan_ >= internal::kAwaitedScanCalls) {
     // A busy port: only the REMOVEs awaited for long.
+    calls_since_scan_ = 0;
     probe_awaited(d, internal::kAwaitedCallsToProbe);
   }
   classify_entries(d, *received);

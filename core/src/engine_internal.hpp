@@ -151,10 +151,8 @@ namespace readyport {
 // The engine's sources name the internal types and functions unqualified.
 using namespace internal;  // a private header, included by the engine's sources only
 
-// Turns slot `index`'s machine decision into a registration in `sink` (under the lock). kDefer:
-// the sink has no room; a driver takes the slot before its next call (bounded buffers). kEnable:
-// the whole registration, all directions (spec C2). kRemove (kLive -> kRemoving): REMOVE is the
-// port's last operation on this key (spec B7).
+// Reports slot `index`'s event, its state and the engine's contexts to the observer (under the
+// lock; engine_coverage.hpp).
 READYPORT_FORCE_INLINE void Engine::note(SlotEvent event, std::uint32_t index) {
   if (options_.observer != nullptr) {
     const Slot& slot = slots_->at(index);
@@ -164,6 +162,10 @@ READYPORT_FORCE_INLINE void Engine::note(SlotEvent event, std::uint32_t index) {
   }
 }
 
+// Turns slot `index`'s machine decision into a registration in `sink` (under the lock). kDefer:
+// the sink has no room; a driver takes the slot before its next call (bounded buffers). kEnable:
+// the whole registration, all directions (spec C2). kRemove (kLive -> kRemoving): REMOVE is the
+// port's last operation on this key (spec B7).
 READYPORT_FORCE_INLINE void Engine::settle(std::uint32_t index, RegSink& sink) {
   note(SlotEvent::kSettle, index);
   const SettleAction action = internal::slot_settle(slots_->at(index), sink.full());

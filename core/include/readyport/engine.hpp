@@ -427,6 +427,8 @@ class Engine final {
   std::uint32_t probes_out_ READYPORT_GUARDED_BY(mutex_) = 0;
   std::uint32_t quarantine_open_ READYPORT_GUARDED_BY(mutex_) = 0;
   std::uint32_t full_batches_ READYPORT_GUARDED_BY(mutex_) = 0;
+  // Drivers' port calls with REMOVEs awaited since the last scan for old ones (probe_awaited).
+  std::uint32_t calls_since_scan_ READYPORT_GUARDED_BY(mutex_) = 0;
   // Slots whose next registration waits for a driver.
   std::uint32_t deferred_head_ READYPORT_GUARDED_BY(mutex_);
   // Quarantined slots whose marker is not posted yet.
