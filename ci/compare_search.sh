@@ -12,7 +12,8 @@
 #   bash ci/compare_search.sh --seconds 60 --canary-seconds 20
 #
 # Two searches run at a time (each is one process on one core; the budget is its own CPU time,
-# so the machine's other work does not change what each is given). Uses build/default (built
+# so the machine's other work does not change what each is given; a run begun within the budget
+# finishes, so a slow seed can overrun it: the CPU-seconds printed are the measured ones). Uses build/default (built
 # with `cmake --build --preset default --target readyport-stress` when missing). Logs:
 # build/compare-search/. Exit status: 0 printed, and no search failed without a canary;
 # 1 otherwise; 2 a bad command line.
@@ -57,17 +58,22 @@ run_search() {
 # field LOG KEY: KEY's value on the log's `search:` line.
 field() { sed -nE "s/^search: .*[ ]$2=([^ ]+).*/\\1/p" "$1" | tail -n 1; }
 
-# Two at a time.
-pids=()
-for name in "${searches[@]}"; do
-  run_search "$driver" "$name" "$seconds" "$out/$name.log" &
-  pids+=($!)
-  if [ "${#pids[@]}" -eq 2 ]; then
-    wait "${pids[@]}"
-    pids=()
-  fi
-done
-[ "${#pids[@]}" -eq 0 ] || wait "${pids[@]}"
+# run_all BINARY SECONDS PREFIX [more flags]: every search, two at a time; logs PREFIX<name>.log.
+run_all() {
+  local binary="$1" budget="$2" prefix="$3" name pids=()
+  shift 3
+  for name in "${searches[@]}"; do
+    run_search "$binary" "$name" "$budget" "$prefix$name.log" "$@" &
+    pids+=($!)
+    if [ "${#pids[@]}" -eq 2 ]; then
+      wait "${pids[@]}"
+      pids=()
+    fi
+  done
+  [ "${#pids[@]}" -eq 0 ] || wait "${pids[@]}"
+}
+
+run_all "$driver" "$seconds" "$out/"
 
 status=0
 echo "| search ($seconds CPU-s each) | runs | tuples reached | coverage rows reached | failures |"
@@ -99,17 +105,7 @@ echo "|---|$(printf -- '---|%.0s' "${searches[@]}")"
 for dir in "${canaries[@]}"; do
   canary=$(basename "$(dirname "$(dirname "$dir")")")
   canary="${canary#canary-src-}"
-  pids=()
-  for name in "${searches[@]}"; do
-    run_search "$dir/stress/readyport-stress" "$name" "$canary_seconds" \
-      "$out/canary-$canary.$name.log" --stop-on-failure &
-    pids+=($!)
-    if [ "${#pids[@]}" -eq 2 ]; then
-      wait "${pids[@]}"
-      pids=()
-    fi
-  done
-  [ "${#pids[@]}" -eq 0 ] || wait "${pids[@]}"
+  run_all "$dir/stress/readyport-stress" "$canary_seconds" "$out/canary-$canary." --stop-on-failure
   row="| $canary |"
   for name in "${searches[@]}"; do
     log="$out/canary-$canary.$name.log"
