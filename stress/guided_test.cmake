@@ -16,8 +16,9 @@ function(search name)
     message(FATAL_ERROR "search ${name}: exit ${status}, expected 1 (runs past --steps-max)\n"
                         "stdout: ${out}\nstderr: ${err}")
   endif()
-  # What may differ between two searches: CPU time.
-  string(REGEX MATCH "search: [^\n]*" line "${out}")
+  # What may differ between two searches: CPU time (the summary's first line has it; the line
+  # for scripts, `search: mode=...`, has it only as first_failure_cpu_s).
+  string(REGEX MATCH "\nsearch: mode=[^\n]*" line "${out}")
   string(REGEX REPLACE " first_failure_cpu_s=[0-9.]+" "" line "${line}")
   string(REGEX MATCH "[0-9]+ inputs kept \\([0-9]+ of them mutants\\)" kept "${out}")
   if(line STREQUAL "" OR kept STREQUAL "")
@@ -62,5 +63,5 @@ execute_process(COMMAND ${STRESS} --guided 300 --bundle-dir ${WORK}/plain
 if(NOT status EQUAL 0 OR NOT out MATCHES "search: mode=guided runs=300 [^\n]* failures=0 ")
   message(FATAL_ERROR "300 guided runs with nothing planted: exit ${status}\n${out}\n${err}")
 endif()
-string(REGEX MATCH "search: [^\n]*" line "${out}")
+string(REGEX MATCH "\nsearch: mode=[^\n]*" line "${out}")
 message(STATUS "${line_a}; ${kept_a}; replayed ${mutant}; ${line}")
