@@ -110,6 +110,8 @@ ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
   // The engine's limits at their edge in a quarter of the seeds each, from the next two bits.
   w.tasks_tight = ((w.seed >> 57) & 3) == 0;
   w.drivers_tight = ((w.seed >> 55) & 3) == 0;
+  // A crowd at stop() in a quarter of the seeds with traffic there, from the next two bits.
+  w.crowd_at_stop = w.traffic_at_stop && ((w.seed >> 53) & 3) == 0;
   return w;
 }
 
@@ -290,7 +292,7 @@ std::string stress_parameters_line(const SeedParameters& p) {
          " server_buffer=" + std::to_string(w.buffer_bytes) + " mode=" + mode_name(w.mode) +
          " workers=" + std::to_string(w.workers) + " pollers=" + std::to_string(w.pollers) +
          " racers=" + std::to_string(w.racers) + " stop_faults=" + (w.faults_at_stop ? "1" : "0") +
-         " stop_traffic=" + (w.traffic_at_stop ? "1" : "0") +
+         " stop_traffic=" + (w.traffic_at_stop ? (w.crowd_at_stop ? "crowd" : "1") : "0") +
          " tight=" + (w.tasks_tight ? "tasks" : "") + (w.drivers_tight ? "+drivers" : "") +
          " batch=" + std::to_string(p.batch_count) + " table=" + std::to_string(w.connections_max) +
          " actions=" + std::to_string(w.actions) + " weights=" + std::to_string(w.weight_close) +

@@ -99,6 +99,7 @@ void ServerConn::closed(ConnId id) {
 Interest Listener::handle(ConnId id, std::uint32_t events) {
   (void)id;
   (void)events;
+  world_.accepting.fetch_add(1);
   for (std::uint32_t i = 0; i < 64; ++i) {  // bounded: the rest comes with the next packet
     const Socket accepted = world_.os.accept(socket, nullptr);
     if (accepted == kInvalidSocket) {
@@ -106,6 +107,7 @@ Interest Listener::handle(ConnId id, std::uint32_t events) {
     }
     world_.adopt(accepted);
   }
+  world_.accepting.fetch_sub(1);
   return kInterestIn;
 }
 
@@ -299,6 +301,22 @@ void WorkloadState::remember(ConnId id, Socket s, ServerConn* server) {
   }
 }
 
+bool WorkloadState::pick_recent_known(std::uint32_t newest, Known* known_out) {
+  READYPORT_ASSERT(newest >= 1 && newest <= kKnownMax);
+  const std::uint64_t back = draw_below(newest);  // 0: the newest
+  Guard guard(*mutex);
+  const std::size_t size = known.size();
+  if (size == 0) {
+    return false;
+  }
+  // The ring's newest entry is just before known_next once it is full, else the last one.
+  const std::size_t newest_at =
+      size < kKnownMax ? size - 1 : (known_next + kKnownMax - 1) % kKnownMax;
+  const std::size_t steps = static_cast<std::size_t>(back) % size;
+  *known_out = known[(newest_at + size - steps) % size];
+  return true;
+}
+
 bool WorkloadState::pick_known(Known* known_out) {
   std::size_t size = 0;
   {
@@ -458,7 +476,9 @@ Status WorkloadState::open_listener() {
 
 void WorkloadState::retry_pause(std::uint32_t attempt) {
   const std::uint32_t shift = std::min<std::uint32_t>(attempt, 10);
+  pausing.fetch_add(1);
   os.sleep_ms(std::min<std::uint32_t>(1u << shift, kRetryPauseMaxMs));
+  pausing.fetch_sub(1);
 }
 
 void WorkloadState::notify_start(const Known& k, std::uint32_t events) {

@@ -22,6 +22,8 @@ constexpr std::uint32_t kPollerPollsMax = 1'000'000;
 // The streamer's steps and bytes at most (it normally ends when stop() returned).
 constexpr std::uint32_t kStreamerStepsMax = 100'000;
 constexpr std::uint32_t kStreamerBytesMax = 1u << 24;
+// Streamers in a crowd at stop() (ChaosWorkload::crowd_at_stop).
+constexpr std::uint32_t kCrowdStreamers = 3;
 // run_worker() tries at most (refused only while the other threads hold every driver).
 constexpr std::uint32_t kWorkerAttemptsMax = 1'000'000;
 
@@ -379,6 +381,25 @@ void faults_off(WorkloadState& world, bool launching_ends) {
   }
 }
 
+// After the quiet period: until no retry pause of the workload is under way (each ends within
+// kRetryPauseMaxMs once faults are off) and the listener's handler is not running, a virtual
+// millisecond at a time, for a bounded time.
+Status wait_settled(WorkloadState& world) {
+  const std::uint32_t limit = WorkloadState::kRetryPauseMaxMs + world.workload.quiet_ms;
+  for (std::uint32_t waited = 0; world.pausing.load() != 0 || world.accepting.load() != 0;
+       ++waited) {
+    if (waited >= limit) {
+      return Status(StatusCode::kInternal,
+                    "liveness: " + std::to_string(world.pausing.load()) +
+                        " retry pause(s) under way and the listener's handler running " +
+                        std::to_string(world.accepting.load()) + " time(s), " +
+                        std::to_string(waited) + " ms after the quiet period with faults off");
+    }
+    world.os.sleep_ms(1);
+  }
+  return Status();
+}
+
 // `began`: faults_off() was called already (the chaos phase was skipped).
 Status liveness_phase(WorkloadState& world, std::vector<Peer>& peers, bool began) {
   if (!began) {
@@ -389,8 +410,15 @@ Status liveness_phase(WorkloadState& world, std::vector<Peer>& peers, bool began
   }
   // A quiet period first: a fault of the chaos phase can still be acting (a refused re-arm whose
   // close rides a driver's next call, a call in its retry backoff). Virtual time passes only when
-  // every thread is parked, so after it every such follow-up has been issued and has landed.
+  // every thread is parked, so after it every such follow-up has been issued and has landed;
+  // but a backoff begun just before faults went off may end only as the period does (both last
+  // up to a second). A listener's handler in its backoff (an edge connection's first notify)
+  // holds its driver, so grace periods wait for it, and the backlog grows meanwhile: the phase
+  // waits until no pause is under way and the listener's handler has accepted what is left.
   world.os.sleep_ms(world.workload.quiet_ms);
+  if (Status status = wait_settled(world); !status.ok()) {
+    return status;
+  }
   for (Peer& peer : peers) {
     peer_close(world, peer);  // silent ones too: their server ends
   }
@@ -523,11 +551,12 @@ Status close_peers_and_stop(WorkloadState& world, std::vector<Peer>& peers,
     peer_close(world, peer);
   }
   const ChaosWorkload& w = world.workload;
-  Peer streamer;
-  streamer.stream = w.clients + w.liveness_clients + w.peers;
-  streamer.bytes = kStreamerBytesMax;
-  if (w.traffic_at_stop) {
-    streamer_start(world, streamer, threads);
+  const std::uint32_t streamers = !w.traffic_at_stop ? 0 : (w.crowd_at_stop ? kCrowdStreamers : 1);
+  std::vector<Peer> streamer(streamers);  // never resized: the threads hold references
+  for (std::uint32_t i = 0; i < streamers; ++i) {
+    streamer[i].stream = w.clients + w.liveness_clients + w.peers + i;
+    streamer[i].bytes = kStreamerBytesMax;
+    streamer_start(world, streamer[i], threads);
   }
   return stop_and_join(world, threads);
 }
@@ -550,6 +579,10 @@ Status chaos_workload_check(const ChaosWorkload& w) {
     return Status(StatusCode::kInvalidArgument,
                   "ChaosWorkload: hold_clients needs every client started at once "
                   "(clients_concurrent == clients)");
+  }
+  if (w.crowd_at_stop && !w.traffic_at_stop) {
+    return Status(StatusCode::kInvalidArgument,
+                  "ChaosWorkload: crowd_at_stop needs traffic_at_stop (its streamers)");
   }
   if (w.mode == Mode::kOneshotEdge) {
     return Status(StatusCode::kInvalidArgument,

@@ -10,6 +10,7 @@
 // first `failure` sentence.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -167,9 +168,17 @@ struct WorkloadState {
   // embedder backs off, 1, 2, 4 ... ms up to kRetryPauseMaxMs (virtual time), so that the
   // kRetryAttempts tries of each retry loop outlast the longest drawn outage (5 s, 16 hits).
   void retry_pause(std::uint32_t attempt);
+  // Retry pauses under way (retry_pause), and the listener's handler running (Listener::handle):
+  // the liveness phase waits until neither is (wait_settled in chaos_workload.cpp). Atomics, not
+  // under `mutex`: the trace records the mutex's calls, and counting adds nothing to it.
+  std::atomic<std::uint32_t> pausing{0};
+  std::atomic<std::uint32_t> accepting{0};
   static constexpr std::uint32_t kRetryPauseMaxMs = 1000;
   static constexpr std::uint32_t kRetryAttempts = 32;
   bool pick_known(Known* known_out);
+  // One of the `newest` (1..kKnownMax) connections remembered last (fewer if fewer are known);
+  // false when none is.
+  bool pick_recent_known(std::uint32_t newest, Known* known_out);
   // Opens the listener on `address` (port 0 the first time: the port is kept for reopens) and
   // adds it, retrying while the port refuses the registration (injected faults).
   Status open_listener();
