@@ -169,6 +169,7 @@ struct Parser {
     CLI::Option* guided_seconds = nullptr;
     CLI::Option* unguided = nullptr;
     CLI::Option* guided_corpus = nullptr;
+    CLI::Option* guided_from = nullptr;
   } h;
 
   Parser() {
@@ -225,6 +226,12 @@ struct Parser {
         "--guided-corpus-out", o.guided_corpus_out,
         "with --guided: write the fewest kept inputs that reach tuples seeds 1..300 do not, as "
         "corpus entries, to DIR");
+    h.guided_from =
+        app.add_option("--guided-from", o.guided_from,
+                       "with --guided: the corpus entries of DIR (not the canaries') are the "
+                       "search's first inputs, before its fresh seeds")
+            ->type_name("DIR")
+            ->check(non_empty("--guided-from"));
     h.guided->excludes(h.guided_seconds)->excludes(h.one)->excludes(h.seeds)->excludes(h.shard);
     h.guided_seconds->excludes(h.one)->excludes(h.seeds)->excludes(h.shard);
   }
@@ -593,6 +600,12 @@ struct Parser {
     }
     if (!o.guided_corpus_out.empty() && (o.guided_runs == 0 && o.guided_seconds == 0)) {
       return "--guided-corpus-out: goes with --guided N or --guided-seconds S only";
+    }
+    if (!o.guided_from.empty() && (o.guided_runs == 0 && o.guided_seconds == 0)) {
+      return "--guided-from: goes with --guided N or --guided-seconds S only";
+    }
+    if (!o.guided_from.empty() && o.unguided) {
+      return "--guided-from: the unguided baseline runs fresh seeds only";
     }
     if (o.scale && app.count("--seeds") == 0) {
       o.seeds = 1;

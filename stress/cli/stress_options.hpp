@@ -151,8 +151,11 @@ struct StressOptions {
   bool unguided = false;
   // --guided-corpus-out DIR: the fewest kept inputs that reach the tuples seeds 1..300 do not,
   // written there as corpus entries.
-  std::string
-      guided_corpus_out;  // --unguided: the same loop over seeds S, S+1, ... with no mutation
+  std::string guided_corpus_out;
+  // --guided-from DIR: the corpus entries of DIR (canary entries left out) are the search's first
+  // inputs, before its fresh seeds (AFL's input directory): a search goes on from what earlier
+  // searches kept.
+  std::string guided_from;
   // --replay FILE: run a failure bundle's (or corpus entry's) seed with its options exactly.
   std::string replay;
   // --engine-case LINE: replay one case of the engine property

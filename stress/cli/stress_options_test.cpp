@@ -356,6 +356,22 @@ TEST(StressCommandLineTest, OutputsAndCorpus) {
   expect_refused({"stray"}, "stray");
 }
 
+// The guided search's outputs and its first inputs go with --guided or --guided-seconds only.
+TEST(StressCommandLineTest, GuidedOptionsGoWithTheGuidedSearch) {
+  Result<StressOptions> from =
+      parse({"--guided", "50", "--guided-from", "stress/corpus", "--guided-corpus-out", "out"});
+  ASSERT_TRUE(from.ok()) << from.status().to_string();
+  EXPECT_EQ(from.value().guided_runs, 50u);
+  EXPECT_EQ(from.value().guided_from, "stress/corpus");
+  EXPECT_EQ(from.value().guided_corpus_out, "out");
+  expect_refused({"--guided-from", "stress/corpus"}, "--guided-from");
+  expect_refused({"--seeds", "5", "--guided-from", "d"}, "--guided-from");
+  expect_refused({"--guided", "5", "--guided-from", ""}, "--guided-from");
+  expect_refused({"--guided", "5", "--unguided", "--guided-from", "d"}, "--guided-from");
+  expect_refused({"--guided-corpus-out", "out"}, "--guided-corpus-out");
+  expect_refused({"--unguided"}, "--unguided");
+}
+
 TEST(StressCommandLineTest, FaultPlansPassThroughAsGiven) {
   Result<StressOptions> plan = parse({"--faults", "post.fails@2,psn.remove_fails@25"});
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
@@ -403,6 +419,11 @@ TEST(StressCommandLineTest, HelpListsEveryOptionAndExamples) {
                              "--scale",
                              "--connections",
                              "--workers",
+                             "--guided",
+                             "--guided-seconds",
+                             "--unguided",
+                             "--guided-from",
+                             "--guided-corpus-out",
                              "Examples:",
                              "Exit status"}) {
     EXPECT_NE(usage.find(option), std::string::npos) << option;

@@ -110,12 +110,47 @@ void note_reached(Reached& reached, const Kept& kept) {
   }
 }
 
+// Whether tuples `a` and `b` differ in one part only (state, event or context): neighbours.
+bool neighbours(std::uint32_t a, std::uint32_t b) {
+  const SlotTuple x = slot_tuple_at(a);
+  const SlotTuple y = slot_tuple_at(b);
+  const int same = (x.state == y.state ? 1 : 0) + (x.event == y.event ? 1 : 0) +
+                   (x.context == y.context ? 1 : 0);
+  return same == 2;
+}
+
+// For each tuple, how many tuples still to find are its neighbours. To find: allowed, not listed
+// unreachable (pending ones are to find), and reached by no kept input.
+std::vector<std::uint32_t> wanted_neighbours(const Reached& reached) {
+  const std::vector<SlotTupleReason>& reasons = slot_tuple_reasons();
+  std::vector<std::uint32_t> wanted;
+  for (std::uint32_t t = 0; t < kSlotTupleCount; ++t) {
+    const int rule = slot_tuple_reason_of(t, reasons);
+    const bool unreachable = rule >= 0 && !reasons[static_cast<std::size_t>(rule)].pending;
+    if (slot_tuple_allowed(t) && !unreachable && reached.tuple_inputs[t] == 0) {
+      wanted.push_back(t);
+    }
+  }
+  std::vector<std::uint32_t> near(kSlotTupleCount, 0);
+  for (std::uint32_t t = 0; t < kSlotTupleCount; ++t) {
+    for (const std::uint32_t w : wanted) {
+      near[t] += neighbours(t, w) ? 1 : 0;
+    }
+  }
+  return near;
+}
+
 // How thin the coverage an input reached is: the sum over its tuples and rows of one over how
-// many kept inputs reached each (in millionths, so that the pick stays in whole numbers).
-std::uint64_t rarity(const Reached& reached, const Kept& kept) {
+// many kept inputs reached each (in millionths, so that the pick stays in whole numbers), a
+// tuple's share multiplied by one more than the tuples still wanted next to it: the search goes
+// where a missing tuple is one part away, the more so the rarer the way there (directed greybox
+// fuzzing's distance, at its shortest).
+std::uint64_t rarity(const Reached& reached, const std::vector<std::uint32_t>& near,
+                     const Kept& kept) {
   std::uint64_t score = 0;
   for (const std::uint32_t t : kept.tuples) {
-    score += 1'000'000 / std::max<std::uint64_t>(1, reached.tuple_inputs[t]);
+    score += (1 + std::uint64_t{near[t]}) * 1'000'000 /
+             std::max<std::uint64_t>(1, reached.tuple_inputs[t]);
   }
   for (const std::string& row : kept.rows) {
     const auto it = reached.row_inputs.find(row);
@@ -127,10 +162,11 @@ std::uint64_t rarity(const Reached& reached, const Kept& kept) {
 
 // A kept input, picked with probability in proportion to its rarity.
 const Kept& pick_kept(Rng& rng, const Reached& reached, const std::vector<Kept>& corpus) {
+  const std::vector<std::uint32_t> near = wanted_neighbours(reached);
   std::vector<std::uint64_t> scores;
   std::uint64_t total = 0;
   for (const Kept& kept : corpus) {
-    scores.push_back(rarity(reached, kept));
+    scores.push_back(rarity(reached, near, kept));
     total += scores.back();
   }
   std::uint64_t point = rng.next() % total;
@@ -386,9 +422,67 @@ int write_corpus(const Search& search) {
   return written;
 }
 
+// --guided-from DIR: its entries as inputs, in name order, the canaries' left out (they fail by
+// design in their own build and pass in any other: nothing to start from).
+Result<std::vector<Input>> inputs_from(const StressOptions& options) {
+  std::vector<Input> inputs;
+  if (options.guided_from.empty()) {
+    return inputs;
+  }
+  Result<std::vector<StressCorpusEntry>> entries = stress_corpus_load(options.guided_from);
+  if (!entries.ok()) {
+    return entries.status();
+  }
+  for (const StressCorpusEntry& entry : entries.value()) {
+    if (!entry.expect_canary.empty()) {
+      continue;
+    }
+    Input input{entry.seed, entry.options};
+    // The entry says what runs; the search says where its output goes.
+    input.options.verbose = options.verbose;
+    input.options.mechanism = options.mechanism;
+    input.options.bundle_dir = options.bundle_dir;
+    inputs.push_back(std::move(input));
+  }
+  return inputs;
+}
+
+// Where the search's inputs come from, in order: --guided-from's entries, then fresh seeds.
+struct Feed {
+  const std::vector<Input>& from;
+  std::size_t from_next = 0;
+  std::uint64_t seed_next = 0;
+};
+
+// The next input: the next entry of --guided-from, else the first kGuidedStartSeeds fresh seeds,
+// then a fresh seed every other run (new worlds keep the corpus diverse), the rest mutants of a
+// kept input (*mutant set).
+Input next_input(Search& search, Feed& feed, bool* mutant) {
+  if (feed.from_next < feed.from.size()) {
+    return feed.from[feed.from_next++];
+  }
+  const std::uint64_t started = search.runs - feed.from_next;
+  const bool fresh = search.options.unguided || started < kGuidedStartSeeds ||
+                     search.corpus.empty() || search.runs % 2 == 0;
+  if (!fresh) {
+    *mutant = true;
+    return mutate(search.rng, pick_kept(search.rng, search.reached, search.corpus));
+  }
+  Input input;
+  input.seed = feed.seed_next++;
+  input.options = search.options;
+  return input;
+}
+
 }  // namespace
 
 int stress_guided_main(const StressOptions& options, const std::vector<std::string>& command_line) {
+  const Result<std::vector<Input>> from = inputs_from(options);
+  if (!from.ok()) {
+    std::printf("readyport-stress: --guided-from %s: %s\n", options.guided_from.c_str(),
+                from.status().to_string().c_str());
+    return 2;
+  }
   Search search(options, command_line);
   search.summary = stress_summary_begin(options.guided_runs);
   search.start_seconds = cpu_seconds();
@@ -398,22 +492,13 @@ int stress_guided_main(const StressOptions& options, const std::vector<std::stri
               options.guided_runs != 0
                   ? (std::to_string(options.guided_runs) + " runs").c_str()
                   : (std::to_string(options.guided_seconds) + " CPU-seconds").c_str());
-  std::uint64_t next_seed = options.first_seed;
+  Feed feed{from.value(), 0, options.first_seed};
   while (search.budget_left()) {
-    // Fresh seeds first, then every other run (new worlds keep the corpus diverse), the rest
-    // mutants.
-    const bool start = options.unguided || search.runs < kGuidedStartSeeds ||
-                       search.corpus.empty() || search.runs % 2 == 0;
-    Input input;
-    if (start) {
-      input.seed = next_seed++;
-      input.options = options;
-    } else {
-      input = mutate(search.rng, pick_kept(search.rng, search.reached, search.corpus));
-    }
+    bool mutant = false;
+    const Input input = next_input(search, feed, &mutant);
     const std::size_t kept_before = search.corpus.size();
     const bool passed = search.run(input);
-    if (!start && search.corpus.size() > kept_before) {
+    if (mutant && search.corpus.size() > kept_before) {
       ++search.kept_mutants;
     }
     if (!passed && options.stop_on_failure) {
