@@ -39,14 +39,24 @@ void TracedHandler::on_closed(ConnId id) noexcept {
 // ---- The server ---------------------------------------------------------------------------------
 
 Interest ServerConn::handle(ConnId id, std::uint32_t events) {
-  (void)id;
   if ((events & kSockNotifyEventErr) != 0) {
     return kInterestClose;
   }
   bool chaos = false;
+  bool crowd = false;
   {
     Guard guard(*world_.mutex);
     chaos = world_.launching;  // the chaos phase; the liveness phase closes nothing at random
+    crowd = world_.stopping && world_.workload.crowd_at_stop;
+  }
+  if (crowd && world_.draw_percent(WorkloadState::kCrowdHandlerClosePercent)) {
+    // A crowd at stop(): close() of this connection (dispatching: it closes when this returns) or
+    // of one of the newest others, while stop() sweeps and drains.
+    Known target{id, socket, this};
+    if (world_.draw_below(2) == 0 ||
+        world_.pick_recent_known(WorkloadState::kCrowdNewest, &target)) {
+      world_.close_known(target, true);
+    }
   }
   if (chaos && world_.draw_percent(world_.workload.handler_close_percent)) {
     return kInterestClose;

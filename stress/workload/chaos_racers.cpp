@@ -11,9 +11,6 @@ namespace {
 constexpr std::uint32_t kRacerActionsMax = 100'000;
 // A racer's pause between actions: 1 .. this many virtual ms (the phases last seconds).
 constexpr std::uint32_t kRacerGapMsMax = 20;
-// In a crowd at stop(), the racers close and notify one of this many newest connections (the
-// streamers' server ends, the listener, the last clients).
-constexpr std::uint32_t kCrowdNewest = 6;
 
 // The racer's own connection slots: racer_conns[racer * kRacerConnsMax + i].
 RacerConn& racer_conn(WorkloadState& world, std::uint32_t racer, std::uint32_t i) {
@@ -144,8 +141,8 @@ void racer_action(WorkloadState& world, std::uint32_t racer, bool chaos, bool st
   } else if (pick < 90 && (chaos || (stopping && world.workload.crowd_at_stop))) {
     // The workload's own connections: in the chaos phase, and while stop() runs in a crowd
     // (ChaosWorkload::crowd_at_stop), where the newest ones are those stop() still meets.
-    const bool picked =
-        chaos ? world.pick_known(&known) : world.pick_recent_known(kCrowdNewest, &known);
+    const bool picked = chaos ? world.pick_known(&known)
+                              : world.pick_recent_known(WorkloadState::kCrowdNewest, &known);
     if (picked) {
       if (pick < 85) {
         world.close_known(known, false);

@@ -22,8 +22,10 @@ constexpr std::uint32_t kPollerPollsMax = 1'000'000;
 // The streamer's steps and bytes at most (it normally ends when stop() returned).
 constexpr std::uint32_t kStreamerStepsMax = 100'000;
 constexpr std::uint32_t kStreamerBytesMax = 1u << 24;
-// Streamers in a crowd at stop() (ChaosWorkload::crowd_at_stop).
+// Streamers in a crowd at stop() (ChaosWorkload::crowd_at_stop), and how long stop() waits for
+// their first echoes at most (virtual ms).
 constexpr std::uint32_t kCrowdStreamers = 3;
+constexpr std::uint32_t kCrowdReadyMsMax = 100;
 // run_worker() tries at most (refused only while the other threads hold every driver).
 constexpr std::uint32_t kWorkerAttemptsMax = 1'000'000;
 
@@ -493,6 +495,7 @@ Status check_end(WorkloadState& world) {
 // the workers (joined with them); not started if its thread cannot be.
 void streamer_main(WorkloadState& world, Peer& peer) {
   peer_connect(world, peer);
+  bool ready = false;  // counted in world.streamers_ready once: its first echo came, or it ended
   for (std::uint32_t step = 0; step < kStreamerStepsMax && peer.state == Peer::State::kOpen;
        ++step) {
     {
@@ -502,18 +505,37 @@ void streamer_main(WorkloadState& world, Peer& peer) {
       }
     }
     peer_pump(world, peer);
+    if (!ready && (peer.received > 0 || peer.state != Peer::State::kOpen)) {
+      ready = true;
+      world.streamers_ready.fetch_add(1);
+    }
     world.os.sleep_ms(1);
+  }
+  if (!ready) {
+    world.streamers_ready.fetch_add(1);
   }
   peer_close(world, peer);
 }
 
-void streamer_start(WorkloadState& world, Peer& peer,
+// A crowd at stop(): until `started` streamers were echoed once (or ended), kCrowdReadyMsMax
+// virtual ms at most, so that stop() meets connections with traffic (a streamer started just
+// before stop() finds the listener removed by its sweep, or is accepted as it begins).
+void wait_streamers(WorkloadState& world, std::uint32_t started) {
+  for (std::uint32_t waited = 0;
+       world.streamers_ready.load() < started && waited < kCrowdReadyMsMax; ++waited) {
+    world.os.sleep_ms(1);
+  }
+}
+
+bool streamer_start(WorkloadState& world, Peer& peer,
                     std::vector<std::unique_ptr<Thread>>& threads) {
   Result<std::unique_ptr<Thread>> thread =
       world.os.thread_start("streamer", [&world, &peer] { streamer_main(world, peer); });
-  if (thread.ok()) {
-    threads.push_back(std::move(thread).value());
+  if (!thread.ok()) {
+    return false;
   }
+  threads.push_back(std::move(thread).value());
+  return true;
 }
 
 // The director's stop() (faults on again for it in half the seeds), then every thread joined
@@ -553,10 +575,16 @@ Status close_peers_and_stop(WorkloadState& world, std::vector<Peer>& peers,
   const ChaosWorkload& w = world.workload;
   const std::uint32_t streamers = !w.traffic_at_stop ? 0 : (w.crowd_at_stop ? kCrowdStreamers : 1);
   std::vector<Peer> streamer(streamers);  // never resized: the threads hold references
+  std::uint32_t started = 0;
   for (std::uint32_t i = 0; i < streamers; ++i) {
     streamer[i].stream = w.clients + w.liveness_clients + w.peers + i;
     streamer[i].bytes = kStreamerBytesMax;
-    streamer_start(world, streamer[i], threads);
+    // In a crowd, the last one starts after the others were echoed: its connection is accepted
+    // and added as stop() begins (an add() whose result meets the sweep or the drain).
+    if (w.crowd_at_stop && i + 1 == streamers) {
+      wait_streamers(world, started);
+    }
+    started += streamer_start(world, streamer[i], threads) ? 1 : 0;
   }
   return stop_and_join(world, threads);
 }

@@ -67,10 +67,12 @@ struct ChaosWorkload {
   // just before stop() until stop() returned, so that packets for live, dispatching and closing
   // connections meet stop()'s sweep and its drain (coverage of states in context).
   bool traffic_at_stop = false;
-  // A crowd at stop() (with traffic_at_stop): three streamers instead of one, and the racers
-  // close and notify the workload's newest connections while stop() runs, so that stop()'s sweep
-  // and its drain meet slots deferred for room in a full batch, live with a registration in
-  // flight, or dispatching (coverage of states in context).
+  // A crowd at stop() (with traffic_at_stop): three streamers instead of one, stop() called once
+  // the first two were echoed (the third connects as it begins), and the racers and server
+  // handlers close (racers also notify) the workload's newest connections, a handler its own
+  // too, while stop() runs: stop()'s sweep and its drain meet slots deferred for room in a full
+  // batch, live with a registration in flight, dispatching, or being added (coverage of states
+  // in context).
   bool crowd_at_stop = false;
   // The engine's limits at their edge (boundary values): tasks_max of 2 (posts beyond it are
   // refused, resource_exhausted), and workers_max one short of the threads that drive (a poll()

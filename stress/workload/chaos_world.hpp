@@ -173,6 +173,8 @@ struct WorkloadState {
   // under `mutex`: the trace records the mutex's calls, and counting adds nothing to it.
   std::atomic<std::uint32_t> pausing{0};
   std::atomic<std::uint32_t> accepting{0};
+  // Streamers echoed once, or ended (a crowd at stop() waits for them before stop()).
+  std::atomic<std::uint32_t> streamers_ready{0};
   static constexpr std::uint32_t kRetryPauseMaxMs = 1000;
   static constexpr std::uint32_t kRetryAttempts = 32;
   bool pick_known(Known* known_out);
@@ -232,6 +234,11 @@ struct WorkloadState {
   static constexpr std::uint32_t kKnownMax = 64;
   static constexpr std::uint32_t kTasksMax = 64;
   static constexpr std::uint32_t kRacerConnsMax = 2;
+  // A crowd at stop() (ChaosWorkload::crowd_at_stop): the racers and server handlers close one of
+  // this many newest connections (the streamers' server ends, the listener, the last clients),
+  // and a server handler does so, or closes its own, in this percent of its calls.
+  static constexpr std::uint32_t kCrowdNewest = 6;
+  static constexpr std::uint32_t kCrowdHandlerClosePercent = 25;
 };
 
 // Takes `mutex` for a scope.
