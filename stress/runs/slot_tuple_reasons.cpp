@@ -57,20 +57,15 @@ const std::vector<SlotTupleReason>& slot_tuple_reasons() {
       // where the guided search's finds are kept). Each needs rare things at once.
       {"dispatching", "add_result", "stop_drain",
        "pending: an add() begun before stop() whose ENABLE comes back after the sweep, a packet "
-       "having made the slot dispatching meanwhile (spec A7)",
-       true},
-      {"live", "undeferred", "stop_drain",
-       "pending: a slot deferred for room in a full sink (a handler's return or a result during "
-       "the sweep, batch of 1 or 2) taken off the list by a driver's call during the drain",
+       "having made the slot dispatching meanwhile (spec A7); the crowd at stop() reaches it "
+       "in the sweep (dispatching add_result stop_sweep), not yet in the drain",
        true},
       {"dispatching", "undeferred", "stop_sweep|stop_drain|probe_out",
-       "pending: a deferred slot made dispatching by a packet (a persistent registration stays "
-       "armed, or a notify()) before a driver takes it off the list, during stop() or a probe",
-       true},
-      {"live|dispatching", "close", "stop_drain",
-       "pending: a close() (a racer's, or a handler's of its own connection) of a connection "
-       "that is still live or dispatching after stop()'s sweep (its REMOVE waits for a result "
-       "or a handler's return)",
+       "pending: a deferred slot made dispatching by a packet before a driver takes it off the "
+       "list, during stop() or a probe: a persistent registration still armed (notify() is "
+       "refused once stop() began), the packet before the sweep flags the slot (a packet for a "
+       "closing live slot is dropped); reached while running (deferred_waiting, batch_full), "
+       "and a live slot's undeferral in the sweep, the drain and a probe",
        true},
   };
   return reasons;
