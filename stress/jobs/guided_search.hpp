@@ -7,9 +7,11 @@
 // strategy and depth, and the fault plan (drawn from the seed, or pinned hits `site#n`). Its
 // coverage is the set of (slot state, event, engine context) tuples (slot_tuples.hpp) and of
 // coverage rows (stress_coverage_rows, the fault sites' rows included) it reached. The search:
-//   1. runs seeds S, S+1, ... (--first-seed; kGuidedStartSeeds of them) as they are;
+//   1. runs the entries of --guided-from DIR first when given (a corpus; canary entries left
+//      out), then seeds S, S+1, ... (--first-seed; kGuidedStartSeeds of them) as they are;
 //   2. then, again and again, picks a kept input (the rarer the coverage it reached, the more
-//      often: where coverage is thin) and mutates one of its parts: another schedule (a new
+//      often: where coverage is thin; a tuple one part away from a tuple still to find weighs
+//      more, the more such tuples there are) and mutates one of its parts: another schedule (a new
 //      scheduler seed), its faults (the pinned hits that fired, with one removed, added or
 //      moved), another world under the same schedule and faults (a new seed), or another strategy
 //      or depth;
