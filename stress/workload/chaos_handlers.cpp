@@ -319,12 +319,26 @@ bool WorkloadState::pick_recent_known(std::uint32_t newest, Known* known_out) {
   if (size == 0) {
     return false;
   }
+  *known_out = known_back_locked(static_cast<std::size_t>(back) % size);
+  return true;
+}
+
+bool WorkloadState::recent_known(std::uint32_t back, Known* known_out) {
+  Guard guard(*mutex);
+  if (back >= known.size()) {
+    return false;
+  }
+  *known_out = known_back_locked(back);
+  return true;
+}
+
+const Known& WorkloadState::known_back_locked(std::size_t back) const {
+  const std::size_t size = known.size();
+  READYPORT_ASSERT(back < size);
   // The ring's newest entry is just before known_next once it is full, else the last one.
   const std::size_t newest_at =
       size < kKnownMax ? size - 1 : (known_next + kKnownMax - 1) % kKnownMax;
-  const std::size_t steps = static_cast<std::size_t>(back) % size;
-  *known_out = known[(newest_at + size - steps) % size];
-  return true;
+  return known[(newest_at + size - back) % size];
 }
 
 bool WorkloadState::pick_known(Known* known_out) {

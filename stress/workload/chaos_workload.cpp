@@ -527,6 +527,21 @@ void wait_streamers(WorkloadState& world, std::uint32_t started) {
   }
 }
 
+// A crowd at stop(): notify() the newest connections, kCrowdWakeNotifies times each, just before
+// stop() (ChaosWorkload::crowd_at_stop), so that their packets, handlers and re-arms are under
+// way as its sweep begins.
+void wake_newest(WorkloadState& world) {
+  for (std::uint32_t back = 0; back < WorkloadState::kCrowdNewest; ++back) {
+    Known known;
+    if (!world.recent_known(back, &known)) {
+      return;
+    }
+    for (std::uint32_t i = 0; i < WorkloadState::kCrowdWakeNotifies; ++i) {
+      world.notify(known, kSockNotifyEventIn);
+    }
+  }
+}
+
 bool streamer_start(WorkloadState& world, Peer& peer,
                     std::vector<std::unique_ptr<Thread>>& threads) {
   Result<std::unique_ptr<Thread>> thread =
@@ -585,6 +600,9 @@ Status close_peers_and_stop(WorkloadState& world, std::vector<Peer>& peers,
       wait_streamers(world, started);
     }
     started += streamer_start(world, streamer[i], threads) ? 1 : 0;
+  }
+  if (w.crowd_at_stop) {
+    wake_newest(world);
   }
   return stop_and_join(world, threads);
 }

@@ -72,7 +72,9 @@ struct ChaosWorkload {
   // handlers close (racers also notify) the workload's newest connections, a handler its own
   // too, while stop() runs: stop()'s sweep and its drain meet slots deferred for room in a full
   // batch, live with a registration in flight, dispatching, or being added (coverage of states
-  // in context).
+  // in context). Just before stop(), the director wakes the newest connections with notify()
+  // calls, several each, as a server that asks its connections to flush before it stops: their
+  // packets and re-arms are under way as the sweep begins.
   bool crowd_at_stop = false;
   // The engine's limits at their edge (boundary values): tasks_max of 2 (posts beyond it are
   // refused, resource_exhausted), and workers_max one short of the threads that drive (a poll()

@@ -181,6 +181,11 @@ struct WorkloadState {
   // One of the `newest` (1..kKnownMax) connections remembered last (fewer if fewer are known);
   // false when none is.
   bool pick_recent_known(std::uint32_t newest, Known* known_out);
+  // The connection remembered `back` places before the newest (0: the newest); false if fewer
+  // than back + 1 are known.
+  bool recent_known(std::uint32_t back, Known* known_out);
+  // known's entry `back` places before the newest (< known.size()); under `mutex`.
+  const Known& known_back_locked(std::size_t back) const;
   // Opens the listener on `address` (port 0 the first time: the port is kept for reopens) and
   // adds it, retrying while the port refuses the registration (injected faults).
   Status open_listener();
@@ -239,6 +244,8 @@ struct WorkloadState {
   // and a server handler does so, or closes its own, in this percent of its calls.
   static constexpr std::uint32_t kCrowdNewest = 6;
   static constexpr std::uint32_t kCrowdHandlerClosePercent = 25;
+  // The notify() calls the director makes on each of those newest connections just before stop().
+  static constexpr std::uint32_t kCrowdWakeNotifies = 4;
 };
 
 // Takes `mutex` for a scope.
