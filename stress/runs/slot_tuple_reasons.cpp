@@ -60,13 +60,6 @@ const std::vector<SlotTupleReason>& slot_tuple_reasons() {
        "having made the slot dispatching meanwhile (spec A7); the crowd at stop() reaches it "
        "in the sweep (dispatching add_result stop_sweep), not yet in the drain",
        true},
-      {"dispatching", "undeferred", "stop_sweep|stop_drain",
-       "pending: a deferred slot made dispatching by a packet before a driver takes it off the "
-       "list, during stop(): a persistent registration still armed (notify() is refused once "
-       "stop() began), the packet before the sweep flags the slot (a packet for a closing live "
-       "slot is dropped); reached while running and with a probe out, and a live slot's "
-       "undeferral in the sweep and the drain",
-       true},
   };
   return reasons;
 }
