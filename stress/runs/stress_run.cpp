@@ -112,6 +112,8 @@ ChaosWorkload draw_workload(Rng& rng, const FakeOptions& fake) {
   w.drivers_tight = ((w.seed >> 55) & 3) == 0;
   // A crowd at stop() in a quarter of the seeds with traffic there, from the next two bits.
   w.crowd_at_stop = w.traffic_at_stop && ((w.seed >> 53) & 3) == 0;
+  // The director wakes the newest connections before stop() in half the crowds, from the next bit.
+  w.crowd_wakes = w.crowd_at_stop && ((w.seed >> 52) & 1) != 0;
   return w;
 }
 
@@ -281,6 +283,10 @@ StressStrategy stress_strategy_of(SimStrategy strategy) {
 
 std::string stress_parameters_line(const SeedParameters& p) {
   const ChaosWorkload& w = p.workload;
+  const char* stop_traffic = !w.traffic_at_stop ? "0"
+                             : !w.crowd_at_stop ? "1"
+                             : w.crowd_wakes    ? "crowd+wake"
+                                                : "crowd";
   const FakeOptions& f = p.fake;
   return "seed=" + std::to_string(p.seed) +
          (p.schedule_seed != p.seed ? " schedule_seed=" + std::to_string(p.schedule_seed) : "") +
@@ -292,13 +298,12 @@ std::string stress_parameters_line(const SeedParameters& p) {
          " server_buffer=" + std::to_string(w.buffer_bytes) + " mode=" + mode_name(w.mode) +
          " workers=" + std::to_string(w.workers) + " pollers=" + std::to_string(w.pollers) +
          " racers=" + std::to_string(w.racers) + " stop_faults=" + (w.faults_at_stop ? "1" : "0") +
-         " stop_traffic=" + (w.traffic_at_stop ? (w.crowd_at_stop ? "crowd" : "1") : "0") +
-         " tight=" + (w.tasks_tight ? "tasks" : "") + (w.drivers_tight ? "+drivers" : "") +
-         " batch=" + std::to_string(p.batch_count) + " table=" + std::to_string(w.connections_max) +
-         " actions=" + std::to_string(w.actions) + " weights=" + std::to_string(w.weight_close) +
-         "/" + std::to_string(w.weight_notify) + "/" + std::to_string(w.weight_post) + "/" +
-         std::to_string(w.weight_peer) + "/" + std::to_string(w.weight_client) + "/" +
-         std::to_string(w.weight_behind) +
+         " stop_traffic=" + stop_traffic + " tight=" + (w.tasks_tight ? "tasks" : "") +
+         (w.drivers_tight ? "+drivers" : "") + " batch=" + std::to_string(p.batch_count) +
+         " table=" + std::to_string(w.connections_max) + " actions=" + std::to_string(w.actions) +
+         " weights=" + std::to_string(w.weight_close) + "/" + std::to_string(w.weight_notify) +
+         "/" + std::to_string(w.weight_post) + "/" + std::to_string(w.weight_peer) + "/" +
+         std::to_string(w.weight_client) + "/" + std::to_string(w.weight_behind) +
          " handler_close=" + std::to_string(w.handler_close_percent) + "/" +
          std::to_string(w.handler_close_other_percent) +
          " receive_buffer=" + std::to_string(f.receive_buffer_bytes) + " fake=[" +

@@ -528,8 +528,8 @@ void wait_streamers(WorkloadState& world, std::uint32_t started) {
 }
 
 // A crowd at stop(): notify() the newest connections, kCrowdWakeNotifies times each, just before
-// stop() (ChaosWorkload::crowd_at_stop), so that their packets, handlers and re-arms are under
-// way as its sweep begins.
+// stop() (ChaosWorkload::crowd_wakes), so that their packets, handlers and re-arms are under way
+// as its sweep begins.
 void wake_newest(WorkloadState& world) {
   for (std::uint32_t back = 0; back < WorkloadState::kCrowdNewest; ++back) {
     Known known;
@@ -601,7 +601,7 @@ Status close_peers_and_stop(WorkloadState& world, std::vector<Peer>& peers,
     }
     started += streamer_start(world, streamer[i], threads) ? 1 : 0;
   }
-  if (w.crowd_at_stop) {
+  if (w.crowd_wakes) {
     wake_newest(world);
   }
   return stop_and_join(world, threads);
@@ -629,6 +629,10 @@ Status chaos_workload_check(const ChaosWorkload& w) {
   if (w.crowd_at_stop && !w.traffic_at_stop) {
     return Status(StatusCode::kInvalidArgument,
                   "ChaosWorkload: crowd_at_stop needs traffic_at_stop (its streamers)");
+  }
+  if (w.crowd_wakes && !w.crowd_at_stop) {
+    return Status(StatusCode::kInvalidArgument,
+                  "ChaosWorkload: crowd_wakes needs crowd_at_stop (the connections it wakes)");
   }
   if (w.mode == Mode::kOneshotEdge) {
     return Status(StatusCode::kInvalidArgument,

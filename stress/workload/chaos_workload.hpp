@@ -72,10 +72,14 @@ struct ChaosWorkload {
   // handlers close (racers also notify) the workload's newest connections, a handler its own
   // too, while stop() runs: stop()'s sweep and its drain meet slots deferred for room in a full
   // batch, live with a registration in flight, dispatching, or being added (coverage of states
-  // in context). Just before stop(), the director wakes the newest connections with notify()
-  // calls, several each, as a server that asks its connections to flush before it stops: their
-  // packets and re-arms are under way as the sweep begins.
+  // in context).
   bool crowd_at_stop = false;
+  // In a crowd, just before stop(), the director wakes the newest connections with notify()
+  // calls, several each, as a server that asks its connections to flush before it stops: their
+  // packets, handlers and re-arms are under way as the sweep begins (slots deferred for room in
+  // a full batch, then dispatched). A draw of its own: a crowd without it meets stop() with its
+  // connections idle or streaming, which opens other windows (handlers and pauses in the sweep).
+  bool crowd_wakes = false;
   // The engine's limits at their edge (boundary values): tasks_max of 2 (posts beyond it are
   // refused, resource_exhausted), and workers_max one short of the threads that drive (a poll()
   // or run_worker() is refused while the others hold every driver; a worker tries again).
