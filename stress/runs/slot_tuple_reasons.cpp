@@ -57,8 +57,11 @@ const std::vector<SlotTupleReason>& slot_tuple_reasons() {
       // where the guided search's finds are kept). Each needs rare things at once.
       {"dispatching", "add_result", "stop_drain",
        "pending: an add() begun before stop() whose ENABLE comes back after the sweep, a packet "
-       "having made the slot dispatching meanwhile (spec A7); the crowd at stop() reaches it "
-       "in the sweep (dispatching add_result stop_sweep), not yet in the drain",
+       "having made the slot dispatching meanwhile (spec A7), its handler still running; the "
+       "adding thread must not run at all from its ENABLE's return through the whole sweep (the "
+       "simulated mutex hands itself to its oldest waiter, so a thread waiting for it takes it at "
+       "the sweep's first unlock); the crowd reaches it in the sweep (dispatching add_result "
+       "stop_sweep) and a live slot's in the drain, not yet this",
        true},
   };
   return reasons;
