@@ -53,6 +53,9 @@ struct SimThread {
   // Its wait (kFair; stats): while runnable, it has waited core.wait_clock - wait_since
   // consecutive steps without being picked (sim_wait_steps()).
   std::uint64_t wait_since = 0;
+  // Stalled (SimOptions::stalls) while core.stats.steps < stalled_until: not picked while another
+  // thread can run.
+  std::uint64_t stalled_until = 0;
   std::function<void()> body;  // only its own thread touches it once started
   // kThreads: signalled when `running` becomes this id; the real thread (joined by Thread::join,
   // run() or ~SimScheduler).
@@ -89,6 +92,12 @@ struct SimCore {
   // Steps taken, as the runnable threads' waits count them: each step's pick advances it by one
   // and starts the picked thread's wait again, so the others' waits grow without a loop.
   std::uint64_t wait_clock = 0;
+  // The stalls (options.stalls, sorted by step) and the next one's index.
+  std::vector<SimStall> stalls;
+  std::size_t stall_next = 0;
+  // Set while a pick skips the stalled threads: `runnable` then lists only the others, and kPct
+  // skips a thread whose stalled_until is still ahead.
+  bool skip_stalled = false;
   // The runnable threads in id order, as step() last collected them; collected again only when
   // `runnable_stale` (a thread's state changed or a thread was added since: set_thread_state()).
   std::vector<SimThread*> runnable;

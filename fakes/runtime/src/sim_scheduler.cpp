@@ -132,6 +132,9 @@ std::string parameters_locked(const SimCore& core) {
   text += " strategy=";
   text += sim_strategy_name(core.options.strategy);
   internal::strategy_parameters(core, text);
+  if (!core.stalls.empty()) {
+    text += " stalls=" + sim_stalls_text(core.stalls);
+  }
   text += " steps_max=" + std::to_string(core.options.steps_max);
   return text;
 }
@@ -364,6 +367,60 @@ void end_segment(SimCore& core, const SimThread& self) {
   core.options.choices->segments.push_back(SimSegment{self.id, footprint});
 }
 
+// The stalls sorted by step (each step once, each length in range: asserted).
+void init_stalls(SimCore& core) {
+  core.stalls = core.options.stalls;
+  std::sort(core.stalls.begin(), core.stalls.end(),
+            [](const SimStall& a, const SimStall& b) { return a.step < b.step; });
+  for (std::size_t i = 0; i < core.stalls.size(); ++i) {
+    READYPORT_ASSERT(core.stalls[i].step >= 1);
+    READYPORT_ASSERT(core.stalls[i].steps >= 1 && core.stalls[i].steps <= kSimStallStepsMax);
+    READYPORT_ASSERT(i == 0 || core.stalls[i - 1].step < core.stalls[i].step);
+  }
+}
+
+// The stall due at this step, if any: `self` (which took it) is kept off the CPU from now on.
+void start_stall(SimCore& core, SimThread& self) {
+  while (core.stall_next < core.stalls.size() &&
+         core.stalls[core.stall_next].step <= core.stats.steps) {
+    const SimStall& stall = core.stalls[core.stall_next++];
+    if (stall.step != core.stats.steps || self.state == SimThreadState::kFinished) {
+      continue;
+    }
+    self.stalled_until = core.stats.steps + stall.steps;
+    if (tracing(core)) {
+      event_start(core, "sched.stall").word_thread(self.id).num("steps", stall.steps);
+      trace_event(core, self.id);
+    }
+  }
+}
+
+// The strategy's pick among the runnable threads (two or more) that are not stalled; among all of
+// them when every one is stalled, or none.
+SimThread* pick_unstalled(SimCore& core, SimThread& self) {
+  const std::uint64_t now = core.stats.steps;
+  std::size_t stalled = 0;
+  for (const SimThread* thread : core.runnable) {
+    stalled += thread->stalled_until > now ? 1 : 0;
+  }
+  if (stalled == 0 || stalled == core.runnable.size()) {
+    return internal::strategy_pick(core, self);
+  }
+  std::vector<SimThread*> all;
+  all.swap(core.runnable);
+  for (SimThread* thread : all) {
+    if (thread->stalled_until <= now) {
+      core.runnable.push_back(thread);
+    }
+  }
+  core.skip_stalled = true;
+  SimThread* next =
+      core.runnable.size() == 1 ? core.runnable.front() : internal::strategy_pick(core, self);
+  core.skip_stalled = false;
+  core.runnable.swap(all);
+  return next;
+}
+
 // One step, taken by the baton holder `self` after it set its own state (runnable, parked or
 // finished), with the mutex held: picks who runs next and hands over the baton. Returns when self
 // holds the baton again, or at once when self finished. Does not return to an abandoned thread.
@@ -408,9 +465,13 @@ void step(SimCore& core, SimCoreLock& held, SimThread& self, const char* at) {
     }
     collect_runnable(core);
   }
+  if (core.stall_next < core.stalls.size()) {
+    start_stall(core, self);
+  }
   // One runnable thread: no strategy has a choice to make.
-  SimThread* next =
-      core.runnable.size() == 1 ? core.runnable.front() : internal::strategy_pick(core, self);
+  SimThread* next = core.runnable.size() == 1 ? core.runnable.front()
+                    : core.stalls.empty()     ? internal::strategy_pick(core, self)
+                                              : pick_unstalled(core, self);
   count_waits(core, *next);
   // The next step starts undeclared (a resumed call declares again what it touches), except a new
   // thread's first.
@@ -692,8 +753,11 @@ SimScheduler::SimScheduler(SimOptions options)
   READYPORT_ASSERT(options.threads_max >= 1);
   READYPORT_ASSERT(options.steps_max >= 1);
   READYPORT_ASSERT(options.stack_bytes >= kSimStackBytesMin);
+  READYPORT_ASSERT(options.stalls.size() <= kSimStallsMax);
+  READYPORT_ASSERT(options.stalls.empty() || options.strategy != SimStrategy::kExplore);
   std::lock_guard<SimCoreMutex> guard(core_->mutex);
   internal::strategy_init(*core_);
+  init_stalls(*core_);
 }
 
 void SimScheduler::cut() { core_->cut_requested.store(true, std::memory_order_relaxed); }

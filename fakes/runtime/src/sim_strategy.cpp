@@ -185,7 +185,8 @@ SimThread* strategy_pick(SimCore& core, const SimThread& self) {
       // The runnable thread with the highest priority.
       for (const std::uint32_t id : core.priorities) {
         SimThread* thread = core.threads[id - 1].get();
-        if (thread->state == SimThreadState::kRunnable) {
+        if (thread->state == SimThreadState::kRunnable &&
+            (!core.skip_stalled || thread->stalled_until <= core.stats.steps)) {
           return thread;
         }
       }

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "readyport/fake/runtime.hpp"
+#include "readyport/fake/sim_stall.hpp"
 #include "readyport/status.hpp"
 
 namespace readyport {
@@ -147,6 +148,11 @@ struct SimOptions {
   std::uint32_t threads_max = 64;
   // Virtual nanoseconds added at every step (0: time moves only when every thread is parked).
   std::uint64_t tick_ns = 0;
+  // Threads kept off the CPU (sim_stall.hpp): at each stall's step, the thread that took it is
+  // not picked for the next `steps` steps while another thread can run; with every runnable
+  // thread stalled, the strategy picks among them. Any strategy but kExplore (asserted empty
+  // there); at most kSimStallsMax, each step once (sim_stalls_parse checks both; asserted).
+  std::vector<SimStall> stalls;
   // Where scheduler events go (may be null). Not owned; must outlive run().
   Trace* trace = nullptr;
   // kExplore: the run's choices (required; threads_max at most 64). Not owned; must outlive run().
@@ -207,7 +213,8 @@ class SimScheduler final : public Runtime {
   // Counters so far; final after run() returned.
   SimStats stats() const;
   // The parameters drawn from the seed, one line: "seed=.. strategy=.. depth=.. estimate=..
-  // change_points=[..]". Print it with every failure.
+  // change_points=[..]" (and "stalls=step:steps,.." when there are any). Print it with every
+  // failure.
   std::string parameters() const;
   // One line per logical thread: "T<id> '<name>' <state> in <last call>". For reports.
   std::string describe_threads() const;
