@@ -1,7 +1,7 @@
 # ctest stress.bundle_replay: a forced failure (a tiny --steps-max) writes
 # a failure bundle per failing seed; the bundle is JSON (python3 -m json.tool, and CMake's own
 # parser); --replay on it fails again with the same trace hash; a bundle of another commit still
-# replays, with a warning; a broken bundle is a clear error (exit 2); the JSON and Markdown
+# replays, with a warning; a bundle with stalls replays them; a broken bundle is a clear error (exit 2); the JSON and Markdown
 # summaries list every failing seed and its bundle; a seed's Chrome trace is JSON with one track
 # per thread.
 #   cmake -DSTRESS=<readyport-stress> -DWORK=<dir> [-DPYTHON=<python3>] -P bundle_replay_test.cmake
@@ -66,6 +66,37 @@ if(out MATCHES "warning: the bundle was written by commit")
   message(FATAL_ERROR "a bundle of this very build warns about its commit:\n${out}")
 endif()
 message(STATUS "replayed seed 5: trace hash ${hash} matches")
+
+# 2b. Stalls (a thread kept off the CPU, sim_stall.hpp) are part of the schedule: seed 5 with two
+# fails at the same limit, another trace; its bundle carries them and replays exactly.
+run(out rc --seed 5 --steps-max 1000 --stalls 300:64,200:500 --corpus none
+           --bundle-dir stalled)
+if(NOT rc EQUAL 1 OR NOT EXISTS "${WORK}/stalled/seed-5.json")
+  message(FATAL_ERROR "seed 5 with stalls should fail at the step limit (exit ${rc}):\n${out}")
+endif()
+file(READ "${WORK}/stalled/seed-5.json" stalled)
+string(JSON stalls GET "${stalled}" options stalls)
+string(JSON stalled_hash GET "${stalled}" trace hash)
+if(NOT stalls STREQUAL "200:500,300:64" OR stalled_hash STREQUAL hash)
+  message(FATAL_ERROR "the stalled bundle: stalls '${stalls}', hash ${stalled_hash} (unstalled ${hash})")
+endif()
+run(out rc --replay stalled/seed-5.json)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "recorded ${stalled_hash}: matches"
+   OR NOT out MATCHES "replay: reproduced exactly" OR NOT out MATCHES "--stalls 200:500,300:64")
+  message(FATAL_ERROR "the stalled bundle should replay exactly, its command with its stalls "
+                      "(exit ${rc}):\n${out}")
+endif()
+string(JSON broken SET "${stalled}" options stalls "\"300:0\"")
+file(WRITE "${WORK}/bad-stalls.json" "${broken}")
+run(out rc --replay bad-stalls.json)
+if(NOT rc EQUAL 2 OR NOT out MATCHES "bad-stalls.json.options.stalls: stalls: bad token '300:0'")
+  message(FATAL_ERROR "a bundle with a stall of 0 steps should be refused (exit ${rc}):\n${out}")
+endif()
+run(out rc --seed 5 --runtime free --stalls 300:64 --corpus none)
+if(NOT rc EQUAL 2 OR NOT out MATCHES "--stalls: the simulation's schedule only")
+  message(FATAL_ERROR "--stalls on real threads should be refused (exit ${rc}):\n${out}")
+endif()
+message(STATUS "replayed seed 5 with stalls 200:500,300:64: trace hash ${stalled_hash} matches")
 
 # 3. Another commit: a warning, and the replay goes on.
 string(JSON other SET "${bundle}" readyport commit "\"000000000000\"")

@@ -120,6 +120,7 @@ struct Parser {
   std::string corpus_text;
   std::string trace_format_text;
   std::string os_text;
+  std::string stalls_text;
   // The options the groups below add, for the rules between them (exclude_incompatible).
   struct Handles {
     CLI::Option* seeds = nullptr;
@@ -165,6 +166,7 @@ struct Parser {
     CLI::Option* schedules_max = nullptr;
     CLI::Option* schedule = nullptr;
     CLI::Option* schedule_seed = nullptr;
+    CLI::Option* stalls = nullptr;
     CLI::Option* guided = nullptr;
     CLI::Option* guided_seconds = nullptr;
     CLI::Option* unguided = nullptr;
@@ -213,6 +215,11 @@ struct Parser {
         app, "--schedule-seed", &o.schedule_seed, 1, kCliNumberMax,
         "the scheduler's seed for every seed run (default: each seed's own; the workload, its "
         "draws and the fault plan still come from the seed)");
+    h.stalls = app.add_option("--stalls", stalls_text,
+                              "threads kept off the CPU in every seed's schedule: at step S the "
+                              "thread that took it is not picked for N steps while another can "
+                              "run (simulation only; at most 16)")
+                   ->type_name("S:N,...");
     h.guided = cli_add_number(app, "--guided", &o.guided_runs, 1, kSeedsMax,
                               "the guided search: N inputs, starting from seeds S.. "
                               "(--first-seed), then mutations of those that reached new coverage");
@@ -446,13 +453,13 @@ struct Parser {
     // None goes with --replay (the bundle holds them), --check-trace (nothing runs) or
     // --engine-case (another world).
     const std::vector<CLI::Option*> run_options = {
-        h.seeds,         h.first,           h.one,           h.shard,        h.strategy,
-        h.depth,         h.steps,           h.faults,        h.actions,      h.clients,
-        h.peers,         h.coverage,        h.stop,          h.corpus,       h.bundle_dir,
-        h.json,          h.markdown,        h.shrink,        h.corpus_entry, h.os,
-        h.seconds_max,   h.connections_max, h.jobs,          h.scale,        h.scale_connections,
-        h.scale_workers, h.in_process,      h.hang_seconds,  h.memory,       h.trace_memory,
-        h.schedule_seed, h.guided,          h.guided_seconds};
+        h.seeds,         h.first,           h.one,          h.shard,         h.strategy,
+        h.depth,         h.steps,           h.faults,       h.actions,       h.clients,
+        h.peers,         h.coverage,        h.stop,         h.corpus,        h.bundle_dir,
+        h.json,          h.markdown,        h.shrink,       h.corpus_entry,  h.os,
+        h.seconds_max,   h.connections_max, h.jobs,         h.scale,         h.scale_connections,
+        h.scale_workers, h.in_process,      h.hang_seconds, h.memory,        h.trace_memory,
+        h.schedule_seed, h.stalls,          h.guided,       h.guided_seconds};
     for (CLI::Option* option : run_options) {
       h.replay->excludes(option);
       h.check->excludes(option);
@@ -476,20 +483,18 @@ struct Parser {
       h.shrink->excludes(option);
     }
     // --scale is its own run: one workload of its own size, not the main job's.
-    for (CLI::Option* option : {h.one,           h.shard,     h.faults,
-                                h.actions,       h.clients,   h.peers,
-                                h.coverage,      h.stop,      h.corpus,
-                                h.json,          h.markdown,  h.shrink,
-                                h.corpus_entry,  h.os,        h.jobs,
-                                h.trace,         h.trace_out, h.in_process,
-                                h.hang_seconds,  h.memory,    h.trace_memory,
-                                h.schedule_seed, h.guided,    h.guided_seconds}) {
+    for (CLI::Option* option :
+         {h.one,          h.shard,         h.faults,       h.actions,      h.clients,
+          h.peers,        h.coverage,      h.stop,         h.corpus,       h.json,
+          h.markdown,     h.shrink,        h.corpus_entry, h.os,           h.jobs,
+          h.trace,        h.trace_out,     h.in_process,   h.hang_seconds, h.memory,
+          h.trace_memory, h.schedule_seed, h.stalls,       h.guided,       h.guided_seconds}) {
       h.scale->excludes(option);
     }
     // The guided search runs its inputs one at a time in its own process: no shard, no child
     // processes, no corpus of the main job's, no shrink.
     for (CLI::Option* option : {h.corpus, h.jobs, h.hang_seconds, h.memory, h.shrink,
-                                h.corpus_entry, h.os, h.schedule_seed, h.trace_out}) {
+                                h.corpus_entry, h.os, h.schedule_seed, h.stalls, h.trace_out}) {
       h.guided->excludes(option);
       h.guided_seconds->excludes(option);
     }
@@ -573,6 +578,16 @@ struct Parser {
     }
     if (std::string why = finish_faults(); !why.empty()) {
       return why;
+    }
+    if (!stalls_text.empty()) {
+      Result<std::vector<SimStall>> stalls = sim_stalls_parse(stalls_text);
+      if (!stalls.ok()) {
+        return "--stalls: " + stalls.status().message();
+      }
+      if (o.runtime == StressRuntime::kFree) {
+        return "--stalls: the simulation's schedule only (--runtime free has no steps to stall)";
+      }
+      o.stalls = std::move(stalls).value();
     }
     if (!shard_text.empty()) {
       (void)parse_shard(shard_text, &o.shard_index, &o.shard_count);

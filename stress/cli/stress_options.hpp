@@ -21,6 +21,7 @@
 //                    the guided search (guided_search.hpp): seeds S.. as its start, then
 //                    mutations of the inputs that reached new coverage
 //   [--schedule-seed N]   the scheduler's seed for every seed (default: the seed's own)
+//   [--stalls S:N,...]    threads kept off the CPU at those steps (simulation only)
 //   readyport-stress --seed S --trace-out FILE [--trace-format text|chrome]
 //   readyport-stress --seed S [...] --shrink [--corpus-entry FILE] [--actions-max N] ...
 //   readyport-stress --replay BUNDLE [--trace] [--verbose] [--trace-out FILE [--trace-format F]]
@@ -40,6 +41,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "readyport/fake/sim_scheduler.hpp"
 #include "readyport/status.hpp"
@@ -144,6 +146,10 @@ struct StressOptions {
   // workload, its draws and its fault plan come from the seed; its interleaving from this. The
   // guided search (guided_search.hpp) moves it to try another schedule of the same world.
   std::uint64_t schedule_seed = 0;
+  // --stalls step:steps,...: threads kept off the CPU in every seed's schedule (sim_stall.hpp;
+  // the simulation only). A corpus entry made from a trace pins one with them; the guided search
+  // adds and moves them (a preemption where a strategy would not make one).
+  std::vector<SimStall> stalls;
   // --guided N: the guided search (guided_search.hpp) runs N inputs, or for --guided-seconds S
   // of this process's CPU time (not deterministic: for the comparison and the nightly).
   std::uint64_t guided_runs = 0;

@@ -42,13 +42,17 @@ Json stress_run_options_json(const StressOptions& options) {
   if (options.schedule_seed != 0) {  // absent: each seed's own (as before the field existed)
     object["schedule_seed"] = options.schedule_seed;
   }
+  if (!options.stalls.empty()) {  // absent: none (as before the field existed)
+    object["stalls"] = sim_stalls_text(options.stalls);
+  }
   return object;
 }
 
 Result<StressOptions> stress_run_options_from_json(const Json& object, std::string_view where) {
-  if (Status s = json_fields_known(object, where,
-                                   {"strategy", "pct_depth", "runtime", "os", "steps_max", "faults",
-                                    "actions_max", "clients_max", "peers_max", "schedule_seed"});
+  if (Status s =
+          json_fields_known(object, where,
+                            {"strategy", "pct_depth", "runtime", "os", "steps_max", "faults",
+                             "actions_max", "clients_max", "peers_max", "schedule_seed", "stalls"});
       !s.ok()) {
     return s;
   }
@@ -113,6 +117,21 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
       return s;
     }
   }
+  if (object.contains("stalls")) {
+    if (Status s = json_field_string(object, where, "stalls", &text); !s.ok()) {
+      return s;
+    }
+    Result<std::vector<SimStall>> stalls = sim_stalls_parse(text);
+    if (!stalls.ok()) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(where) + ".stalls: " + stalls.status().message());
+    }
+    if (!stalls.value().empty() && options.runtime != StressRuntime::kSim) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(where) + ".stalls: the simulation's schedule only (runtime sim)");
+    }
+    options.stalls = std::move(stalls).value();
+  }
   return options;
 }
 
@@ -158,6 +177,9 @@ std::string stress_run_flags(const StressOptions& options, std::uint64_t seed) {
   }
   if (options.schedule_seed != 0) {
     flags += " --schedule-seed " + std::to_string(options.schedule_seed);
+  }
+  if (!options.stalls.empty()) {
+    flags += " --stalls " + sim_stalls_text(options.stalls);
   }
   return flags;
 }

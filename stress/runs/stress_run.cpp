@@ -151,6 +151,7 @@ WorldOptions world_options(const StressOptions& options, const SeedParameters& p
   world.sim.pct_steps_estimate = 4000 + 800ULL * parameters.workload.clients;
   world.sim.steps_max = options.steps_max;
   world.sim.mechanism = options.mechanism;
+  world.sim.stalls = options.stalls;
   world.fake = parameters.fake;
   // Real threads do not replay: their whole trace is kept, for a failure to be read and judged
   // offline (written beside its bundle); not at --scale (millions of lines). Its memory is
@@ -421,6 +422,9 @@ std::string stress_replay_command(const StressOptions& options, const SeedReport
   }
   if (options.schedule_seed != 0) {
     command += " --schedule-seed " + std::to_string(options.schedule_seed);
+  }
+  if (!options.stalls.empty()) {
+    command += " --stalls " + sim_stalls_text(options.stalls);
   }
   command += " --verbose --trace";
   if (options.runtime == StressRuntime::kFree) {
