@@ -54,6 +54,7 @@ struct Kept {
   std::vector<std::uint8_t> buckets;  // each one's count bucket
   std::vector<std::string> rows;      // the coverage rows it reached
   std::string fired_hits;             // the faults that fired, as pinned hits ("" if unknown)
+  std::uint64_t steps = 0;            // its run's scheduler steps (where a stall may go)
 };
 
 // What the search has reached: per tuple and per row, how many kept inputs reached it.
@@ -211,10 +212,44 @@ std::string mutate_faults(Rng& rng, const Kept& parent) {
   return FaultPlan::of_hits(hits).to_string();
 }
 
-// One mutation of `parent`: its schedule, its faults, its world, or its strategy.
+// The parent's stalls (sim_stall.hpp), one added, moved or made longer or shorter: a thread
+// kept off the CPU where no strategy would keep it (past the point where it alone can run). A new
+// stall goes to a step of the parent's run, for one of kStallLengths steps; a stall moves by a
+// few steps (the same schedule up to there: the stall meets the next point instead).
+std::vector<SimStall> mutate_stalls(Rng& rng, const Kept& parent) {
+  static constexpr std::uint64_t kStallLengths[] = {16, 256, 4096};
+  std::vector<SimStall> stalls = parent.input.options.stalls;
+  const std::uint64_t how = stalls.empty() ? 0 : rng.below(3);
+  if (how == 0 && stalls.size() < kSimStallsMax) {  // add one
+    const SimStall stall{1 + rng.below(std::max<std::uint64_t>(parent.steps, 1)),
+                         kStallLengths[rng.below(std::size(kStallLengths))]};
+    const bool taken = std::any_of(stalls.begin(), stalls.end(),
+                                   [&](const SimStall& s) { return s.step == stall.step; });
+    if (!taken) {
+      stalls.push_back(stall);
+    }
+  } else if (how == 1) {  // move one a few steps earlier or later
+    SimStall& stall = stalls[rng.below(stalls.size())];
+    const std::uint64_t by = 1 + rng.below(8);
+    const std::uint64_t moved =
+        rng.below(2) == 0 && stall.step > by ? stall.step - by : stall.step + by;
+    const bool taken = std::any_of(stalls.begin(), stalls.end(),
+                                   [&](const SimStall& s) { return s.step == moved; });
+    if (!taken) {
+      stall.step = moved;
+    }
+  } else if (!stalls.empty()) {  // twice or half as long
+    SimStall& stall = stalls[rng.below(stalls.size())];
+    stall.steps = rng.below(2) == 0 ? std::max<std::uint64_t>(stall.steps / 2, 1)
+                                    : std::min(stall.steps * 2, kSimStallStepsMax);
+  }
+  return stalls;
+}
+
+// One mutation of `parent`: its schedule, its faults, its world, its strategy, or its stalls.
 Input mutate(Rng& rng, const Kept& parent) {
   Input child = parent.input;
-  switch (rng.below(4)) {
+  switch (rng.below(5)) {
     case 0:  // another schedule of the same world and faults
       child.options.schedule_seed = 1 + (rng.next() >> 1);
       break;
@@ -228,7 +263,7 @@ Input mutate(Rng& rng, const Kept& parent) {
       }
       child.seed = 1'000'000'000'000ULL + (rng.next() >> 24);
       break;
-    default: {  // another strategy or depth
+    case 3: {  // another strategy or depth
       static constexpr StressStrategy kStrategies[] = {
           StressStrategy::kRandom, StressStrategy::kPct, StressStrategy::kDelayBounded,
           StressStrategy::kFair};
@@ -236,6 +271,14 @@ Input mutate(Rng& rng, const Kept& parent) {
       child.options.pct_depth = 1 + static_cast<std::uint32_t>(rng.below(5));
       break;
     }
+    case 4:  // the same schedule, a thread kept off the CPU somewhere (sim_stall.hpp)
+      if (child.options.schedule_seed == 0) {
+        child.options.schedule_seed = child.seed;
+      }
+      child.options.stalls = mutate_stalls(rng, parent);
+      break;
+    default:
+      READYPORT_UNREACHABLE();
   }
   // A pinned plan meets the world's mode as a drawn one does (stress_run.cpp, plan_for): a
   // spurious WSAEWOULDBLOCK with data present is no OS's behaviour, which an edge-triggered
@@ -298,7 +341,8 @@ struct Search {
       }
       return false;
     }
-    Kept kept{input, runs, tuples_of(report), {}, rows_of(report), report.fired_hits};
+    Kept kept{input,           runs, tuples_of(report), {}, rows_of(report), report.fired_hits,
+              report.sim.steps};
     for (const std::uint32_t t : kept.tuples) {
       kept.buckets.push_back(static_cast<std::uint8_t>(count_bucket(report.tuples.counts[t])));
     }
