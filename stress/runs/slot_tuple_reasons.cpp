@@ -53,16 +53,6 @@ const std::vector<SlotTupleReason>& slot_tuple_reasons() {
        "before the marker, and that driver is claimed until its own); a closing slot is on the "
        "dispose list of the driver that moved it there, which disposes it before it can be "
        "released (quiesce, drive_once; release_locked asserts the list empty)"},
-      // Pending: reachable, not reached by the default run yet (seeds 1..300 and the corpus,
-      // where the guided search's finds are kept). Each needs rare things at once.
-      {"dispatching", "add_result", "stop_drain",
-       "pending: an add() begun before stop() whose ENABLE comes back after the sweep, a packet "
-       "having made the slot dispatching meanwhile (spec A7), its handler still running; the "
-       "adding thread must not run at all from its ENABLE's return through the whole sweep (the "
-       "simulated mutex hands itself to its oldest waiter, so a thread waiting for it takes it at "
-       "the sweep's first unlock); the crowd reaches it in the sweep (dispatching add_result "
-       "stop_sweep) and a live slot's in the drain, not yet this",
-       true},
   };
   return reasons;
 }
