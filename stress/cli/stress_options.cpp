@@ -579,16 +579,6 @@ struct Parser {
     if (std::string why = finish_faults(); !why.empty()) {
       return why;
     }
-    if (!stalls_text.empty()) {
-      Result<std::vector<SimStall>> stalls = sim_stalls_parse(stalls_text);
-      if (!stalls.ok()) {
-        return "--stalls: " + stalls.status().message();
-      }
-      if (o.runtime == StressRuntime::kFree) {
-        return "--stalls: the simulation's schedule only (--runtime free has no steps to stall)";
-      }
-      o.stalls = std::move(stalls).value();
-    }
     if (!shard_text.empty()) {
       (void)parse_shard(shard_text, &o.shard_index, &o.shard_count);
     }
@@ -631,6 +621,17 @@ struct Parser {
     }
     if (Status status = finish_os(); !status.ok()) {
       return status.message();
+    }
+    if (!stalls_text.empty()) {
+      Result<std::vector<SimStall>> stalls = sim_stalls_parse(stalls_text);
+      if (!stalls.ok()) {
+        return "--stalls: " + stalls.status().message();
+      }
+      if (o.runtime == StressRuntime::kFree) {
+        return "--stalls: the simulation's schedule only (real threads, --runtime free or --os "
+               "windows, have no steps to stall)";
+      }
+      o.stalls = std::move(stalls).value();
     }
     if (o.shrink && o.seeds != 1) {
       return "--shrink works on one failing seed: use it with --seed";

@@ -269,6 +269,7 @@ TEST(StressCommandLineTest, ReplayRefusesEveryOptionThatShapesARun) {
                                        {"--actions-max", "3"},
                                        {"--clients-max", "3"},
                                        {"--peers-max", "3"},
+                                       {"--stalls", "9:4"},
                                        {"--require-coverage"},
                                        {"--stop-on-failure"},
                                        {"--corpus", "none"},
@@ -372,6 +373,20 @@ TEST(StressCommandLineTest, GuidedOptionsGoWithTheGuidedSearch) {
   expect_refused({"--unguided"}, "--unguided");
 }
 
+// --stalls: parsed and sorted by step; bad tokens, real threads and other modes refused.
+TEST(StressCommandLineTest, StallsGoWithSimulatedRunsOnly) {
+  Result<StressOptions> stalls = parse({"--seed", "29", "--stalls", "6761:2000,6752:300"});
+  ASSERT_TRUE(stalls.ok()) << stalls.status().to_string();
+  EXPECT_EQ(stalls.value().stalls, (std::vector<SimStall>{{6752, 300}, {6761, 2000}}));
+  EXPECT_TRUE(parse({}).value().stalls.empty());
+  expect_refused({"--stalls", "9"}, "--stalls: stalls: bad token '9': not step:steps");
+  expect_refused({"--stalls", "9:0"}, "--stalls: stalls: bad token '9:0'");
+  expect_refused({"--stalls", "9:4", "--runtime", "free"},
+                 "--stalls: the simulation's schedule only");
+  expect_refused({"--stalls", "9:4", "--guided", "5"}, "--stalls");
+  expect_refused({"--stalls", "9:4", "--explore", "all"}, "--stalls");
+}
+
 TEST(StressCommandLineTest, FaultPlansPassThroughAsGiven) {
   Result<StressOptions> plan = parse({"--faults", "post.fails@2,psn.remove_fails@25"});
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
@@ -424,6 +439,8 @@ TEST(StressCommandLineTest, HelpListsEveryOptionAndExamples) {
                              "--unguided",
                              "--guided-from",
                              "--guided-corpus-out",
+                             "--schedule-seed",
+                             "--stalls",
                              "Examples:",
                              "Exit status"}) {
     EXPECT_NE(usage.find(option), std::string::npos) << option;
