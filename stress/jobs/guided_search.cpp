@@ -272,6 +272,10 @@ Input mutate(Rng& rng, const Kept& parent) {
       break;
     }
     case 4:  // the same schedule, a thread kept off the CPU somewhere (sim_stall.hpp)
+      if (child.options.runtime != StressRuntime::kSim) {
+        child.options.schedule_seed = 1 + (rng.next() >> 1);  // real threads have no steps
+        break;
+      }
       if (child.options.schedule_seed == 0) {
         child.options.schedule_seed = child.seed;
       }
