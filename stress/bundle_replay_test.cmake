@@ -86,12 +86,6 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "recorded ${stalled_hash}: matches"
   message(FATAL_ERROR "the stalled bundle should replay exactly, its command with its stalls "
                       "(exit ${rc}):\n${out}")
 endif()
-string(JSON broken SET "${stalled}" options stalls "\"300:0\"")
-file(WRITE "${WORK}/bad-stalls.json" "${broken}")
-run(out rc --replay bad-stalls.json)
-if(NOT rc EQUAL 2 OR NOT out MATCHES "bad-stalls.json.options.stalls: stalls: bad token '300:0'")
-  message(FATAL_ERROR "a bundle with a stall of 0 steps should be refused (exit ${rc}):\n${out}")
-endif()
 run(out rc --seed 5 --runtime free --stalls 300:64 --corpus none)
 if(NOT rc EQUAL 2 OR NOT out MATCHES "--stalls: the simulation's schedule only")
   message(FATAL_ERROR "--stalls on real threads should be refused (exit ${rc}):\n${out}")
@@ -132,18 +126,23 @@ if(NOT rc EQUAL 3 OR NOT out MATCHES "DIFFERS" OR NOT out MATCHES "the same verd
 endif()
 
 # 5. Broken bundles: exit 2 and the field named.
+# refused(<file> <text> <pattern> <what>): --replay of <text> written to <file> exits 2 and
+# its message matches <pattern>.
+function(refused file text pattern what)
+  file(WRITE "${WORK}/${file}" "${text}")
+  run(out rc --replay ${file})
+  if(NOT rc EQUAL 2 OR NOT out MATCHES "${pattern}")
+    message(FATAL_ERROR "${what} should be refused (exit ${rc}):\n${out}")
+  endif()
+endfunction()
 string(JSON broken REMOVE "${bundle}" seed)
-file(WRITE "${WORK}/no-seed.json" "${broken}")
-run(out rc --replay no-seed.json)
-if(NOT rc EQUAL 2 OR NOT out MATCHES "no-seed.json.seed: missing")
-  message(FATAL_ERROR "a bundle without its seed should be refused (exit ${rc}):\n${out}")
-endif()
+refused(no-seed.json "${broken}" "no-seed.json.seed: missing" "a bundle without its seed")
 string(JSON broken SET "${bundle}" options pct_depth "\"three\"")
-file(WRITE "${WORK}/bad-depth.json" "${broken}")
-run(out rc --replay bad-depth.json)
-if(NOT rc EQUAL 2 OR NOT out MATCHES "bad-depth.json.options.pct_depth: expected a whole number")
-  message(FATAL_ERROR "a bundle with a string depth should be refused (exit ${rc}):\n${out}")
-endif()
+refused(bad-depth.json "${broken}" "bad-depth.json.options.pct_depth: expected a whole number"
+        "a bundle with a string depth")
+string(JSON broken SET "${stalled}" options stalls "\"300:0\"")
+refused(bad-stalls.json "${broken}" "bad-stalls.json.options.stalls: stalls: bad token '300:0'"
+        "a bundle with a stall of 0 steps")
 file(WRITE "${WORK}/not-json.json" "{\"format\": ")
 run(out rc --replay not-json.json)
 if(NOT rc EQUAL 2 OR NOT out MATCHES "not valid JSON")
