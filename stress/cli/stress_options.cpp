@@ -562,6 +562,26 @@ struct Parser {
     return "";
   }
 
+  // --os, then --stalls (once --runtime and --os chose the runtime). A message, "" when fine.
+  std::string finish_runtime() {
+    if (Status status = finish_os(); !status.ok()) {
+      return status.message();
+    }
+    StressOptions& o = options;
+    if (!stalls_text.empty()) {
+      Result<std::vector<SimStall>> stalls = sim_stalls_parse(stalls_text);
+      if (!stalls.ok()) {
+        return "--stalls: " + stalls.status().message();
+      }
+      if (o.runtime == StressRuntime::kFree) {
+        return "--stalls: the simulation's schedule only (real threads, --runtime free or --os "
+               "windows, have no steps to stall)";
+      }
+      o.stalls = std::move(stalls).value();
+    }
+    return "";
+  }
+
   // After a successful CLI11 parse: the values that need more than one option, and the checks
   // across options. Errors: a message, "" when fine.
   std::string finish() {
@@ -619,19 +639,8 @@ struct Parser {
       return "--connections: " + std::to_string(o.scale_connections) +
              " is odd; each connection is a client and its server end";
     }
-    if (Status status = finish_os(); !status.ok()) {
-      return status.message();
-    }
-    if (!stalls_text.empty()) {
-      Result<std::vector<SimStall>> stalls = sim_stalls_parse(stalls_text);
-      if (!stalls.ok()) {
-        return "--stalls: " + stalls.status().message();
-      }
-      if (o.runtime == StressRuntime::kFree) {
-        return "--stalls: the simulation's schedule only (real threads, --runtime free or --os "
-               "windows, have no steps to stall)";
-      }
-      o.stalls = std::move(stalls).value();
+    if (std::string why = finish_runtime(); !why.empty()) {
+      return why;
     }
     if (o.shrink && o.seeds != 1) {
       return "--shrink works on one failing seed: use it with --seed";

@@ -26,6 +26,36 @@ Status read_cap(const Json& object, std::string_view where, const char* key,
   return Status();
 }
 
+// "schedule_seed" (absent: the seed's own) and "stalls" (absent: none; sim_stalls_parse's text,
+// on the simulated runtime only).
+Status read_schedule(const Json& object, std::string_view where, StressOptions* options) {
+  if (object.contains("schedule_seed")) {
+    if (Status s =
+            json_field_u64(object, where, "schedule_seed", 1, kJsonU64Max, &options->schedule_seed);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (!object.contains("stalls")) {
+    return Status();
+  }
+  std::string text;
+  if (Status s = json_field_string(object, where, "stalls", &text); !s.ok()) {
+    return s;
+  }
+  Result<std::vector<SimStall>> stalls = sim_stalls_parse(text);
+  if (!stalls.ok()) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(where) + ".stalls: " + stalls.status().message());
+  }
+  if (!stalls.value().empty() && options->runtime != StressRuntime::kSim) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(where) + ".stalls: the simulation's schedule only (runtime sim)");
+  }
+  options->stalls = std::move(stalls).value();
+  return Status();
+}
+
 }  // namespace
 
 Json stress_run_options_json(const StressOptions& options) {
@@ -110,27 +140,8 @@ Result<StressOptions> stress_run_options_from_json(const Json& object, std::stri
   if (Status s = read_cap(object, where, "peers_max", &options.peers_max); !s.ok()) {
     return s;
   }
-  if (object.contains("schedule_seed")) {
-    if (Status s =
-            json_field_u64(object, where, "schedule_seed", 1, kJsonU64Max, &options.schedule_seed);
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (object.contains("stalls")) {
-    if (Status s = json_field_string(object, where, "stalls", &text); !s.ok()) {
-      return s;
-    }
-    Result<std::vector<SimStall>> stalls = sim_stalls_parse(text);
-    if (!stalls.ok()) {
-      return Status(StatusCode::kInvalidArgument,
-                    std::string(where) + ".stalls: " + stalls.status().message());
-    }
-    if (!stalls.value().empty() && options.runtime != StressRuntime::kSim) {
-      return Status(StatusCode::kInvalidArgument,
-                    std::string(where) + ".stalls: the simulation's schedule only (runtime sim)");
-    }
-    options.stalls = std::move(stalls).value();
+  if (Status s = read_schedule(object, where, &options); !s.ok()) {
+    return s;
   }
   return options;
 }

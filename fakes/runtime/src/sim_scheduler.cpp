@@ -421,6 +421,17 @@ SimThread* pick_unstalled(SimCore& core, SimThread& self) {
   return next;
 }
 
+// Who runs after `self`'s step: the stall due now begins; one runnable thread runs without a
+// choice; else the strategy picks (among the threads not stalled, when there are stalls).
+SimThread* pick_next(SimCore& core, SimThread& self) {
+  if (core.stall_next < core.stalls.size()) {
+    start_stall(core, self);
+  }
+  return core.runnable.size() == 1 ? core.runnable.front()
+         : core.stalls.empty()     ? internal::strategy_pick(core, self)
+                                   : pick_unstalled(core, self);
+}
+
 // One step, taken by the baton holder `self` after it set its own state (runnable, parked or
 // finished), with the mutex held: picks who runs next and hands over the baton. Returns when self
 // holds the baton again, or at once when self finished. Does not return to an abandoned thread.
@@ -465,13 +476,7 @@ void step(SimCore& core, SimCoreLock& held, SimThread& self, const char* at) {
     }
     collect_runnable(core);
   }
-  if (core.stall_next < core.stalls.size()) {
-    start_stall(core, self);
-  }
-  // One runnable thread: no strategy has a choice to make.
-  SimThread* next = core.runnable.size() == 1 ? core.runnable.front()
-                    : core.stalls.empty()     ? internal::strategy_pick(core, self)
-                                              : pick_unstalled(core, self);
+  SimThread* next = pick_next(core, self);
   count_waits(core, *next);
   // The next step starts undeclared (a resumed call declares again what it touches), except a new
   // thread's first.
