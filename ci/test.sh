@@ -19,8 +19,6 @@
 #   canaries  each planted engine bug (ci/canaries/<name>.patch) must make the main job's default
 #           run fail, within 60 s (ci/canaries.sh); each canary's tree reuses build/default's
 #           objects of every file its patch does not change (ccache)
-#   wine    mingw-w64 cross-build run under Wine (ci/wine_leg.sh); tests needing the real
-#           ProcessSocketNotifications are reported as skipped
 #   lint    the house format of the C++ files (ci/format_check.sh: clang-format-19, 100 columns),
 #           the house limit of 70 lines a function (ci/function_size.sh, and a planted 71-line
 #           function it must catch), the layers (ci/layering.sh, and a planted upward include it
@@ -28,6 +26,9 @@
 #           planted change of a patch's context it must catch), no issue numbers in code
 #           comments (ci/comment_check.sh, and a planted one it must catch) and actionlint on
 #           .github/workflows (ci/actionlint.sh); ten checks
+#   wine    mingw-w64 cross-build run under Wine (ci/wine_leg.sh); tests needing the real
+#           ProcessSocketNotifications are reported as skipped; the lint leg runs while its
+#           build (started beside the canaries) goes on
 #
 # Builds: each leg builds only what it runs (ci/build_leg.sh: the preset's targets; the sanitizer
 # presets build no benchmarks), and the next leg's build runs while this leg's tests run (one
@@ -45,7 +46,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-all_legs=(native load asan tsan traces canaries wine lint)
+all_legs=(native load asan tsan traces canaries lint wine)
 legs=("$@")
 if [ "${#legs[@]}" -eq 0 ]; then legs=("${all_legs[@]}"); fi
 for leg in "${legs[@]}"; do

@@ -69,7 +69,7 @@ bool sim_mechanism_parse(std::string_view name, SimMechanism* mechanism_out);
 // Whether this build can run `mechanism` (kThreads always; kFibers on POSIX and Windows, not under
 // clang-cl's ASan). run() fails with kFailedPrecondition for one that is not.
 bool sim_mechanism_available(SimMechanism mechanism);
-// kFibers where available (POSIX; Windows but under clang-cl's ASan), else kThreads
+// kFibers where available (POSIX; Windows except under clang-cl's ASan), else kThreads
 // (docs/simulation.md#how-the-scheduler-works).
 SimMechanism sim_mechanism_default();
 
