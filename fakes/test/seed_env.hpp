@@ -121,10 +121,15 @@ inline SeedLoop seed_loop(std::vector<std::uint64_t> seeds) {
   }
   std::uint64_t seed = 0;
   if (!parse_seed_decimal(*text, &seed)) {
-    return SeedLoop({}, false,
-                    std::string(kSeedEnvName) + "='" + *text +
-                        "' is not a decimal unsigned 64-bit number (digits only, at most "
-                        "18446744073709551615); unset it to run every seed");
+    // Appended, not a chain of operator+: g++ 12 reports a false -Warray-bounds inside
+    // libstdc++'s operator+ of a temporary string when the headers come precompiled.
+    std::string error(kSeedEnvName);
+    error += "='";
+    error += *text;
+    error +=
+        "' is not a decimal unsigned 64-bit number (digits only, at most "
+        "18446744073709551615); unset it to run every seed";
+    return SeedLoop({}, false, std::move(error));
   }
   return SeedLoop({seed}, false, "");
 }
