@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -28,8 +29,13 @@ StressCorpusEntry sample_entry() {
 }
 
 // A fresh directory under the test's working directory.
+// A folder of this process's own under the temporary directory: copies of the test running at
+// once (a flake run's launches) never share one.
 std::filesystem::path fresh_dir(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::current_path() / ("corpus_test_" + name);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("readyport-corpus-test-" + name + "-" +
+       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
