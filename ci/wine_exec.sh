@@ -39,4 +39,10 @@ for attempt in 1 2 3; do
 done
 tr -d '\r' <"$out"
 tr -d '\r' <"$err" >&2
+# A program that failed without a word (not even GoogleTest's first line) never ran its main():
+# say how it ended, so that the log of such a launch is not empty (WINEDEBUG=-all keeps Wine's
+# own messages out of the tests' output).
+if [ "$status" -ne 0 ] && [ ! -s "$out" ] && [ ! -s "$err" ]; then
+  echo "wine_exec: $1 exited with status $status and printed nothing (attempt $attempt)" >&2
+fi
 exit "$status"
