@@ -17,7 +17,9 @@
 # Output: one line per run ("flake: run 3/20: 642 tests, 0 failed (341 s)"), then one line per
 # test that failed in any run: its failures of the runs, the runs, and the log of the first one;
 # a Wine test that printed no verdict at all (Wine started no process, or lost it: what
-# ci/wine_leg.sh launches once more) is counted apart, as "no verdict". Files under
+# ci/wine_leg.sh launches once more) is counted apart, as "no verdict"; and, in one line, each
+# Wine launch that printed nothing at all and that ci/wine_exec.sh ran again (not a failure:
+# the test's verdict is its next launch's). Files under
 # build/flake/<leg>/: run-<N>.log (ctest's output) and run-<N>.junit.xml.
 # Exit status: 0 no test failed in any run; 1 a test failed (or a run printed no summary, or the
 # build failed); 2 a bad command line.
@@ -25,7 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
 usage() {
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
   exit "${1:-2}"
 }
 
@@ -117,6 +119,8 @@ verdict = re.compile(r'^\[ +(OK|FAILED|SKIPPED) +\]|Failure$|^Expected|error: |a
                      re.M)
 failed = {}   # name -> [runs]
 silent = {}   # name -> [runs]
+repeated = []  # (run, name): Wine launches ci/wine_exec.sh ran again after they printed nothing
+again = re.compile(r'^wine_exec: .* printed nothing at all \(attempt \d+\): .*running it again$', re.M)
 tests = set()
 for path in sorted(glob.glob(out + '/run-*.junit.xml')):
     run = int(re.search(r'run-(\d+)\.junit\.xml$', path).group(1))
@@ -127,12 +131,17 @@ for path in sorted(glob.glob(out + '/run-*.junit.xml')):
     for case in root.iter('testcase'):
         name = case.get('name')
         tests.add(name)
-        if case.get('status') != 'fail':
-            continue
         node = case.find('system-out')
         text = '' if node is None else (node.text or '')
+        repeated.extend((run, name) for _ in again.findall(text))
+        if case.get('status') != 'fail':
+            continue
         (failed if verdict.search(text) else silent).setdefault(name, []).append(run)
 print(f'flake: {len(tests)} tests, {runs} runs')
+if repeated:
+    # Not a verdict of the test: the launch before printed nothing at all (ci/wine_exec.sh).
+    print(f'flake: {len(repeated)} Wine launch(es) printed nothing at all and were run again: ' +
+          ', '.join(f'{name} (run {run})' for run, name in sorted(repeated)))
 if not failed and not silent:
     print('flake: no test failed in any run')
 for kind, table in (('FAILED', failed), ('no verdict', silent)):

@@ -16,33 +16,34 @@ trap 'rm -f "$out" "$err"' EXIT
 # Wine's own client/server link can drop ("wine client error:...: recvmsg: Connection reset by
 # peer") before the program ran: that is Wine failing, not the test, so such a run is repeated
 # (twice at most, with a note). A program's own failure is never repeated.
-# Listing a test program's tests (--gtest_list_tests, which ctest runs before any test under
-# the mingw toolchain's DISCOVERY_MODE PRE_TEST) never fails without a word: a listing that
-# failed and printed nothing at all is Wine having started no process, and is repeated the same
-# way. (A discovery that fails stops ctest before its first test, with no summary line.)
-listing=0
-for arg in "$@"; do
-  if [ "$arg" = "--gtest_list_tests" ]; then listing=1; fi
-done
+# A launch that failed and printed nothing at all, on stdout or stderr, is repeated the same way.
+# No program run here fails without a word: GoogleTest's main prints its first line before any
+# test, a failed check prints its assertion, readyport-stress prints its error. Under Wine on a
+# loaded 2-core machine about 1 launch in 5,000 ends so, with status 1 within 0.03 s (the
+# whole suite 20 times, 4 tests at once: 3 of 15,140 launches; the cause, inside Wine, is not
+# found: with strace following the launches it did not happen in 5,299). Each repeat is said on
+# stderr, so it is in the test's log, and ci/flake.sh counts them; a listing of the tests
+# (--gtest_list_tests, which ctest runs before any test under DISCOVERY_MODE PRE_TEST) is
+# repeated the same way (a discovery that fails stops ctest before its first test).
 for attempt in 1 2 3; do
   wine "$@" </dev/null >"$out" 2>"$err"
   status=$?
   if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ]; then break; fi
   if grep -q '^wine client error' "$err"; then
     echo "wine_exec: Wine's client/server link failed (attempt $attempt); running it again" >&2
-  elif [ "$listing" -eq 1 ] && [ ! -s "$out" ] && [ ! -s "$err" ]; then
-    echo "wine_exec: listing the tests of $1 failed (status $status) and printed nothing" \
-      "(attempt $attempt): Wine started no process; running it again" >&2
+  elif [ ! -s "$out" ] && [ ! -s "$err" ]; then
+    echo "wine_exec: $1 exited with status $status and printed nothing at all (attempt" \
+      "$attempt): no verdict, the program never spoke; running it again" >&2
   else
     break
   fi
 done
 tr -d '\r' <"$out"
 tr -d '\r' <"$err" >&2
-# A program that failed without a word (not even GoogleTest's first line) never ran its main():
-# say how it ended, so that the log of such a launch is not empty (WINEDEBUG=-all keeps Wine's
-# own messages out of the tests' output).
+# The last attempt too: say how it ended, so that the log of such a launch is not empty
+# (WINEDEBUG=-all keeps Wine's own messages out of the tests' output).
 if [ "$status" -ne 0 ] && [ ! -s "$out" ] && [ ! -s "$err" ]; then
-  echo "wine_exec: $1 exited with status $status and printed nothing (attempt $attempt)" >&2
+  echo "wine_exec: $1 exited with status $status and printed nothing at all (attempt" \
+    "$attempt, the last)" >&2
 fi
 exit "$status"

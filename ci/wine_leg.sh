@@ -128,8 +128,8 @@ else
 fi
 skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .*\(Skipped\)$' "$ctest_log" || true)
 # A failed test that printed no verdict at all never finished under Wine: either Wine started no
-# process (nothing printed, seen about once in 660 launches under load), or a process of it
-# vanished midway (a death test's output that stops after its children's first lines, with no
+# process (nothing printed at all: ci/wine_exec.sh already ran such a launch again, up to three
+# attempts, and said so in the test's log), or a process of it vanished midway (a death test's output that stops after its children's first lines, with no
 # result line and no failure). Such a test, and only such a test, is launched once more, and said
 # so; one that reported a failure (an assertion's text, gtest's FAILED line) is a failure as it
 # stands. A crash that came back would fail the relaunch too; the native legs run the same tests.
