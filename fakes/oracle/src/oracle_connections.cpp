@@ -339,8 +339,10 @@ void LifetimeOracle::State::judge_on_closed(const Conn& conn) {
         pend_or_fail(kO9, std::move(text), threads[line->thread], *reg, /*settle=*/false);
       }
     } else if (!drained_for(conn)) {
-      // Drained in another order of alike posts: not forced, so not a violation.
-      if (drained_in_another_order(conn)) {
+      // Drained in another order of alike posts: not forced, so not a violation. Nor when a
+      // closesocket of the socket (behind the engine's back) is still under way: its effect, which
+      // the drain must follow, lies somewhere before its line, and may precede the drain's post.
+      if (drained_in_another_order(conn) || closing(conn.socket)) {
         ambiguous(kO9);
       } else {
         fail(kO9, "on_closed for " + conn_text(conn) +
@@ -457,8 +459,10 @@ void LifetimeOracle::State::on_obs_freed(Conn* conn) {
     fail(kO12, "obs.freed for " + conn_text(*conn) + " before its socket was closed");
   } else if (!conn->remove_dequeued &&
              !((conn->remove_refused || conn->behind_closed) && drained_for(*conn))) {
-    // Drained in another order of alike posts: not forced, so not a misreport.
-    if ((conn->remove_refused || conn->behind_closed) && drained_in_another_order(*conn)) {
+    // Drained in another order of alike posts, or a closesocket of it still under way (as for
+    // O9): not forced, so not a misreport.
+    if ((conn->remove_refused || conn->behind_closed) &&
+        (drained_in_another_order(*conn) || closing(conn->socket))) {
       ambiguous(kO12);
     } else {
       fail(kO12, "obs.freed for " + conn_text(*conn) +
