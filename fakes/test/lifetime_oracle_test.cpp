@@ -409,6 +409,51 @@ TEST(LifetimeOracleTraces, OnClosedBeforeTheDrainAfterTheCloseEndedIsO9) {
   expect_rule(judge(kAdded + kHandled + drain_beside_close(true)), "O9");
 }
 
+// The REMOVE applied, then T3's closesocket behind the engine's back under way (its effect, which
+// may drop the queued REMOVE packet, spec E2, lies somewhere before its line): the engine's drain
+// marker comes out first, so the engine takes the packet as lost, closes the socket and frees the
+// slot. Its own closesocket fails: T3's had taken effect. Ambiguous for O1, O9 and O12. (Seen on
+// real threads under TSan: the flake check's run 17, stress.free_default seed 196, reported O1.)
+// `engine_close_ok`: the engine's closesocket returned 0, so it was the close that took effect,
+// and the REMOVE packet was never dequeued: a violation of O1.
+std::vector<Event> remove_lost_beside_close(bool engine_close_ok) {
+  return {
+      {1, "psn.begin port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0]"},
+      {1,
+       "psn port=1000 regs=[s=256/key=9/filter=0x0/op=REMOVE/trig=0x0/res=0] timeout=0 count=0 "
+       "-> ERROR_SUCCESS"},
+      {3, "wl.close_behind s=256"},
+      {3, "closesocket.begin s=256"},
+      {2, "dequeue.begin port=1000"},
+      {2, "psn port=1000 timeout=0 count=8 -> WAIT_TIMEOUT n=0"},
+      {1, "post.begin port=1000 bytes=0x0 key=3"},
+      {1, "post port=1000 bytes=0x0 key=3 -> 1"},
+      {2, "dequeue.begin port=1000"},
+      {2, "psn port=1000 timeout=0 count=8 -> ERROR_SUCCESS n=1 entries=[key=3/mask=0x0]"},
+      {2, "obs.socket_closed id=1/1 s=256"},
+      {2, "closesocket.begin s=256"},
+      {2, engine_close_ok ? "closesocket s=256 -> 0" : "closesocket s=256 -> -1"},
+      {2, "hnd.closed s=256 id=1/1"},
+      {2, "obs.freed id=1/1"},
+      {3, engine_close_ok ? "closesocket s=256 -> -1" : "closesocket s=256 -> 0"},
+      {1, "close_port port=1000 -> 1"},
+  };
+}
+
+TEST(LifetimeOracleTraces, ARemoveLostToACloseStillUnderWayIsAmbiguous) {
+  LifetimeOracle oracle;
+  const Status status = judge(kAdded + kHandled + remove_lost_beside_close(false), &oracle);
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(oracle.counts().judgement.ambiguous[1], 1u);
+  EXPECT_EQ(oracle.counts().judgement.ambiguous[9], 1u);
+  EXPECT_EQ(oracle.counts().judgement.ambiguous[12], 1u);
+  EXPECT_EQ(oracle.counts().judgement.violated[1], 0u);
+}
+
+TEST(LifetimeOracleTraces, TheEngineClosingBesideACloseUnderWayBeforeItsRemoveIsO1) {
+  expect_rule(judge(kAdded + kHandled + remove_lost_beside_close(true)), "O1");
+}
+
 // A REMOVE packet handed to a thread waiting on the port (spec F1) while the REMOVE is applied:
 // the waiter's dequeue begins there, though it writes its own line only when it runs, after a
 // close behind the engine's back and a drain marker another thread posted and dequeued. (Seen on

@@ -333,7 +333,9 @@ void LifetimeOracle::State::judge_on_closed(const Conn& conn) {
       std::string text = "on_closed for " + conn_text(conn) +
                          " before its REMOVE packet was dequeued (and no REMOVE of it was refused)";
       const Reg* reg = find_reg(conn.reg);
-      if (reg == nullptr) {
+      if (conn.close_beside) {
+        ambiguous(kO9);  // the close under way beside the engine's may have dropped the REMOVE
+      } else if (reg == nullptr) {
         fail(kO9, text);
       } else {
         pend_or_fail(kO9, std::move(text), threads[line->thread], *reg, /*settle=*/false);
@@ -461,8 +463,9 @@ void LifetimeOracle::State::on_obs_freed(Conn* conn) {
              !((conn->remove_refused || conn->behind_closed) && drained_for(*conn))) {
     // Drained in another order of alike posts, or a closesocket of it still under way (as for
     // O9): not forced, so not a misreport.
-    if ((conn->remove_refused || conn->behind_closed) &&
-        (drained_in_another_order(*conn) || closing(conn->socket))) {
+    if (((conn->remove_refused || conn->behind_closed) &&
+         (drained_in_another_order(*conn) || closing(conn->socket))) ||
+        (conn->close_beside && !conn->behind_closed)) {
       ambiguous(kO12);
     } else {
       fail(kO12, "obs.freed for " + conn_text(*conn) +

@@ -117,7 +117,7 @@ void LifetimeOracle::State::apply_close(ThreadState& t, Socket socket, bool clos
     last_closed = socket;
   }
   if (!behind) {
-    close_judged(t, socket, conn, reg);
+    close_judged(t, socket, closed, conn, reg);
   }
   if (conn != nullptr) {
     (behind ? conn->behind_closed : conn->engine_closed) = true;
@@ -133,8 +133,15 @@ void LifetimeOracle::State::apply_close(ThreadState& t, Socket socket, bool clos
 }
 
 // O1 and O10 for the engine's closesocket(socket), whose effect lies between t's
-// closesocket.begin and now.
-void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, Conn* conn, Reg* reg) {
+// closesocket.begin and now (`closed`: it returned 0).
+void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, bool closed, Conn* conn,
+                                         Reg* reg) {
+  // Failed while another thread's closesocket of it is under way: that one took effect first,
+  // somewhere before its line, and may have dropped the REMOVE packet (E2) before any dequeue.
+  const bool beside = !closed && closing(socket);
+  if (beside && conn != nullptr) {
+    conn->close_beside = true;
+  }
   // O1 (E1/E2): the registration must be gone (its REMOVE packet dequeued) before the close,
   // unless its REMOVE was refused (E4: the quarantine path, judged by O9's drain).
   judge(kO1);
@@ -143,6 +150,8 @@ void LifetimeOracle::State::close_judged(ThreadState& t, Socket socket, Conn* co
     if (reg->state == RegState::kLive && !reg->remove_tentative) {
       fail(kO1, "closesocket(" + num(socket) + ") while its registration " + reg_text(*reg) +
                     " is live: no REMOVE was applied and none was refused");
+    } else if (beside) {
+      ambiguous(kO1);
     } else {
       // The REMOVE packet may be in a dequeue open now; and a REMOVE in a call still open
       // (settle) may yet be refused, which would allow the close (then ambiguous).

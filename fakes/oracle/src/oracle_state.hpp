@@ -157,6 +157,9 @@ struct Conn {
   bool engine_closed = false;
   bool behind_announced = false;
   bool behind_closed = false;
+  // The engine's closesocket of it failed while another thread's (behind its back) was under way:
+  // that one had taken effect, somewhere before its line, and may have dropped the REMOVE packet.
+  bool close_beside = false;
   bool close_returned = false;   // a wl.close -> ok for it
   std::uint64_t close_seq = 0;   // that wl.close line
   bool closed = false;           // hnd.closed
@@ -401,7 +404,7 @@ struct LifetimeOracle::State {
   void on_closesocket_begin(ThreadState& t);
   void apply_close(ThreadState& t, Socket socket, bool closed);
   void note_close_start(ThreadState& t, Socket socket);
-  void close_judged(ThreadState& t, Socket socket, Conn* conn, Reg* reg);
+  void close_judged(ThreadState& t, Socket socket, bool closed, Conn* conn, Reg* reg);
   void on_close_port();
   void on_fault(ThreadState& t);
 
